@@ -1,0 +1,42 @@
+# Sluice build, test and run targets. Everything a target needs it sets up
+# itself: the nats-server comes from the Go module pinned in go.mod, and
+# PostgreSQL from the machine's own server binaries.
+
+GO        ?= go
+BIN       := $(CURDIR)/bin
+NATS_BIN  := $(BIN)/nats-server
+FUZZTIME  ?= 10s
+SERVICES  := $(notdir $(wildcard cmd/*))
+
+export NATS_SERVER_BIN := $(NATS_BIN)
+
+.PHONY: all build test test-go fuzz lint clean
+
+all: build
+
+## build: every command into bin/, plus the pinned nats-server
+build: $(NATS_BIN)
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+$(NATS_BIN): go.mod go.sum
+	@mkdir -p $(BIN)
+	$(GO) build -o $(NATS_BIN) github.com/nats-io/nats-server/v2
+
+## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
+test: test-go fuzz
+
+test-go: $(NATS_BIN)
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(FUZZTIME) ./pkg/messages/
+
+## lint: formatting, go vet and staticcheck
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+clean:
+	rm -rf $(BIN)

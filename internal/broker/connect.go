@@ -1,0 +1,59 @@
+package broker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+)
+
+// ConnConfig says how to reach NATS. Credentials and TLS pass through to
+// nats.go unchanged.
+type ConnConfig struct {
+	// URL is the server list, comma-separated.
+	URL string
+	// Name identifies the connection in the server's monitoring.
+	Name string
+	// Creds is a credentials file (JWT and NKey seed); empty for none.
+	Creds string
+	// TLSCA, TLSCert and TLSKey configure TLS; empty for none.
+	TLSCA, TLSCert, TLSKey string
+}
+
+// Connect opens a connection that reconnects forever: a broker restart is
+// an outage to ride out, not a reason for a service to exit.
+func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{
+		nats.Name(cfg.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.RetryOnFailedConnect(true),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn().Err(err).Msg("nats disconnected")
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected")
+		}),
+	}
+	if cfg.Creds != "" {
+		opts = append(opts, nats.UserCredentials(cfg.Creds))
+	}
+	if cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	nc, err := nats.Connect(cfg.URL, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to nats: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, js, nil
+}

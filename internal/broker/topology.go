@@ -1,0 +1,209 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream and durable consumer names (DESIGN §4).
+const (
+	IngestStream = "INGEST"
+	DLQStream    = "DLQ"
+
+	WorkersConsumer  = "workers"
+	ReplayConsumer   = "replay"
+	TriageConsumer   = "triage"
+	ReplayerConsumer = "replayer"
+	AlerterConsumer  = "alerter"
+
+	ChunkSubjects  = "ingest.chunks.>"
+	ReplaySubjects = "ingest.replay.>"
+	DLQSubjects    = "dlq.>"
+)
+
+// Topology sizes the streams and consumers.
+type Topology struct {
+	// IngestMaxMsgs bounds INGEST; with DiscardNew a full stream refuses
+	// publishes, so producers feel back-pressure and nothing is dropped.
+	// Defaults to 1,000,000.
+	IngestMaxMsgs int64
+	// IngestMaxBytes bounds INGEST by size. Defaults to 2 GiB.
+	IngestMaxBytes int64
+	// DuplicateWindow is the publish dedupe window. Defaults to 2 minutes.
+	DuplicateWindow time.Duration
+	// DLQMaxAge is how long dead letters stay in the DLQ stream, longer
+	// than anything else. Defaults to 90 days.
+	DLQMaxAge time.Duration
+	// Replicas is the stream replica count: 1 alone, 3 in a cluster.
+	// Defaults to 1.
+	Replicas int
+	// MaxDeliveries is the application's delivery cap. The JetStream
+	// consumers' MaxDeliver is set above it (MaxDeliveries + 2) so that a
+	// worker that dies on the last attempt still gets a delivery in which
+	// it parks the message. Defaults to 5.
+	MaxDeliveries int
+	// AckWait is how long a delivery may go unacknowledged before
+	// redelivery; workers send InProgress heartbeats for long batches, so
+	// it must exceed one embed call plus one commit, not a whole batch.
+	// Defaults to 60s.
+	AckWait time.Duration
+	// MaxAckPending bounds unacknowledged messages per consumer; keep it
+	// above batch size × workers. Defaults to 4096.
+	MaxAckPending int
+}
+
+func (t *Topology) applyDefaults() {
+	if t.IngestMaxMsgs == 0 {
+		t.IngestMaxMsgs = 1_000_000
+	}
+	if t.IngestMaxBytes == 0 {
+		t.IngestMaxBytes = 2 << 30
+	}
+	if t.DuplicateWindow == 0 {
+		t.DuplicateWindow = 2 * time.Minute
+	}
+	if t.DLQMaxAge == 0 {
+		t.DLQMaxAge = 90 * 24 * time.Hour
+	}
+	if t.Replicas == 0 {
+		t.Replicas = 1
+	}
+	if t.MaxDeliveries == 0 {
+		t.MaxDeliveries = 5
+	}
+	if t.AckWait == 0 {
+		t.AckWait = 60 * time.Second
+	}
+	if t.MaxAckPending == 0 {
+		t.MaxAckPending = 4096
+	}
+}
+
+// Validate reports settings that would break the delivery guarantees.
+func (t Topology) Validate() error {
+	t.applyDefaults()
+	var errs []error
+	if t.DuplicateWindow < 2*time.Minute {
+		errs = append(errs, fmt.Errorf("duplicate window %s: use at least 2m", t.DuplicateWindow))
+	}
+	if t.MaxDeliveries < 1 {
+		errs = append(errs, fmt.Errorf("max deliveries %d: use at least 1", t.MaxDeliveries))
+	}
+	if t.Replicas != 1 && t.Replicas != 3 && t.Replicas != 5 {
+		errs = append(errs, fmt.Errorf("replicas %d: use 1, 3 or 5", t.Replicas))
+	}
+	if t.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("ack wait %s: use at least 1s, above the worst-case embed call", t.AckWait))
+	}
+	return errors.Join(errs...)
+}
+
+// JetStreamMaxDeliver is the MaxDeliver set on the INGEST consumers.
+func (t Topology) JetStreamMaxDeliver() int {
+	t.applyDefaults()
+	return t.MaxDeliveries + 2
+}
+
+// IngestConfig is the INGEST stream's configuration.
+func (t Topology) IngestConfig() jetstream.StreamConfig {
+	t.applyDefaults()
+	return jetstream.StreamConfig{
+		Name:        IngestStream,
+		Description: "chunk jobs: a work queue, each message taken by exactly one consumer",
+		Subjects:    []string{ChunkSubjects, ReplaySubjects},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Discard:     jetstream.DiscardNew,
+		MaxMsgs:     t.IngestMaxMsgs,
+		MaxBytes:    t.IngestMaxBytes,
+		Duplicates:  t.DuplicateWindow,
+		Replicas:    t.Replicas,
+	}
+}
+
+// DLQConfig is the DLQ stream's configuration.
+func (t Topology) DLQConfig() jetstream.StreamConfig {
+	t.applyDefaults()
+	return jetstream.StreamConfig{
+		Name:        DLQStream,
+		Description: "dead letters: limits retention so every durable sees every one",
+		Subjects:    []string{DLQSubjects},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      t.DLQMaxAge,
+		Duplicates:  t.DuplicateWindow,
+		Replicas:    t.Replicas,
+	}
+}
+
+// ConsumerConfig returns the configuration of one of the named durables.
+func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) {
+	t.applyDefaults()
+	cfg := jetstream.ConsumerConfig{
+		Durable:       name,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       t.AckWait,
+		MaxAckPending: t.MaxAckPending,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+	switch name {
+	case WorkersConsumer:
+		cfg.FilterSubject = ChunkSubjects
+		cfg.MaxDeliver = t.JetStreamMaxDeliver()
+	case ReplayConsumer:
+		cfg.FilterSubject = ReplaySubjects
+		cfg.MaxDeliver = t.JetStreamMaxDeliver()
+	case TriageConsumer, AlerterConsumer:
+		cfg.FilterSubject = DLQSubjects
+		cfg.MaxDeliver = -1
+	case ReplayerConsumer:
+		// The replayer only ever acts on recoverable dead letters; it waits
+		// for next_retry_at with NakWithDelay, so deliveries are unbounded.
+		cfg.FilterSubject = "dlq.retry.>"
+		cfg.MaxDeliver = -1
+	default:
+		return jetstream.ConsumerConfig{}, fmt.Errorf("unknown durable %q", name)
+	}
+	cfg.Description = "sluice " + name
+	return cfg, nil
+}
+
+// Ensure declares both streams and every durable consumer, creating what
+// is missing and updating what differs.
+func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	for _, sc := range []jetstream.StreamConfig{t.IngestConfig(), t.DLQConfig()} {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("declare stream %s: %w", sc.Name, err)
+		}
+	}
+	for _, c := range []struct{ stream, name string }{
+		{IngestStream, WorkersConsumer},
+		{IngestStream, ReplayConsumer},
+		{DLQStream, TriageConsumer},
+		{DLQStream, ReplayerConsumer},
+		{DLQStream, AlerterConsumer},
+	} {
+		cc, err := t.ConsumerConfig(c.name)
+		if err != nil {
+			return err
+		}
+		// An operator's pause (sluice dlq pause) outlives service restarts.
+		if existing, err := js.Consumer(ctx, c.stream, c.name); err == nil {
+			cc.PauseUntil = existing.CachedInfo().Config.PauseUntil
+		} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return fmt.Errorf("look up consumer %s/%s: %w", c.stream, c.name, err)
+		}
+		if _, err := js.CreateOrUpdateConsumer(ctx, c.stream, cc); err != nil {
+			return fmt.Errorf("declare consumer %s/%s: %w", c.stream, c.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Common holds the settings every service shares (DESIGN §8).
+type Common struct {
+	// DatabaseURL is the PostgreSQL URL; TLS settings (sslmode, sslrootcert,
+	// sslcert, sslkey) pass through it. Defaults to a local database.
+	DatabaseURL string
+	// NATSURL is the NATS server list. Defaults to nats://127.0.0.1:4222.
+	NATSURL string
+	// NATSCreds is a NATS credentials file. Defaults to none.
+	NATSCreds string
+	// NATSTLSCA, NATSTLSCert and NATSTLSKey configure TLS to NATS.
+	NATSTLSCA, NATSTLSCert, NATSTLSKey string
+	// MetricsAddr serves /metrics, /healthz and /readyz. Defaults per service.
+	MetricsAddr string
+	// LogLevel is debug, info, warn or error. Defaults to info.
+	LogLevel string
+	// LogFormat is json, console or auto (console on a terminal). Defaults
+	// to auto.
+	LogFormat string
+	// EmbeddingDims is the vector dimension. Defaults to 384.
+	EmbeddingDims int
+}
+
+// RegisterCommon registers the shared settings. metricsAddr is the
+// service's default listen address.
+func RegisterCommon(l *Loader, c *Common, metricsAddr string) {
+	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable", "PostgreSQL URL (TLS via sslmode/sslrootcert/sslcert/sslkey)")
+	l.String(&c.NATSURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated")
+	l.String(&c.NATSCreds, "nats-creds", "NATS_CREDS", "", "NATS credentials file")
+	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
+	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")
+	l.String(&c.NATSTLSKey, "nats-tls-key", "NATS_TLS_KEY", "", "client key for TLS to NATS")
+	l.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", metricsAddr, "listen address for /metrics, /healthz and /readyz (empty disables)")
+	l.String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", "auto", "log format: json, console, auto (console on a terminal)")
+	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", 384, "embedding vector dimension")
+}
+
+// Validate reports every problem at once, each with how to fix it.
+func (c Common) Validate() error {
+	var errs []error
+	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		errs = append(errs, fmt.Errorf("DATABASE_URL %q: want postgres://user@host:port/db", Redact(c.DatabaseURL)))
+	}
+	for _, s := range strings.Split(c.NATSURL, ",") {
+		if u, err := url.Parse(strings.TrimSpace(s)); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("NATS_URL %q: want nats://host:port (comma-separated for a cluster)", s))
+		}
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		errs = append(errs, errors.New("NATS_TLS_CERT and NATS_TLS_KEY go together: set both or neither"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_LEVEL %q: use debug, info, warn or error", c.LogLevel))
+	}
+	switch c.LogFormat {
+	case "json", "console", "auto":
+	default:
+		errs = append(errs, fmt.Errorf("LOG_FORMAT %q: use json, console or auto", c.LogFormat))
+	}
+	if c.EmbeddingDims < 1 || c.EmbeddingDims > 16000 {
+		errs = append(errs, fmt.Errorf("EMBEDDING_DIMS %d: set it to the model's output size (1..16000)", c.EmbeddingDims))
+	}
+	return errors.Join(errs...)
+}
+
+// Redact hides a password in a URL, for error messages and logs.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

@@ -1,0 +1,87 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// Container images used when no local binaries are available. pgvector's
+// image is PostgreSQL with the vector extension, so the vector store runs
+// in its native mode there.
+const (
+	postgresImage = "pgvector/pgvector:pg16"
+	natsImage     = "nats:2.11-alpine"
+)
+
+// dockerAvailable reports whether a Docker engine answers. testcontainers
+// panics in some setups without Docker, so the probe recovers.
+func dockerAvailable(ctx context.Context) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("docker provider: %v", r)
+		}
+	}()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return p.Health(ctx)
+}
+
+// errContainerCrash explains why crash helpers refuse containers: a
+// restarted container may come back on another host port.
+var errContainerCrash = errors.New("crash and restart helpers need local servers (PostgreSQL binaries, nats-server), not containers")
+
+func startContainerPostgres(ctx context.Context) (*Postgres, error) {
+	if err := dockerAvailable(ctx); err != nil {
+		return nil, err
+	}
+	c, err := testcontainers.Run(ctx, postgresImage,
+		testcontainers.WithExposedPorts("5432/tcp"),
+		testcontainers.WithEnv(map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"}),
+		testcontainers.WithWaitStrategy(wait.ForLog("database system is ready to accept connections").WithOccurrence(2)),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", postgresImage, err)
+	}
+	endpoint, err := c.PortEndpoint(ctx, "5432/tcp", "")
+	if err != nil {
+		_ = c.Terminate(context.Background())
+		return nil, err
+	}
+	return &Postgres{
+		URL:       fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", endpoint),
+		terminate: func(ctx context.Context) error { return c.Terminate(ctx) },
+	}, nil
+}
+
+func startContainerNATS(ctx context.Context) (*NATS, error) {
+	if err := dockerAvailable(ctx); err != nil {
+		return nil, err
+	}
+	c, err := testcontainers.Run(ctx, natsImage,
+		testcontainers.WithCmd("-js"),
+		testcontainers.WithExposedPorts("4222/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready")),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", natsImage, err)
+	}
+	endpoint, err := c.PortEndpoint(ctx, "4222/tcp", "nats")
+	if err != nil {
+		_ = c.Terminate(context.Background())
+		return nil, err
+	}
+	return &NATS{
+		URL:       endpoint,
+		terminate: func(ctx context.Context) error { return c.Terminate(ctx) },
+	}, nil
+}

@@ -1,0 +1,200 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Postgres is a running PostgreSQL server. A local one can be stopped the
+// hard way and restarted on the same data directory; one given by URL or
+// run in a container supports only what its handle allows.
+type Postgres struct {
+	// URL connects as a superuser to the "postgres" database.
+	URL string
+
+	proc      *process
+	dataDir   string
+	terminate func(ctx context.Context) error // containers only
+}
+
+// postgresBinDir finds the directory holding initdb and postgres: the one on
+// PATH first, then the newest Debian-style /usr/lib/postgresql/N/bin.
+func postgresBinDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		dir := filepath.Dir(p)
+		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "initdb")); err == nil {
+			return dir, nil
+		}
+	}
+	return "", errors.New("PostgreSQL server binaries (initdb, postgres) not found: " +
+		"install them (Debian: apt-get install postgresql), put them on PATH, or set DATABASE_URL")
+}
+
+func versionOf(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+// serviceUser returns the credential to run PostgreSQL under: initdb and
+// postgres refuse to run as root, so root runs them as "postgres".
+func serviceUser() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root and no 'postgres' user to run PostgreSQL as (create one, or run as a normal user): %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// StartLocalPostgres initialises a throwaway cluster under dir and starts it
+// on a free loopback port. The server is tuned for tests: fsync is off (the
+// data survives a process crash, which is what crash tests exercise, but not
+// an OS crash), while synchronous_commit stays on so a committed row is in
+// the WAL before the commit returns.
+func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
+	binDir, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, err := serviceUser()
+	if err != nil {
+		return nil, err
+	}
+	dataDir := filepath.Join(dir, "pgdata")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		for _, d := range []string{dir, dataDir} {
+			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
+				return nil, fmt.Errorf("chown %s to postgres: %w", d, err)
+			}
+		}
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"),
+		"-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	initdb.Dir = dir
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	pg := &Postgres{
+		URL:     fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
+		dataDir: dataDir,
+		proc: &process{
+			name: "postgres",
+			path: filepath.Join(binDir, "postgres"),
+			args: []string{
+				"-D", dataDir, "-p", strconv.Itoa(port),
+				"-c", "listen_addresses=127.0.0.1",
+				"-c", "unix_socket_directories=",
+				"-c", "fsync=off",
+				"-c", "full_page_writes=off",
+				"-c", "max_connections=200",
+				"-c", "shared_buffers=128MB",
+				"-c", "log_min_messages=warning",
+			},
+			logPath: filepath.Join(dir, "postgres.log"),
+			cred:    cred,
+		},
+	}
+	if err := pg.Start(ctx); err != nil {
+		return nil, err
+	}
+	return pg, nil
+}
+
+// Start starts a stopped server on its data directory and waits until it
+// accepts connections (crash recovery included).
+func (p *Postgres) Start(ctx context.Context) error {
+	if p.proc == nil {
+		return fmt.Errorf("start postgres: %w", p.notLocal())
+	}
+	if err := p.proc.start(); err != nil {
+		return err
+	}
+	return p.proc.waitFor(60*time.Second, func() error { return ping(ctx, p.URL) })
+}
+
+// StopImmediate stops the server the way `pg_ctl stop -m immediate` does:
+// SIGQUIT, no checkpoint, crash recovery on the next start.
+func (p *Postgres) StopImmediate(ctx context.Context) error {
+	if p.proc == nil {
+		return fmt.Errorf("stop postgres: %w", p.notLocal())
+	}
+	return p.proc.signal(syscall.SIGQUIT, 30*time.Second)
+}
+
+// Restart is StopImmediate followed by Start on the same data.
+func (p *Postgres) Restart(ctx context.Context) error {
+	if err := p.StopImmediate(ctx); err != nil {
+		return err
+	}
+	return p.Start(ctx)
+}
+
+// stop shuts the server down fast (SIGINT), for cleanup.
+func (p *Postgres) stop() error {
+	if p.terminate != nil {
+		return p.terminate(context.Background())
+	}
+	if p.proc == nil {
+		return nil
+	}
+	return p.proc.signal(syscall.SIGINT, 15*time.Second)
+}
+
+func (p *Postgres) notLocal() error {
+	if p.terminate != nil {
+		return errContainerCrash
+	}
+	return errNotLocal
+}
+
+func ping(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	return conn.Ping(ctx)
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

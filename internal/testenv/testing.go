@@ -1,0 +1,276 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/migrations"
+)
+
+// shared holds the servers one test binary shares: one environment and one
+// PostgreSQL server, on which every test gets its own database.
+var shared struct {
+	envOnce sync.Once
+	env     *Env
+	envErr  error
+
+	pgOnce sync.Once
+	pg     *Postgres
+	pgErr  error
+
+	tplMu     sync.Mutex
+	templates map[string]string
+
+	// externalNATS serialises tests on a NATS_URL server, where every test
+	// would otherwise see the others' streams.
+	externalNATS sync.Mutex
+}
+
+// Main runs the tests and then stops the shared servers. Use it from
+// TestMain: func TestMain(m *testing.M) { testenv.Main(m) }. Without it the
+// servers still die with the test binary and the watchdog removes their
+// files; Main only makes that prompt.
+func Main(m *testing.M) {
+	code := m.Run()
+	if shared.env != nil {
+		if err := shared.env.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "testenv: cleanup:", err)
+		}
+	}
+	os.Exit(code)
+}
+
+func sharedEnv(t testing.TB) *Env {
+	t.Helper()
+	shared.envOnce.Do(func() { shared.env, shared.envErr = New() })
+	if shared.envErr != nil {
+		t.Fatalf("testenv: %v", shared.envErr)
+	}
+	return shared.env
+}
+
+// privateEnv is an environment owned by one test and closed with it.
+func privateEnv(t testing.TB) *Env {
+	t.Helper()
+	env, err := New()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(); err != nil {
+			t.Errorf("testenv: cleanup: %v", err)
+		}
+	})
+	return env
+}
+
+// Database is a migrated database that belongs to one test.
+type Database struct {
+	// URL connects to the database.
+	URL string
+	// Name is the database name.
+	Name string
+	// Pool is a connection pool on it, closed when the test ends.
+	Pool *pgxpool.Pool
+}
+
+// DBOption adjusts NewDatabase.
+type DBOption func(*dbOptions)
+
+type dbOptions struct {
+	dims int
+	pg   *Postgres
+}
+
+// WithDims sets the embedding dimension the database is migrated for.
+func WithDims(dims int) DBOption { return func(o *dbOptions) { o.dims = dims } }
+
+// OnServer creates the database on pg (for example a private server from
+// NewPostgres) instead of the shared one.
+func OnServer(pg *Postgres) DBOption { return func(o *dbOptions) { o.pg = pg } }
+
+// NewDatabase gives the test a fresh database cloned from a migrated
+// template, dropped when the test ends.
+func NewDatabase(t testing.TB, opts ...DBOption) *Database {
+	t.Helper()
+	o := dbOptions{dims: migrations.DefaultDims}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pg := o.pg
+	if pg == nil {
+		pg = sharedPostgres(t)
+	}
+	tpl, err := template(ctx, pg, o.dims)
+	if err != nil {
+		t.Fatalf("testenv: migrated template: %v", err)
+	}
+	name := "t_" + randomSuffix()
+	if err := adminExec(ctx, pg.URL, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tpl)); err != nil {
+		t.Fatalf("testenv: create database: %v", err)
+	}
+	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
+	db.Pool, err = pgxpool.New(ctx, db.URL)
+	if err != nil {
+		t.Fatalf("testenv: connect %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		db.Pool.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// The server may be down if a crash test left it so; the database
+		// then goes with the server's temporary directory.
+		_ = adminExec(ctx, pg.URL, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
+	})
+	return db
+}
+
+func sharedPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	env := sharedEnv(t)
+	shared.pgOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		shared.pg, shared.pgErr = env.Postgres(ctx)
+	})
+	if shared.pgErr != nil {
+		t.Fatalf("testenv: %v", shared.pgErr)
+	}
+	return shared.pg
+}
+
+// template returns the name of a database on pg migrated for dims,
+// creating it on first use in this process.
+func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
+	shared.tplMu.Lock()
+	defer shared.tplMu.Unlock()
+	key := fmt.Sprintf("%s|%d", pg.URL, dims)
+	if name, ok := shared.templates[key]; ok {
+		return name, nil
+	}
+	name := fmt.Sprintf("sluice_tpl_%d", dims)
+	// A template left by an earlier run on an external server may be stale.
+	if err := adminExec(ctx, pg.URL, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+		return "", err
+	}
+	if err := adminExec(ctx, pg.URL, `CREATE DATABASE `+name); err != nil {
+		return "", err
+	}
+	if err := migrations.Up(ctx, withDatabase(pg.URL, name), migrations.Options{Dims: dims}); err != nil {
+		return "", err
+	}
+	if shared.templates == nil {
+		shared.templates = map[string]string{}
+	}
+	shared.templates[key] = name
+	return name, nil
+}
+
+func adminExec(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// withDatabase replaces the database name in a postgres:// URL.
+func withDatabase(url, name string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return url
+	}
+	q := ""
+	if i := strings.IndexByte(url, '?'); i >= 0 {
+		q = url[i:]
+	}
+	user := cfg.User
+	if cfg.Password != "" {
+		user += ":" + cfg.Password
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s%s", user, cfg.Host, cfg.Port, name, q)
+}
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// NewPostgres starts a PostgreSQL server private to the test — one it can
+// StopImmediate and Restart — and stops it when the test ends.
+func NewPostgres(t testing.TB) *Postgres {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pg, err := privateEnv(t).LocalPostgres(ctx)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return pg
+}
+
+// NewNATS gives the test a JetStream server no other test sees: a private
+// local nats-server (which the test may Kill and Restart), or, when NATS_URL
+// is set, that server with every stream deleted and other tests of this
+// binary held off until the test ends.
+func NewNATS(t testing.TB) *NATS {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if url := os.Getenv("NATS_URL"); url != "" {
+		shared.externalNATS.Lock()
+		t.Cleanup(shared.externalNATS.Unlock)
+		if err := deleteAllStreams(ctx, url); err != nil {
+			t.Fatalf("testenv: reset streams on NATS_URL=%s: %v", url, err)
+		}
+		return &NATS{URL: url}
+	}
+	n, err := privateEnv(t).LocalNATS(ctx)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	return n
+}
+
+func deleteAllStreams(ctx context.Context, url string) error {
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	names := js.StreamNames(ctx)
+	var all []string
+	for name := range names.Name() {
+		all = append(all, name)
+	}
+	if err := names.Err(); err != nil {
+		return err
+	}
+	for _, name := range all {
+		if err := js.DeleteStream(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
