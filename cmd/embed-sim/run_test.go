@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/embedsim"
+)
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestRunServesUntilCanceled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	faults := filepath.Join(dir, "faults.json")
+	if err := os.WriteFile(faults, []byte(`{"sequences":[{"match":"flaky","sequence":"503,200"}],"rate_429":1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reqLog := filepath.Join(dir, "requests.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--dims", "8", "--faults", faults, "--rate-429", "0", "--request-log", reqLog}, &stdout, &stderr)
+	}()
+
+	var url string
+	deadline := time.Now().Add(5 * time.Second)
+	for url == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no URL on stdout; stderr: %s", stderr.String())
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run returned early: %v; stderr: %s", err, stderr.String())
+		default:
+		}
+		url = strings.TrimSpace(stdout.String())
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	statusOf := func(input string) int {
+		resp, err := http.Post(url+"/v1/embeddings", "application/json", strings.NewReader(`{"model":"m","input":["`+input+`"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode
+	}
+	// The file's sequence applies; its rate_429 is overridden by the flag.
+	if got := []int{statusOf("flaky"), statusOf("flaky"), statusOf("steady")}; got[0] != 503 || got[1] != 200 || got[2] != 200 {
+		t.Errorf("statuses %v, want [503 200 200]", got)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not stop after cancel")
+	}
+	if !strings.Contains(stderr.String(), `"message":"listening"`) || !strings.Contains(stderr.String(), `"message":"stopped"`) {
+		t.Errorf("logs lack listening/stopped lines: %s", stderr.String())
+	}
+	data, err := os.ReadFile(reqLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); lines != 3 {
+		t.Errorf("request log has %d lines, want 3:\n%s", lines, data)
+	}
+	if strings.Contains(string(data), "steady") || strings.Contains(stderr.String(), "steady") {
+		t.Error("input text leaked into the request log or the logs")
+	}
+}
+
+func TestRunRejectsBadFlags(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"--latency", "sometimes"},
+		{"--rate-429", "2"},
+		{"--dims", "0"},
+		{"--log-level", "chatty"},
+		{"extra"},
+	} {
+		err := run(context.Background(), append([]string{"--addr", "127.0.0.1:0"}, args...), io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) || exitCode(err) != 2 {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+	if err := run(context.Background(), []string{"--faults", filepath.Join(t.TempDir(), "missing.json")}, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
+		t.Errorf("missing faults file: %v", err)
+	}
+}
+
+func TestFlagsOverrideFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "f.json")
+	if err := os.WriteFile(path, []byte(`{"rate_5xx":0.5,"latency":"fixed:1ms","max_input_chars":10}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := parseFlags([]string{"--faults", path, "--max-input-chars", "99", "--outage-duration", "1m"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.cfg.Faults
+	want := embedsim.Latency{Dist: embedsim.LatencyFixed, Value: time.Millisecond}
+	if f.Rate5xx != 0.5 || f.Latency != want || f.MaxInputChars != 99 || f.OutageDuration != time.Minute {
+		t.Errorf("faults %+v", f)
+	}
+}

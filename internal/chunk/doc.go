@@ -1,0 +1,20 @@
+// Package chunk splits document text into overlapping chunks sized for an
+// embedding model.
+//
+// Split is pure and deterministic: the same text and Config always give the
+// same chunks, which is what lets a re-run of the producer recognise chunks
+// it already stored. It guarantees that
+//
+//   - every chunk is at most Config.Size units long, measured by Unit.Count;
+//   - no chunk is empty or starts or ends with whitespace;
+//   - chunks are substrings of the text, cut only at rune boundaries, so
+//     valid UTF-8 in means valid UTF-8 out;
+//   - every non-whitespace character of the text is in at least one chunk;
+//   - chunks are in text order, each starting and ending later than the one
+//     before.
+//
+// Cuts fall at the most natural boundary available in the second half of a
+// chunk: a paragraph break, else a line break, else the end of a sentence,
+// else whitespace, and only as a last resort between two runes (never
+// inside a combining sequence when avoidable).
+package chunk

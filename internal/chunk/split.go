@@ -1,0 +1,301 @@
+package chunk
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Chunk is one piece of a text.
+type Chunk struct {
+	// Index is the chunk's position, from 0, among the chunks of its text.
+	Index int
+	// Text is the chunk's content: exactly text[Start:End], sharing the
+	// text's memory.
+	Text string
+	// Start and End are byte offsets in the text given to Split.
+	Start, End int
+}
+
+// maxBackoff bounds how far a hard cut moves back to keep a combining
+// sequence whole, so that pathological input (thousands of combining
+// marks) cannot make splitting quadratic.
+const maxBackoff = 32
+
+// Split cuts text into chunks as described in the package documentation.
+// Text with nothing but whitespace yields no chunks. Text should be valid
+// UTF-8; an invalid byte is treated as a one-byte rune and kept.
+//
+// Split scans each chunk's window once, so for ordinary text its time is
+// about len(text)·Size/(Size−Overlap), and never more than len(text)·Size.
+// It allocates only the returned slice: chunk texts share text's memory.
+// It panics if cfg.Validate reports an error: validate configuration when
+// it is loaded.
+func Split(text string, cfg Config) []Chunk {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	s := newSplitter(text, cfg)
+	var chunks []Chunk
+	start, prevEnd := 0, 0
+	for {
+		start = skipSpace(text, start)
+		if start >= len(text) {
+			return chunks
+		}
+		cut, final := s.window(start)
+		end := trimSpaceEnd(text, start, cut)
+		// A chunk that adds nothing past the previous one's end would be pure
+		// overlap: a duplicate vector for no new text.
+		if end > prevEnd {
+			if chunks == nil {
+				chunks = make([]Chunk, 0, s.estimate())
+			}
+			chunks = append(chunks, Chunk{Index: len(chunks), Text: text[start:end], Start: start, End: end})
+			prevEnd = end
+		}
+		if final {
+			return chunks
+		}
+		start = s.overlapStart(start, cut)
+	}
+}
+
+// splitter holds what one Split needs; all sizes are in scaled units
+// (runes, or quarter tokens).
+type splitter struct {
+	text     string
+	tokens   bool
+	capacity int
+	overlap  int
+	// minUsed is how full a chunk must be before a boundary may end it: half
+	// the capacity, so that a paragraph break near the start does not yield
+	// a sliver, and more than the overlap, so that the next chunk always
+	// starts later than this one.
+	minUsed int
+}
+
+func newSplitter(text string, cfg Config) *splitter {
+	scale := 1
+	if cfg.Unit == UnitTokens {
+		scale = quartersPerToken
+	}
+	s := &splitter{
+		text:     text,
+		tokens:   cfg.Unit == UnitTokens,
+		capacity: cfg.Size * scale,
+		overlap:  cfg.Overlap * scale,
+	}
+	s.minUsed = min(s.capacity, max(s.capacity/2, s.overlap+1))
+	return s
+}
+
+func (s *splitter) cost(r rune) int {
+	if s.tokens {
+		return tokenQuarters(r)
+	}
+	return 1
+}
+
+// estimate guesses the number of chunks, so that the slice is allocated
+// once for typical text: a chunk usually ends between minUsed and capacity,
+// and a unit is about a byte.
+func (s *splitter) estimate() int {
+	return len(s.text)/max(1, (s.minUsed+s.capacity)/2-s.overlap) + 1
+}
+
+// window scans forward from start, which is not whitespace, as far as a
+// chunk can reach, remembering the last boundary of each kind that would
+// leave the chunk at least minUsed full. It returns where to cut, or the end
+// of the text when the rest fits.
+func (s *splitter) window(start int) (cut int, final bool) {
+	text := s.text
+	b := boundaries{para: -1, line: -1, sentence: -1, space: -1, early: -1}
+	used := 0
+	prevNL, usedAtPrevNL := -1, 0
+	lineBlank := false
+	prev := rune(-1)
+	for i := start; i < len(text); {
+		r, size := rune(text[i]), 1
+		var space bool
+		if r < utf8.RuneSelf {
+			space = asciiSpace[r]
+		} else {
+			r, size = utf8.DecodeRuneInString(text[i:])
+			space = unicode.IsSpace(r)
+		}
+		// Boundaries are positions between runes: cutting at i ends the
+		// chunk before r.
+		if i > start {
+			ends := space && isSentenceEnd(prev) || isFullStop(prev)
+			switch {
+			case used < s.minUsed:
+				if space || ends {
+					b.early = i
+				}
+			case space:
+				b.space = i
+				if r == '\n' {
+					b.line = i
+				}
+				fallthrough
+			default:
+				if ends {
+					b.sentence = i
+				}
+			}
+		}
+		if r == '\n' {
+			if lineBlank && prevNL > start && usedAtPrevNL >= s.minUsed {
+				b.para = prevNL
+			}
+			prevNL, usedAtPrevNL, lineBlank = i, used, true
+		} else if !space {
+			lineBlank = false
+		}
+		c := s.cost(r)
+		if used+c > s.capacity {
+			return s.choose(start, i, b), false
+		}
+		used += c
+		prev = r
+		i += size
+	}
+	return len(text), true
+}
+
+// asciiSpace is unicode.IsSpace for ASCII, as a table: the window loop
+// asks it of every byte.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// boundaries are the last positions of each kind found in a window, -1
+// where there is none. All but early leave the chunk at least minUsed full.
+type boundaries struct {
+	para, line, sentence, space int
+	// early is the last whitespace or full stop before the chunk is minUsed
+	// full: a short chunk is better than a word cut in two.
+	early int
+}
+
+// choose picks the cut for a chunk that cannot reach past limit.
+func (s *splitter) choose(start, limit int, b boundaries) int {
+	switch {
+	case b.para > start:
+		return b.para
+	case b.line > start:
+		return b.line
+	case b.sentence > start:
+		return b.sentence
+	case b.space > start:
+		return b.space
+	case b.early > start:
+		return b.early
+	}
+	return s.hardCut(start, limit)
+}
+
+// hardCut cuts between two runes at or before limit, stepping back so as
+// not to separate a base character from the marks, joiners and modifiers
+// that belong with it, when that can be done within a few runes.
+func (s *splitter) hardCut(start, limit int) int {
+	cut := limit
+	for range maxBackoff {
+		if cut <= start {
+			break
+		}
+		next, _ := utf8.DecodeRuneInString(s.text[cut:])
+		before, size := utf8.DecodeLastRuneInString(s.text[start:cut])
+		if !continuesCluster(next) && before != zeroWidthJoiner {
+			return cut
+		}
+		cut -= size
+	}
+	return limit
+}
+
+// overlapStart returns where the chunk after [start, cut) begins: about
+// overlap units before cut, moved forward to the start of a word when the
+// repeat would otherwise begin mid-word. It is always after start.
+func (s *splitter) overlapStart(start, cut int) int {
+	if s.overlap == 0 {
+		return cut
+	}
+	p, used := cut, 0
+	for p > start {
+		r, size := utf8.DecodeLastRuneInString(s.text[start:p])
+		c := s.cost(r)
+		if used+c > s.overlap {
+			break
+		}
+		used += c
+		p -= size
+	}
+	if p <= start {
+		return cut
+	}
+	before, _ := utf8.DecodeLastRuneInString(s.text[:p])
+	at, _ := utf8.DecodeRuneInString(s.text[p:])
+	if !unicode.IsSpace(before) && !unicode.IsSpace(at) {
+		if j := strings.IndexFunc(s.text[p:cut], unicode.IsSpace); j >= 0 {
+			p += j
+		}
+	}
+	return p
+}
+
+func skipSpace(text string, i int) int {
+	for i < len(text) {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:])
+		}
+		if !unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+// trimSpaceEnd moves end back over whitespace, but not past start, which
+// is not whitespace.
+func trimSpaceEnd(text string, start, end int) int {
+	for end > start {
+		r, size := utf8.DecodeLastRuneInString(text[start:end])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		end -= size
+	}
+	return end
+}
+
+// isSentenceEnd reports punctuation that ends a sentence when whitespace
+// follows it.
+func isSentenceEnd(r rune) bool {
+	return r == '.' || r == '!' || r == '?' || r == '…'
+}
+
+// isFullStop reports punctuation that ends a sentence on its own: scripts
+// written without spaces between sentences use these.
+func isFullStop(r rune) bool {
+	return r == '。' || r == '！' || r == '？' || r == '｡'
+}
+
+const zeroWidthJoiner = '\u200D'
+
+// continuesCluster reports runes that attach to the rune before them, so
+// a chunk should not start with one.
+func continuesCluster(r rune) bool {
+	switch {
+	case r < 0x300:
+		return false
+	case r == zeroWidthJoiner,
+		r >= 0xFE00 && r <= 0xFE0F,   // variation selectors
+		r >= 0x1F3FB && r <= 0x1F3FF, // emoji skin tones
+		r >= 0xE0020 && r <= 0xE007F, // emoji tag sequences
+		r >= 0xE0100 && r <= 0xE01EF: // variation selectors supplement
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me)
+}

@@ -1,0 +1,241 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/pipeline"
+)
+
+// Gate blocks while the embedder cannot take work (its breaker is open).
+type Gate interface {
+	WaitReady(ctx context.Context) error
+}
+
+// Config tunes the pull loop.
+type Config struct {
+	// BatchSize is how many messages one fetch asks for. Defaults to 64.
+	BatchSize int
+	// FetchWait is how long a fetch waits to fill a batch. Defaults to 250ms.
+	FetchWait time.Duration
+	// Heartbeat is how often a batch in progress extends its messages'
+	// ack deadline. Defaults to 10s; keep it well below AckWait.
+	Heartbeat time.Duration
+	// ShutdownGrace bounds how long in-flight work may run after shutdown
+	// begins. Defaults to 30s.
+	ShutdownGrace time.Duration
+	// Durables are the INGEST consumers to pull from. Defaults to workers
+	// and replay.
+	Durables []string
+}
+
+func (c *Config) applyDefaults() {
+	if c.BatchSize == 0 {
+		c.BatchSize = 64
+	}
+	if c.FetchWait == 0 {
+		c.FetchWait = 250 * time.Millisecond
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 10 * time.Second
+	}
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = 30 * time.Second
+	}
+	if len(c.Durables) == 0 {
+		c.Durables = []string{broker.WorkersConsumer, broker.ReplayConsumer}
+	}
+}
+
+// Consumer is the pull loop of one process.
+type Consumer struct {
+	cfg      Config
+	js       jetstream.JetStream
+	pipe     *pipeline.Pipeline
+	gate     Gate
+	log      zerolog.Logger
+	messages *prometheus.CounterVec
+}
+
+// New returns a consumer. gate may be nil.
+func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate, log zerolog.Logger, reg prometheus.Registerer) *Consumer {
+	cfg.applyDefaults()
+	c := &Consumer{cfg: cfg, js: js, pipe: pipe, gate: gate, log: log,
+		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_consumer_messages_total",
+			Help: "INGEST messages settled, by result (ack, nak, term).",
+		}, []string{"durable", "result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(c.messages)
+	}
+	return c
+}
+
+// Run pulls until ctx is done, then finishes the batches in flight and
+// returns.
+func (c *Consumer) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(c.cfg.Durables))
+	for _, durable := range c.cfg.Durables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.loop(ctx, durable); err != nil {
+				errs <- fmt.Errorf("%s: %w", durable, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+func (c *Consumer) loop(ctx context.Context, durable string) error {
+	var cons jetstream.Consumer
+	for {
+		var err error
+		cons, err = c.js.Consumer(ctx, broker.IngestStream, durable)
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		c.log.Warn().Err(err).Str("durable", durable).Msg("consumer not available yet")
+		if !sleep(ctx, time.Second) {
+			return nil
+		}
+	}
+	replay := durable == broker.ReplayConsumer
+	idle := 0
+	for ctx.Err() == nil {
+		if c.gate != nil {
+			if err := c.gate.WaitReady(ctx); err != nil {
+				return nil
+			}
+		}
+		batch, err := cons.Fetch(c.cfg.BatchSize, jetstream.FetchMaxWait(c.cfg.FetchWait))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			c.log.Warn().Err(err).Str("durable", durable).Msg("fetch failed")
+			sleep(ctx, 500*time.Millisecond)
+			continue
+		}
+		var msgs []jetstream.Msg
+		for msg := range batch.Messages() {
+			msgs = append(msgs, msg)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+			c.log.Debug().Err(err).Str("durable", durable).Msg("fetch ended")
+		}
+		if len(msgs) == 0 {
+			// A paused consumer answers fetches at once; don't spin on it.
+			if idle++; idle > 3 {
+				sleep(ctx, c.cfg.FetchWait)
+			}
+			continue
+		}
+		idle = 0
+		if err := c.handle(ctx, durable, msgs, replay); err != nil {
+			c.log.Error().Err(err).Str("durable", durable).Int("messages", len(msgs)).Msg("batch not committed; messages will be redelivered")
+			sleep(ctx, time.Second)
+		}
+	}
+	return nil
+}
+
+// handle runs one batch through the pipeline and settles every message.
+// Work in flight survives shutdown for ShutdownGrace: stopping halfway
+// would only turn finished work into redeliveries.
+func (c *Consumer) handle(ctx context.Context, durable string, msgs []jetstream.Msg, replay bool) error {
+	jobs := make([]*pipeline.Job, len(msgs))
+	for i, m := range msgs {
+		j := &pipeline.Job{Raw: m.Data(), MsgID: m.Headers().Get(jetstream.MsgIDHeader), Replay: replay, Delivered: 1}
+		if meta, err := m.Metadata(); err == nil {
+			j.Delivered, j.Seq = int(meta.NumDelivered), meta.Sequence.Stream
+		}
+		jobs[i] = j
+	}
+	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ShutdownGrace)
+	defer cancel()
+	stop := c.heartbeat(work, msgs)
+	err := c.pipe.Process(work, jobs)
+	stop()
+	for i, j := range jobs {
+		c.settle(durable, msgs[i], j)
+	}
+	return err
+}
+
+func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
+	var err error
+	result := "ack"
+	switch j.Outcome {
+	case pipeline.Stored, pipeline.Duplicate, pipeline.Superseded:
+		err = m.Ack()
+	case pipeline.Parked:
+		result = "term"
+		err = m.TermWithReason("parked: " + j.Failure.ParkedClass)
+	case pipeline.Retry:
+		result = "nak"
+		err = m.NakWithDelay(j.Delay)
+	default:
+		result = "nak"
+		err = m.NakWithDelay(time.Second)
+	}
+	c.messages.WithLabelValues(durable, result).Inc()
+	if err != nil {
+		// The outcome is committed; a redelivery will find it and ack.
+		c.log.Warn().Err(err).Str("result", result).Msg("settle failed")
+	}
+}
+
+// heartbeat tells JetStream the batch is still being worked on, so a slow
+// embedding call does not trigger a redelivery to another worker.
+func (c *Consumer) heartbeat(ctx context.Context, msgs []jetstream.Msg) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(c.cfg.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				for _, m := range msgs {
+					_ = m.InProgress()
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,168 @@
+package consumer_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const dims = 16
+
+// bundle is one test's pipeline: its own database, nats-server and
+// embedding simulator.
+type bundle struct {
+	t    *testing.T
+	db   *testenv.Database
+	js   jetstream.JetStream
+	sim  *embedsim.Server
+	reg  *prometheus.Registry
+	topo broker.Topology
+}
+
+type options struct {
+	sim       embedsim.Config
+	pipe      pipeline.Config
+	resilient embedder.ResilientOptions
+	batchSize int
+}
+
+func setup(t *testing.T, o options) *bundle {
+	t.Helper()
+	o.sim.Dims = dims
+	o.sim.RecordInputs = true
+	b := &bundle{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, o.sim),
+		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: 30 * time.Second}}
+	srv := testenv.NewNATS(t)
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: srv.URL, Name: t.Name()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b.js = js
+	if err := broker.Ensure(context.Background(), js, b.topo); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// startConsumer runs a consumer until the test ends.
+func (b *bundle) startConsumer(o options) *embedder.Resilient {
+	t := b.t
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	store, err := vectorstore.Open(ctx, b.db.Pool, dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := embedder.NewOpenAI(embedder.Config{URL: b.sim.URL(), Model: "embed-sim-1", Dims: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedder.NewResilient(client, o.resilient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.pipe.Backoff.Base == 0 {
+		o.pipe.Backoff = classify.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Rand: func() float64 { return 0.99 }}
+	}
+	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
+		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Log: zerolog.Nop(), Metrics: pipeline.NewMetrics(b.reg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := consumer.New(consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond}, b.js, pipe, emb, zerolog.Nop(), b.reg)
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("consumer: %v", err)
+		}
+	})
+	return emb
+}
+
+// produce writes docs (name → content) into a directory and runs the
+// producer over it.
+func (b *bundle) produce(source string, docs map[string][]byte) producer.Summary {
+	t := b.t
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "corpus")
+	for name, content := range docs {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.produceDir(source, dir)
+}
+
+func (b *bundle) produceDir(source, dir string) producer.Summary {
+	t := b.t
+	t.Helper()
+	r, err := corpus.NewReader(corpus.Config{Inputs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Overlap: 0, Unit: chunk.UnitChars}}, b.db.Pool, b.js, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := p.Run(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// waitSettled polls until no manifest row is pending, or fails the test.
+func (b *bundle) waitSettled(timeout time.Duration) {
+	t := b.t
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var pending int
+		if err := b.db.Pool.QueryRow(context.Background(), `SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d chunks still pending after %s", pending, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (b *bundle) count(query string, args ...any) int {
+	b.t.Helper()
+	var n int
+	if err := b.db.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		b.t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}

@@ -1,0 +1,143 @@
+package consumer
+
+import (
+	"context"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/crashpoint"
+	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// ServiceConfig is the consumer service's configuration.
+type ServiceConfig struct {
+	Common   config.Common
+	Embedder config.Embedder
+	// Workers is the number of concurrent pull loops per durable.
+	Workers          int
+	BatchSize        int
+	FetchWait        time.Duration
+	AckWait          time.Duration
+	MaxDeliveries    int
+	AmbiguousRetries int
+	MaxReplays       int
+	EmbedMaxInputs   int
+	ParkRetryDelay   time.Duration
+	AllowSources     string
+	PolicyRules      string
+}
+
+// Register registers the consumer's settings on l.
+func (c *ServiceConfig) Register(l *config.Loader) {
+	config.RegisterCommon(l, &c.Common, ":9101")
+	config.RegisterEmbedder(l, &c.Embedder)
+	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
+	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
+	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")
+	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: above the worst-case embed call plus commit")
+	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", 5, "delivery cap before a transient failure is parked")
+	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", 2, "retries of an unrecognised error before parking")
+	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", 3, "replay generations before a chunk is quarantined as replay_exhausted")
+	l.Int(&c.EmbedMaxInputs, "embed-max-inputs", "EMBED_MAX_INPUTS", 64, "inputs per embedding request")
+	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", 30*time.Second, "delay before the replayer retries a transient_exhausted chunk")
+	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
+	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
+}
+
+// Topology is the broker topology this configuration implies.
+func (c *ServiceConfig) Topology() broker.Topology {
+	return broker.Topology{MaxDeliveries: c.MaxDeliveries, AckWait: c.AckWait,
+		MaxAckPending: max(4096, 4*c.BatchSize*c.Workers)}
+}
+
+// Run is the consumer service: it runs until ctx ends.
+func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
+	l := config.NewLoader("consumer", lookup)
+	l.FlagSet().SetOutput(stderr)
+	var cfg ServiceConfig
+	cfg.Register(l)
+	if _, err := l.Parse(args); err != nil {
+		return service.UsageError(err)
+	}
+	if err := cfg.Embedder.Validate(); err != nil {
+		return err
+	}
+	rules, err := pipeline.ParseRules(splitNonEmpty(cfg.PolicyRules, ";"))
+	if err != nil {
+		return err
+	}
+	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
+		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology()}, stderr)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	store, err := vectorstore.Open(ctx, rt.Pool, cfg.Common.EmbeddingDims)
+	if err != nil {
+		return err
+	}
+	emb, err := NewEmbedder(cfg.Embedder, cfg.Common.EmbeddingDims, rt.Registry, rt)
+	if err != nil {
+		return err
+	}
+	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: cfg.MaxDeliveries, AmbiguousRetries: cfg.AmbiguousRetries,
+		MaxReplays: cfg.MaxReplays, EmbedMaxInputs: cfg.EmbedMaxInputs, ParkRetryDelay: cfg.ParkRetryDelay},
+		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb,
+			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(cfg.AllowSources, ",")),
+			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
+	if err != nil {
+		return err
+	}
+	durables := make([]string, 0, 2*cfg.Workers)
+	for range cfg.Workers {
+		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
+	}
+	c := New(Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables},
+		rt.JS, pipe, emb, rt.Log, rt.Registry)
+	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
+	err = c.Run(ctx)
+	rt.Log.Info().Msg("consumer stopped")
+	return err
+}
+
+// NewEmbedder builds the OpenAI client behind failsafe-go policies and
+// exports the breaker state as sluice_circuit_breaker_state.
+func NewEmbedder(cfg config.Embedder, dims int, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
+	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
+	if err != nil {
+		return nil, err
+	}
+	state := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "sluice_circuit_breaker_state",
+		Help: "Embedder circuit breaker: 0 closed, 1 half-open, 2 open.",
+	})
+	if reg != nil {
+		reg.MustRegister(state)
+	}
+	return embedder.NewResilient(client, embedder.ResilientOptions{
+		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures),
+		OnStateChange: func(from, to string) {
+			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])
+			rt.Log.Warn().Str("from", from).Str("to", to).Msg("embedder circuit breaker")
+		},
+	})
+}
+
+func splitNonEmpty(s, sep string) []string {
+	var out []string
+	for _, p := range strings.Split(s, sep) {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,19 @@
+// Package corpus reads the documents a producer ingests: files, directory
+// trees, JSONL record files and stdin.
+//
+// It is the pipeline's boundary with the outside world, so it turns whatever
+// bytes it finds into clean text: UTF-8 (with or without a BOM), UTF-16 with
+// a BOM, or legacy Windows-1252 as a fallback, with line endings normalised
+// to "\n" and Unicode in NFC; HTML is reduced to its readable text.
+//
+// The package guarantees that nothing it is asked to read disappears
+// silently. A document that cannot be used — undecodable bytes, nothing but
+// whitespace, an invalid JSONL line, a file over the size limit, a repeated
+// native id — is still yielded, with a Status other than StatusOK and an Err
+// saying why, so that the producer can record and park it. Only problems
+// with the inputs themselves (a missing path, an unreadable directory) end a
+// walk with an error.
+//
+// The package touches no infrastructure: it reads the file system and an
+// io.Reader, nothing else.
+package corpus

@@ -1,0 +1,65 @@
+package corpus
+
+// Status says whether a Document can be chunked and embedded.
+type Status string
+
+const (
+	// StatusOK means Text holds the document's content, ready to chunk.
+	StatusOK Status = "ok"
+	// StatusEmpty means the document decoded (and, for HTML, reduced) to
+	// nothing but whitespace. Err matches ErrEmpty.
+	StatusEmpty Status = "empty"
+	// StatusUndecodable means the bytes are neither valid UTF-8 nor plausible
+	// Windows-1252 text. Err matches ErrUndecodable; Text is empty.
+	StatusUndecodable Status = "undecodable"
+	// StatusInvalid means the document could not be read as a document at
+	// all: an invalid JSONL line, a size over the limit, a native id already
+	// yielded, or a file that could not be read. Err says which; Text is
+	// empty.
+	StatusInvalid Status = "invalid"
+)
+
+// Format is how a file's content is interpreted.
+type Format string
+
+const (
+	// FormatText is plain text, kept as decoded.
+	FormatText Format = "text"
+	// FormatMarkdown is Markdown, kept as decoded: embedding models read the
+	// markup well and it carries the document's structure.
+	FormatMarkdown Format = "markdown"
+	// FormatHTML is HTML, reduced to its readable text by ReduceHTML.
+	FormatHTML Format = "html"
+	// FormatJSONL is one JSON record per line, each its own document.
+	FormatJSONL Format = "jsonl"
+)
+
+// Document is one unit of ingestion as read from a source.
+//
+// Every Document a Reader yields must be recorded by the caller, whatever
+// its Status: the ones that are not StatusOK are the ones an operator will
+// want to find parked, not missing.
+type Document struct {
+	// NativeID identifies the document within its source, stably across
+	// runs: the slash-separated path relative to the input for files, the
+	// record's id for JSONL. Unique within one Walk.
+	NativeID string
+	// Text is the decoded, normalised content; empty unless Status is
+	// StatusOK.
+	Text string
+	// Metadata describes the document. For files: "path", "format",
+	// "codec", "bytes" and, for HTML with a title, "title". For JSONL: the
+	// record's own "metadata" object, never nil. JSON numbers are
+	// json.Number so that they round-trip exactly.
+	Metadata map[string]any
+	// Codec is the encoding the bytes were decoded from: "utf-8",
+	// "windows-1252", "utf-16le" or "utf-16be"; empty when undecodable.
+	Codec string
+	// Status says whether Text can be used.
+	Status Status
+	// Err is why the document is not StatusOK; nil when it is.
+	Err error
+	// Size is the size in bytes of the document's raw source: the file, or
+	// the JSONL line without its line ending.
+	Size int64
+}

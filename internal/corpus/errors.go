@@ -1,0 +1,79 @@
+package corpus
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinels matched with errors.Is against Document.Err. Each non-OK
+// Document's Err matches exactly one of them, except a file that could not
+// be read, whose Err wraps the file system's error (fs.ErrPermission, …).
+var (
+	// ErrUndecodable matches documents whose bytes are not text.
+	ErrUndecodable = errors.New("undecodable text")
+	// ErrEmpty matches documents with no content but whitespace.
+	ErrEmpty = errors.New("empty document")
+	// ErrTooLarge matches documents or JSONL lines over the configured limit.
+	ErrTooLarge = errors.New("document too large")
+	// ErrInvalidRecord matches JSONL lines that are not a valid record.
+	ErrInvalidRecord = errors.New("invalid record")
+	// ErrDuplicateID matches documents whose native id was already yielded
+	// earlier in the same walk; the first one keeps the id.
+	ErrDuplicateID = errors.New("duplicate native id")
+)
+
+// DecodeError reports input that is not text. It matches ErrUndecodable.
+type DecodeError struct {
+	// Offset is the byte offset of the first offending byte in the input
+	// given to the decoder (for a JSONL record: in its "text" value).
+	Offset int64
+	// Reason says what made the input look binary.
+	Reason string
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("undecodable text at byte %d: %s", e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrUndecodable) true.
+func (e *DecodeError) Is(target error) bool { return target == ErrUndecodable }
+
+// TooLargeError reports a document or JSONL line over its size limit. It
+// matches ErrTooLarge.
+type TooLargeError struct {
+	// Size is the size in bytes, or 0 when it is unknown because the input
+	// is a stream that was not read to its end.
+	Size int64
+	// Limit is the configured maximum in bytes.
+	Limit int64
+}
+
+// Error implements error.
+func (e *TooLargeError) Error() string {
+	if e.Size > 0 {
+		return fmt.Sprintf("%d bytes is over the limit of %d bytes", e.Size, e.Limit)
+	}
+	return fmt.Sprintf("over the limit of %d bytes", e.Limit)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// LineError locates a problem on one line of a JSONL input. It unwraps to
+// the problem, so errors.Is sees through it.
+type LineError struct {
+	// Name is the input's name as used in native ids: its path relative to
+	// the walked directory, its base name, or the stdin name.
+	Name string
+	// Line is the 1-based line number.
+	Line int
+	// Err is the problem.
+	Err error
+}
+
+// Error implements error.
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.Name, e.Line, e.Err) }
+
+// Unwrap returns the problem.
+func (e *LineError) Unwrap() error { return e.Err }

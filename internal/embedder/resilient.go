@@ -1,0 +1,264 @@
+package embedder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/failsafe-go/failsafe-go/timeout"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+)
+
+// ResilientOptions configures a Resilient. The zero value gives the
+// defaults below.
+type ResilientOptions struct {
+	// Timeout bounds each attempt. Defaults to 30s.
+	Timeout time.Duration
+	// MaxRetries is how many times a transient failure is retried within
+	// one Embed call. Defaults to 2; negative disables retries. Retries
+	// here only smooth over blips: longer waits belong to the queue
+	// (NakWithDelay), which does not hold a worker.
+	MaxRetries int
+	// RetryDelay is the ceiling of the first backoff delay, doubling per
+	// retry, with full jitter. Defaults to 50ms.
+	RetryDelay time.Duration
+	// RetryMaxDelay caps the backoff. A Retry-After longer than this is not
+	// waited for: Embed returns the error at once so that the caller can
+	// requeue the work with that delay. Defaults to 500ms.
+	RetryMaxDelay time.Duration
+	// FailureThreshold is the number of consecutive transient or ambiguous
+	// failures that opens the breaker. Data errors never count. Defaults
+	// to 5.
+	FailureThreshold uint
+	// BreakerDelay is how long the breaker stays open before letting a
+	// probe through. Defaults to 10s.
+	BreakerDelay time.Duration
+	// SuccessThreshold is the number of consecutive successful probes that
+	// close a half-open breaker. Defaults to 1.
+	SuccessThreshold uint
+	// OnStateChange, if set, is called after each breaker transition with
+	// the old and new state ("closed", "open", "half-open"), for a metric or
+	// a log line. It must not block. Defaults to nil.
+	OnStateChange func(from, to string)
+}
+
+const (
+	defaultTimeout          = 30 * time.Second
+	defaultMaxRetries       = 2
+	defaultRetryDelay       = 50 * time.Millisecond
+	defaultRetryMaxDelay    = 500 * time.Millisecond
+	defaultFailureThreshold = 5
+	defaultBreakerDelay     = 10 * time.Second
+	defaultSuccessThreshold = 1
+)
+
+func (o ResilientOptions) withDefaults() ResilientOptions {
+	if o.Timeout == 0 {
+		o.Timeout = defaultTimeout
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = defaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.RetryDelay == 0 {
+		o.RetryDelay = defaultRetryDelay
+	}
+	if o.RetryMaxDelay == 0 {
+		o.RetryMaxDelay = defaultRetryMaxDelay
+	}
+	if o.FailureThreshold == 0 {
+		o.FailureThreshold = defaultFailureThreshold
+	}
+	if o.BreakerDelay == 0 {
+		o.BreakerDelay = defaultBreakerDelay
+	}
+	if o.SuccessThreshold == 0 {
+		o.SuccessThreshold = defaultSuccessThreshold
+	}
+	return o
+}
+
+// Validate reports the first problem with o, saying how to fix it.
+func (o ResilientOptions) Validate() error {
+	if o.Timeout < 0 || o.RetryDelay < 0 || o.RetryMaxDelay < 0 || o.BreakerDelay < 0 {
+		return errors.New("embedder: resilient durations must not be negative (0 means the default)")
+	}
+	if o.RetryDelay > 0 && o.RetryMaxDelay > 0 && o.RetryMaxDelay < o.RetryDelay {
+		return fmt.Errorf("embedder: RetryMaxDelay %v is below RetryDelay %v", o.RetryMaxDelay, o.RetryDelay)
+	}
+	return nil
+}
+
+// Resilient wraps an Embedder with a per-attempt timeout, a small retry
+// budget for transient faults and a circuit breaker. It is an Embedder
+// itself, and safe for concurrent use.
+//
+// Only transient faults are retried here, and only when the wait is short;
+// everything else is returned at once for the caller to classify. The
+// breaker counts transient and ambiguous failures, never data errors (a 4xx
+// other than 408/425/429, an *InputError): a run of bad chunks says nothing
+// about the provider's health. While the breaker is open, Embed fails fast
+// with a retryable classify.ClassCircuitOpen error whose RetryAfter is the
+// time left, and consumers should stop pulling work: see WaitReady.
+type Resilient struct {
+	inner    Embedder
+	opts     ResilientOptions
+	breaker  circuitbreaker.CircuitBreaker[[][]float32]
+	executor failsafe.Executor[[][]float32]
+}
+
+var _ Embedder = (*Resilient)(nil)
+
+// NewResilient wraps inner, after applying defaults to opts and validating
+// them.
+func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	r := &Resilient{inner: inner, opts: opts}
+
+	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
+	retry := retrypolicy.NewBuilder[[][]float32]().
+		HandleIf(func(_ [][]float32, err error) bool { return r.retryable(err) }).
+		WithMaxRetries(opts.MaxRetries).
+		WithDelayFunc(func(exec failsafe.ExecutionAttempt[[][]float32]) time.Duration {
+			return backoff.DelayAtLeast(exec.Retries()+1, classify.Classify(exec.LastError()).RetryAfter)
+		}).
+		ReturnLastFailure().
+		Build()
+
+	cb := circuitbreaker.NewBuilder[[][]float32]().
+		HandleIf(func(_ [][]float32, err error) bool { return countsAgainstBreaker(err) }).
+		WithFailureThreshold(opts.FailureThreshold).
+		WithSuccessThreshold(opts.SuccessThreshold).
+		WithDelay(opts.BreakerDelay)
+	if opts.OnStateChange != nil {
+		cb = cb.OnStateChanged(func(e circuitbreaker.StateChangedEvent) {
+			opts.OnStateChange(e.OldState.String(), e.NewState.String())
+		})
+	}
+	r.breaker = cb.Build()
+
+	// The timeout is innermost so that it bounds each attempt, and the
+	// breaker sees every attempt, retries included.
+	r.executor = failsafe.With(retry, r.breaker, timeout.New[[][]float32](opts.Timeout))
+	return r, nil
+}
+
+// Model returns the wrapped Embedder's model.
+func (r *Resilient) Model() string { return r.inner.Model() }
+
+// Dims returns the wrapped Embedder's dimension.
+func (r *Resilient) Dims() int { return r.inner.Dims() }
+
+// Embed implements Embedder. Besides the wrapped Embedder's errors it
+// returns a retryable classify.ClassCircuitOpen error while the breaker is
+// open, and a retryable classify.ClassTimeout error when an attempt times
+// out. Once ctx is done it returns an error matching ctx.Err().
+func (r *Resilient) Embed(ctx context.Context, inputs []string) ([][]float32, error) {
+	if len(inputs) == 0 {
+		return [][]float32{}, nil
+	}
+	vecs, err := r.executor.WithContext(ctx).GetWithExecution(func(exec failsafe.Execution[[][]float32]) ([][]float32, error) {
+		return r.inner.Embed(exec.Context(), inputs)
+	})
+	if err != nil {
+		return nil, r.translate(ctx, err)
+	}
+	return vecs, nil
+}
+
+// translate turns failsafe's own errors into classify-typed ones.
+func (r *Resilient) translate(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("embed: %w (last attempt: %w)", ctx.Err(), err)
+	case errors.Is(err, circuitbreaker.ErrOpen):
+		return &classify.Error{
+			Disposition: classify.Retry,
+			Class:       classify.ClassCircuitOpen,
+			RetryAfter:  r.breaker.RemainingDelay(),
+			Err:         err,
+		}
+	case errors.Is(err, timeout.ErrExceeded):
+		return classify.Retryable(classify.ClassTimeout, fmt.Errorf("embed attempt took longer than %v: %w", r.opts.Timeout, err))
+	}
+	return err
+}
+
+// retryable reports whether err deserves another attempt within this call:
+// a transient fault, not the caller giving up, and no Retry-After longer
+// than the backoff cap.
+func (r *Resilient) retryable(err error) bool {
+	if err == nil || errors.Is(err, circuitbreaker.ErrOpen) {
+		return false
+	}
+	if errors.Is(err, timeout.ErrExceeded) {
+		return true
+	}
+	d := classify.Classify(err)
+	return d.Disposition == classify.Retry && d.Class != classify.ClassCanceled && d.RetryAfter <= r.opts.RetryMaxDelay
+}
+
+// countsAgainstBreaker reports whether err says something about the
+// provider's health: transient and ambiguous faults do; data errors and the
+// caller's own cancellation do not.
+func countsAgainstBreaker(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, timeout.ErrExceeded) {
+		return true
+	}
+	d := classify.Classify(err)
+	switch d.Disposition {
+	case classify.Retry:
+		return d.Class != classify.ClassCanceled
+	case classify.Ambiguous:
+		return true
+	}
+	return false
+}
+
+// State returns the breaker's effective state: an open breaker whose delay
+// has elapsed reports BreakerHalfOpen, since the next call will be let
+// through as a probe.
+func (r *Resilient) State() BreakerState {
+	switch r.breaker.State() {
+	case circuitbreaker.OpenState:
+		if r.breaker.RemainingDelay() <= 0 {
+			return BreakerHalfOpen
+		}
+		return BreakerOpen
+	case circuitbreaker.HalfOpenState:
+		return BreakerHalfOpen
+	}
+	return BreakerClosed
+}
+
+// WaitReady blocks while the breaker is open and returns nil once it is
+// closed or half-open (or its open delay has elapsed), or ctx.Err() if ctx
+// ends first. Consumers call it before pulling work so that an outage does
+// not burn deliveries.
+func (r *Resilient) WaitReady(ctx context.Context) error {
+	for {
+		if r.State() != BreakerOpen {
+			return nil
+		}
+		t := time.NewTimer(r.breaker.RemainingDelay())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package embedsim
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// MaxDims is the largest dimension the server will produce.
+const MaxDims = 16384
+
+// Config configures a Server. The zero value is a healthy server with the
+// defaults below.
+type Config struct {
+	// Dims is the dimension used when a request does not ask for one.
+	// Defaults to 384.
+	Dims int
+	// Model is the model name reported by GET /v1/models. Requests may name
+	// any model; replies echo it. Defaults to "embed-sim-1".
+	Model string
+	// APIKey, when set, is required as "Authorization: Bearer <key>";
+	// requests without it get 401. Defaults to no authentication.
+	APIKey string
+	// DisableBase64 makes the server reject encoding_format "base64" with
+	// 400 (param "encoding_format"), like providers that only speak floats.
+	DisableBase64 bool
+	// Faults scripts misbehaviour. Defaults to none.
+	Faults Faults
+	// Seed seeds the generator behind random faults and latency, so that a
+	// run is reproducible. Defaults to 0, itself a fixed seed.
+	Seed uint64
+	// RecordInputs keeps the text of every input in the request log, for
+	// tests. Defaults to false: only SHA-256 digests are kept.
+	RecordInputs bool
+	// MaxRecords bounds how many requests Server.Requests remembers; older
+	// ones are dropped. Counts and Seen are not bounded by it. Defaults to
+	// 10000; negative keeps none.
+	MaxRecords int
+}
+
+const (
+	defaultDims       = 384
+	defaultModel      = "embed-sim-1"
+	defaultMaxRecords = 10000
+)
+
+func (c Config) withDefaults() Config {
+	if c.Dims == 0 {
+		c.Dims = defaultDims
+	}
+	if c.Model == "" {
+		c.Model = defaultModel
+	}
+	if c.MaxRecords == 0 {
+		c.MaxRecords = defaultMaxRecords
+	}
+	return c
+}
+
+// Validate reports the first problem with c, after defaults, saying how to
+// fix it.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	if c.Dims < 1 || c.Dims > MaxDims {
+		return fmt.Errorf("embedsim: dims = %d, want 1..%d", c.Dims, MaxDims)
+	}
+	if err := c.Faults.Validate(); err != nil {
+		return fmt.Errorf("embedsim: %w", err)
+	}
+	return nil
+}
+
+// Option adjusts a Server's collaborators.
+type Option func(*options)
+
+type options struct {
+	registry   *prometheus.Registry
+	logger     zerolog.Logger
+	requestLog io.Writer
+	now        func() time.Time
+}
+
+// WithRegistry registers the server's metrics in reg and serves reg on
+// /metrics. Defaults to a fresh registry.
+func WithRegistry(reg *prometheus.Registry) Option {
+	return func(o *options) { o.registry = reg }
+}
+
+// WithLogger sets the logger. Defaults to zerolog.Nop(). Input text is never
+// logged.
+func WithLogger(l zerolog.Logger) Option {
+	return func(o *options) { o.logger = l }
+}
+
+// WithRequestLog appends every request, once answered, to w as one JSON
+// object per line. Writes are serialised; w is not closed by the server.
+func WithRequestLog(w io.Writer) Option {
+	return func(o *options) { o.requestLog = w }
+}
+
+// WithClock sets the clock used for the outage window and the request log.
+// Defaults to time.Now. Latency and hangs always use real time.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}

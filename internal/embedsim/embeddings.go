@@ -1,0 +1,318 @@
+package embedsim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// maxRequestBytes bounds a request body; real providers cap far lower.
+const maxRequestBytes = 64 << 20
+
+type embeddingRequest struct {
+	Model          string          `json:"model"`
+	Input          json.RawMessage `json:"input"`
+	Dimensions     int             `json:"dimensions"`
+	EncodingFormat string          `json:"encoding_format"`
+}
+
+// outcome is what the fault script decided for one request.
+type outcome struct {
+	status int // 200 means embed
+	fault  string
+	hang   bool // stall for HangFor before carrying on
+	reset  bool // drop the connection without answering
+	apiErr apiError
+}
+
+func (s *Server) serveEmbeddings(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	status, fault, rec := s.answer(w, r)
+	d := time.Since(start)
+	s.metrics.observe(status, fault, d)
+	s.log.finish(rec, status, fault, d)
+	s.logger.Debug().Int("status", status).Str("fault", fault).Dur("duration", d).Msg("embeddings request")
+}
+
+// answer handles one request and reports the status sent (0 for none), the
+// fault that decided it, and its log record.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *record) {
+	req, inputs, aerr := s.parseRequest(w, r)
+	// Every request is recorded, rejected ones too: a drill counting what
+	// reached the provider must see them.
+	rec := s.log.begin(s.now(), inputs)
+	s.metrics.inputs.Add(float64(len(inputs)))
+	if s.cfg.APIKey != "" && r.Header.Get("Authorization") != "Bearer "+s.cfg.APIKey {
+		e := apiError{Message: "Incorrect API key provided.", Type: typeInvalidRequest, Code: "invalid_api_key"}
+		return writeError(w, http.StatusUnauthorized, e, 0), "", rec
+	}
+	if aerr != nil {
+		return writeError(w, http.StatusBadRequest, *aerr, 0), "", rec
+	}
+
+	fs := s.faults.Load()
+	o, latency := s.decide(fs, inputs)
+	if !sleep(r.Context(), latency) {
+		return 0, o.fault, rec
+	}
+	if o.reset {
+		resetConnection(w)
+		return 0, o.fault, rec
+	}
+	if o.hang && !sleep(r.Context(), fs.HangFor) {
+		return 0, o.fault, rec
+	}
+	if o.status != http.StatusOK {
+		return writeError(w, o.status, o.apiErr, fs.RetryAfterSeconds), o.fault, rec
+	}
+	poison, fault, aerr := inputFaults(fs, inputs)
+	if aerr != nil {
+		return writeError(w, http.StatusBadRequest, *aerr, 0), fault, rec
+	}
+	if fault == "" {
+		fault = o.fault
+	}
+	dims := req.Dimensions
+	if dims == 0 {
+		dims = s.cfg.Dims
+	}
+	s.writeEmbeddings(w, req.Model, inputs, dims, req.EncodingFormat == "base64", poison)
+	return http.StatusOK, fault, rec
+}
+
+// parseRequest decodes and checks a request. The inputs are returned
+// whenever they could be read, even if another field is invalid.
+func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request) (*embeddingRequest, []string, *apiError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		return nil, nil, &apiError{Message: "could not read the request body: " + err.Error(), Type: typeInvalidRequest}
+	}
+	var req embeddingRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, nil, &apiError{Message: "We could not parse the JSON body of your request: " + err.Error(), Type: typeInvalidRequest}
+	}
+	inputs, err := parseInput(req.Input)
+	if err != nil {
+		return nil, nil, &apiError{Message: err.Error(), Type: typeInvalidRequest, Param: "input"}
+	}
+	if req.Model == "" {
+		return nil, inputs, &apiError{Message: "you must provide a model parameter", Type: typeInvalidRequest, Param: "model"}
+	}
+	if req.Dimensions < 0 || req.Dimensions > MaxDims {
+		return nil, inputs, &apiError{Message: fmt.Sprintf("dimensions must be between 1 and %d", MaxDims), Type: typeInvalidRequest, Param: "dimensions"}
+	}
+	switch req.EncodingFormat {
+	case "", "float":
+	case "base64":
+		if s.cfg.DisableBase64 {
+			return nil, inputs, &apiError{Message: "Unsupported encoding_format 'base64': only 'float' is supported", Type: typeInvalidRequest, Param: "encoding_format"}
+		}
+	default:
+		return nil, inputs, &apiError{Message: fmt.Sprintf("Invalid value for 'encoding_format': %q; supported values are 'float' and 'base64'", req.EncodingFormat), Type: typeInvalidRequest, Param: "encoding_format"}
+	}
+	return &req, inputs, nil
+}
+
+func parseInput(raw json.RawMessage) ([]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("'input' is a required property")
+	}
+	if raw[0] == '"' {
+		var one string
+		if err := json.Unmarshal(raw, &one); err != nil {
+			return nil, fmt.Errorf("'$.input' is invalid: %w", err)
+		}
+		return []string{one}, nil
+	}
+	var many []string
+	if err := json.Unmarshal(raw, &many); err != nil {
+		return nil, errors.New("'$.input' is invalid: embed-sim accepts a string or an array of strings (no token arrays)")
+	}
+	if len(many) == 0 {
+		return nil, errors.New("'$.input' is invalid: the array must not be empty")
+	}
+	return many, nil
+}
+
+// decide draws the request-level outcome. Sequences advance first, on every
+// request, so that "503,503,200" always means "the third request carrying
+// this input succeeds" whatever else was injected.
+func (s *Server) decide(fs *faultSet, inputs []string) (outcome, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	step := s.advanceSequences(fs, inputs)
+	latency := fs.Latency.sample(s.rng)
+	switch {
+	case s.inOutage(fs, s.now()):
+		return statusOutcome(http.StatusServiceUnavailable, "outage"), latency
+	case step == stepReset:
+		return outcome{reset: true, fault: "sequence"}, latency
+	case step == stepHang:
+		return outcome{status: http.StatusOK, hang: true, fault: "sequence"}, latency
+	case step != http.StatusOK:
+		return statusOutcome(step, "sequence"), latency
+	}
+	switch {
+	case s.draw(fs.RateReset):
+		return outcome{reset: true, fault: "reset"}, latency
+	case s.draw(fs.RateHang):
+		return outcome{status: http.StatusOK, hang: true, fault: "hang"}, latency
+	case s.draw(fs.Rate429):
+		return statusOutcome(http.StatusTooManyRequests, "rate_429"), latency
+	case s.draw(fs.Rate5xx):
+		codes := [...]int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable}
+		return statusOutcome(codes[s.rng.IntN(len(codes))], "rate_5xx"), latency
+	}
+	return outcome{status: http.StatusOK}, latency
+}
+
+// draw reports a hit with probability p. Requires s.mu.
+func (s *Server) draw(p float64) bool {
+	return p > 0 && s.rng.Float64() < p
+}
+
+// advanceSequences moves every matching input one step along its sequence
+// and returns the first failing step, or 200. Requires s.mu.
+func (s *Server) advanceSequences(fs *faultSet, inputs []string) int {
+	result := http.StatusOK
+	if len(fs.sequences) == 0 {
+		return result
+	}
+	var done []seqKey // an input repeated within one request advances once
+	for _, in := range inputs {
+		for ri, rule := range fs.sequences {
+			if !rule.match.matches(in) {
+				continue
+			}
+			key := seqKey{rule: ri, text: fnvString(in)}
+			if containsKey(done, key) {
+				continue
+			}
+			done = append(done, key)
+			pos := s.seqPos[key]
+			s.seqPos[key] = pos + 1
+			step := rule.steps[min(pos, len(rule.steps)-1)]
+			if result == http.StatusOK && step != http.StatusOK {
+				result = step
+			}
+		}
+	}
+	return result
+}
+
+func containsKey(keys []seqKey, k seqKey) bool {
+	for _, x := range keys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// inputFaults applies the per-input rules: rejections come back as an API
+// error, corruptions as one PoisonKind per input (nil when none).
+func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError) {
+	var kinds []PoisonKind
+	for i, in := range inputs {
+		if fs.MaxInputChars > 0 {
+			if n := utf8.RuneCountInString(in); n > fs.MaxInputChars {
+				e := contextLengthError(fs.MaxInputChars, n)
+				return nil, "context_length", &e
+			}
+		}
+		for _, p := range fs.poison {
+			if !p.match.matches(in) {
+				continue
+			}
+			switch p.kind {
+			case PoisonInvalidInput:
+				return nil, "invalid_input", &apiError{
+					Message: fmt.Sprintf("'$.input[%d]' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.", i),
+					Type:    typeInvalidRequest, Param: "input", Code: "invalid_input",
+				}
+			case PoisonContextLength:
+				e := contextLengthError(fs.MaxInputChars, utf8.RuneCountInString(in))
+				return nil, "context_length", &e
+			default:
+				if kinds == nil {
+					kinds = make([]PoisonKind, len(inputs))
+				}
+				kinds[i] = p.kind
+			}
+		}
+	}
+	if kinds == nil {
+		return nil, "", nil
+	}
+	for _, k := range kinds {
+		if k != "" {
+			return kinds, string(k), nil
+		}
+	}
+	return kinds, "", nil
+}
+
+// contextLengthError mimics the provider's message; tokens are approximated
+// as four characters each.
+func contextLengthError(maxChars, chars int) apiError {
+	maxTokens := maxChars / 4
+	if maxTokens == 0 {
+		maxTokens = 8192
+	}
+	tokens := max((chars+3)/4, maxTokens+1)
+	return apiError{
+		Message: fmt.Sprintf("This model's maximum context length is %d tokens, however you requested %d tokens (%d in your prompt; 0 for the completion). Please reduce your prompt; or completion length.", maxTokens, tokens, tokens),
+		Type:    typeInvalidRequest,
+		Param:   "input",
+		Code:    "context_length_exceeded",
+	}
+}
+
+// sleep waits d, or until ctx ends; it reports whether the full wait
+// elapsed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resetConnection drops the TCP connection without a response; with linger
+// 0 the peer sees a reset rather than a clean close, like a crashing load
+// balancer.
+func resetConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		// Not hijackable (HTTP/2): abort the stream instead.
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	out := appendJSONString([]byte(`{"object":"list","data":[{"id":`), s.cfg.Model)
+	_, _ = w.Write(append(out, `,"object":"model","created":0,"owned_by":"embed-sim"}]}`+"\n"...))
+}
+
+// approxTokens is the usage figure reported for an input.
+func approxTokens(s string) int {
+	return max(1, (len(strings.TrimSpace(s))+3)/4)
+}

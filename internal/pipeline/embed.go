@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/pkg/classify"
+)
+
+// embed sends the jobs to the embedder in sub-batches bounded by count and
+// size, and sets each job's vector or failure.
+func (p *Pipeline) embed(ctx context.Context, jobs []*Job) {
+	start, size := 0, 0
+	for i, j := range jobs {
+		n := len(j.chunk.Text)
+		if i > start && (i-start >= p.cfg.EmbedMaxInputs || size+n > p.cfg.EmbedMaxBytes) {
+			p.embedGroup(ctx, jobs[start:i])
+			start, size = i, 0
+		}
+		size += n
+	}
+	if start < len(jobs) {
+		p.embedGroup(ctx, jobs[start:])
+	}
+}
+
+// embedGroup embeds one request's worth of jobs. A rejection that blames
+// one input parks just that input; a data error for a multi-input request
+// is bisected until the bad input stands alone; anything else fails the
+// whole group, to be retried by redelivery.
+func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
+	texts := make([]string, len(group))
+	for i, j := range group {
+		texts[i] = j.chunk.Text
+	}
+	p.crash("mid-embed")
+	start := time.Now()
+	vecs, err := p.emb.Embed(ctx, texts)
+	d := classify.Classify(err)
+	outcome := "ok"
+	if err != nil {
+		outcome = string(d.Disposition)
+	}
+	p.metrics.observeEmbed(outcome, time.Since(start))
+	if err == nil {
+		if len(vecs) != len(group) {
+			err = classify.Retryable(classify.ClassServerError, fmt.Errorf("embedder returned %d vectors for %d inputs", len(vecs), len(group)))
+			for _, j := range group {
+				p.fail(j, StageEmbed, err)
+			}
+			return
+		}
+		for i, j := range group {
+			j.vector = vecs[i]
+		}
+		return
+	}
+	var inputErr *embedder.InputError
+	if errors.As(err, &inputErr) && inputErr.Index >= 0 && inputErr.Index < len(group) {
+		p.fail(group[inputErr.Index], StageEmbed, inputErr.Err)
+		rest := make([]*Job, 0, len(group)-1)
+		rest = append(append(rest, group[:inputErr.Index]...), group[inputErr.Index+1:]...)
+		if len(rest) > 0 {
+			p.embedGroup(ctx, rest)
+		}
+		return
+	}
+	if classify.IsDataError(err) && len(group) > 1 {
+		p.metrics.Bisections.Inc()
+		half := len(group) / 2
+		p.embedGroup(ctx, group[:half])
+		p.embedGroup(ctx, group[half:])
+		return
+	}
+	for _, j := range group {
+		p.fail(j, StageEmbed, err)
+	}
+}

@@ -1,0 +1,76 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// Outcome is what the caller must do with a job's message.
+type Outcome int
+
+// Outcomes. Stored, Duplicate and Superseded are acknowledged; Retry is
+// negatively acknowledged with Job.Delay; Parked is terminated, its dead
+// letter already committed to the outbox.
+const (
+	Undecided Outcome = iota
+	Stored
+	Duplicate
+	Superseded
+	Retry
+	Parked
+)
+
+var outcomeNames = [...]string{"undecided", "stored", "duplicate", "superseded", "retry", "parked"}
+
+func (o Outcome) String() string { return outcomeNames[o] }
+
+// Job is one message to process.
+type Job struct {
+	// Raw is the message body exactly as received; a dead letter carries it.
+	Raw []byte
+	// MsgID is the Nats-Msg-Id, used to name a job that cannot be decoded.
+	MsgID string
+	// Seq is the stream sequence, a last resort to name an undecodable job.
+	Seq uint64
+	// Delivered counts deliveries of this message, from 1.
+	Delivered int
+	// Replay is set for jobs from ingest.replay.* and the replayer.
+	Replay bool
+
+	// Outcome, Delay and Failure are set by Process.
+	Outcome Outcome
+	Delay   time.Duration
+	Failure *Failure
+
+	chunk  messages.ChunkJob
+	vector []float32
+	// prevClass is the error class recorded by an earlier delivery.
+	prevClass string
+}
+
+// Chunk returns the decoded job; valid once Process has run and the job
+// was decodable.
+func (j *Job) Chunk() messages.ChunkJob { return j.chunk }
+
+// Failure is why a job was parked or will be retried.
+type Failure struct {
+	Decision classify.Decision
+	Stage    string
+	Err      error
+	// ParkedClass is the error_class of the dead letter: the decision's
+	// class, or transient_exhausted / ambiguous_exhausted / replay_exhausted
+	// when a budget ran out.
+	ParkedClass string
+	NextRetryAt *time.Time
+}
+
+// Stages, as recorded in dead letters.
+const (
+	StageDecode = "decode"
+	StagePolicy = "policy"
+	StageEmbed  = "embed"
+	StageStore  = "store"
+	StageCap    = "delivery_cap"
+)

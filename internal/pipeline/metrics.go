@@ -1,0 +1,64 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the pipeline's Prometheus series.
+type Metrics struct {
+	Outcomes      *prometheus.CounterVec
+	Retries       *prometheus.CounterVec
+	Parked        *prometheus.CounterVec
+	EmbedRequests *prometheus.CounterVec
+	EmbedDuration prometheus.Histogram
+	EndToEnd      prometheus.Histogram
+	Bisections    prometheus.Counter
+}
+
+// NewMetrics creates the pipeline metrics and registers them on reg (nil
+// for none).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		Outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_pipeline_jobs_total",
+			Help: "Chunk jobs processed, by outcome (stored, duplicate, superseded, retry, parked).",
+		}, []string{"outcome"}),
+		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_retries_total",
+			Help: "Jobs sent back for a later delivery, by error class.",
+		}, []string{"error_class"}),
+		Parked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_parked_total",
+			Help: "Jobs parked as dead letters, by disposition and error class.",
+		}, []string{"disposition", "error_class"}),
+		EmbedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_embed_requests_total",
+			Help: "Embedding requests, by outcome (ok, retry, quarantine, ambiguous, escalate).",
+		}, []string{"outcome"}),
+		EmbedDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sluice_embed_request_duration_seconds",
+			Help:    "Duration of embedding requests, retries included.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14),
+		}),
+		EndToEnd: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sluice_end_to_end_latency_seconds",
+			Help:    "Time from a job's publication to its vector's commit.",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 16),
+		}),
+		Bisections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_bisections_total",
+			Help: "Batches split in two to isolate a rejected input.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.Bisections)
+	}
+	return m
+}
+
+func (m *Metrics) observeEmbed(outcome string, d time.Duration) {
+	m.EmbedRequests.WithLabelValues(outcome).Inc()
+	m.EmbedDuration.Observe(d.Seconds())
+}

@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/outbox"
+)
+
+// parkAll commits every Parked job's failure in one fresh transaction —
+// failure bookkeeping must not depend on the work transaction, which may
+// have rolled back — then calls the after-park crash point.
+func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
+	var parked []*Job
+	for _, j := range jobs {
+		if j.Outcome == Parked {
+			parked = append(parked, j)
+		}
+	}
+	if len(parked) == 0 {
+		return p.recordAttempts(ctx, jobs)
+	}
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		for _, j := range parked {
+			if err := p.park(ctx, tx, j); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("park: %w", err)
+	}
+	p.crash("after-park-before-term")
+	return p.recordAttempts(ctx, jobs)
+}
+
+// park records one job's failure: the manifest row goes to parked, its
+// document to failed, and the dead letter into the outbox. A job already
+// parked for this version and replay generation writes nothing, so a
+// redelivery after a crash cannot create a second dead letter.
+func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, j *Job) error {
+	f := j.Failure
+	dl := p.deadLetter(j)
+	if j.chunk.DocID != "" {
+		tag, err := tx.Exec(ctx, `
+			UPDATE ingest_manifest
+			SET status = 'parked', attempts = $4, last_error_class = $5, replay_gen = $6, updated_at = now()
+			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3
+			  AND (status = 'pending' OR (status = 'parked' AND replay_gen < $6))`,
+			j.chunk.DocID, j.chunk.ChunkIndex, j.chunk.DocVersion, dl.Attempts, dl.ErrorClass, dl.ReplayGen)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 && f.Stage != StageDecode {
+			return nil
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE documents SET status = 'failed', updated_at = now()
+			WHERE doc_id = $1 AND version = $2 AND status <> 'failed'`, j.chunk.DocID, j.chunk.DocVersion); err != nil {
+			return err
+		}
+	}
+	p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
+	p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
+		Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
+	return WriteDeadLetter(ctx, tx, dl)
+}
+
+// deadLetter builds the dead letter for a parked job.
+func (p *Pipeline) deadLetter(j *Job) messages.DeadLetter {
+	f, c := j.Failure, &j.chunk
+	disposition, class := string(f.Decision.Disposition), f.ParkedClass
+	switch class {
+	case classify.ClassTransientExhausted:
+		disposition = messages.DispositionRetry
+		if c.ReplayGen >= p.cfg.MaxReplays {
+			disposition, class, f.NextRetryAt = messages.DispositionQuarantine, classify.ClassReplayExhausted, nil
+		}
+	case classify.ClassAmbiguousExhausted:
+		disposition = messages.DispositionAmbiguous
+	}
+	attempts := j.Delivered
+	if f.Decision.Disposition == classify.Quarantine || f.Decision.Disposition == classify.Escalate {
+		attempts = 1
+	}
+	dl := messages.DeadLetter{
+		Schema:         messages.DeadLetterSchema,
+		DocID:          c.DocID,
+		ChunkIndex:     c.ChunkIndex,
+		DocVersion:     c.DocVersion,
+		SourceID:       c.SourceID,
+		SourceNativeID: c.SourceNativeID,
+		RunID:          c.RunID,
+		Disposition:    disposition,
+		ErrorClass:     class,
+		ErrorCode:      f.Decision.Code,
+		ErrorDetail:    messages.TruncateDetail(f.Err.Error()),
+		Stage:          f.Stage,
+		Attempts:       max(attempts, 1),
+		ReplayGen:      c.ReplayGen,
+		FailedAt:       p.now().UTC(),
+		NextRetryAt:    f.NextRetryAt,
+		Payload:        j.Raw,
+	}
+	if dl.DocID == "" {
+		p.nameUndecodable(j, &dl)
+	}
+	dl.DeadLetterID = messages.DeadLetterID(dl.DocID, dl.ChunkIndex)
+	return dl
+}
+
+// nameUndecodable identifies a job that could not be decoded from its
+// message id, or failing that its stream sequence, so that it still gets
+// exactly one triageable dead letter.
+func (p *Pipeline) nameUndecodable(j *Job, dl *messages.DeadLetter) {
+	if docID, index, version, err := messages.ParseChunkMsgID(j.MsgID); err == nil {
+		dl.DocID, dl.ChunkIndex, dl.DocVersion = docID, index, version
+	} else {
+		dl.DocID = "undecodable-" + strconv.FormatUint(j.Seq, 10)
+	}
+	if dl.SourceID == "" {
+		dl.SourceID = "unknown"
+	}
+}
+
+// WriteDeadLetter writes dl to the outbox in tx, on the DLQ subject for its
+// disposition and source.
+func WriteDeadLetter(ctx context.Context, tx outbox.Tx, dl messages.DeadLetter) error {
+	payload, err := dl.Encode()
+	if err != nil {
+		return fmt.Errorf("encode dead letter: %w", err)
+	}
+	_, err = outbox.Write(ctx, tx, outbox.Message{
+		Subject: messages.DLQSubject(dl.Disposition, dl.SourceID),
+		Headers: map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass},
+		Payload: payload,
+	})
+	return err
+}
+
+// recordAttempts notes the attempt count and error class of jobs going back
+// for another delivery, so a later delivery past the cap, or an operator,
+// knows why.
+func (p *Pipeline) recordAttempts(ctx context.Context, jobs []*Job) error {
+	var docIDs, classes []string
+	var indexes, attempts []int32
+	var versions []int64
+	for _, j := range jobs {
+		if j.Outcome != Retry || j.Failure == nil || j.chunk.DocID == "" {
+			continue
+		}
+		docIDs = append(docIDs, j.chunk.DocID)
+		indexes = append(indexes, int32(j.chunk.ChunkIndex))
+		versions = append(versions, j.chunk.DocVersion)
+		attempts = append(attempts, int32(j.Delivered))
+		classes = append(classes, j.Failure.Decision.Class)
+	}
+	if len(docIDs) == 0 {
+		return nil
+	}
+	_, err := p.pool.Exec(ctx, `
+		UPDATE ingest_manifest m SET attempts = t.attempts, last_error_class = t.class, updated_at = now()
+		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[]) AS t(doc_id, chunk_index, version, attempts, class)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
+		docIDs, indexes, versions, attempts, classes)
+	if err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	return nil
+}

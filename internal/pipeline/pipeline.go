@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// Embedder is the embedding API as the pipeline uses it.
+type Embedder interface {
+	Embed(ctx context.Context, inputs []string) ([][]float32, error)
+	Model() string
+	Dims() int
+}
+
+// Pipeline processes batches of chunk jobs. It is safe for concurrent use.
+type Pipeline struct {
+	cfg     Config
+	pool    *pgxpool.Pool
+	store   vectorstore.Store
+	emb     Embedder
+	policy  *Policy
+	log     zerolog.Logger
+	metrics *Metrics
+	now     func() time.Time
+	crash   func(point string)
+}
+
+// Deps are the pipeline's collaborators.
+type Deps struct {
+	Pool     *pgxpool.Pool
+	Store    vectorstore.Store
+	Embedder Embedder
+	// Policy is the compliance stage; nil admits everything.
+	Policy *Policy
+	Log    zerolog.Logger
+	// Metrics defaults to unregistered metrics.
+	Metrics *Metrics
+	// Now defaults to time.Now.
+	Now func() time.Time
+	// Crash is called at named crash points (see package crashpoint); nil
+	// for none.
+	Crash func(point string)
+}
+
+// New returns a pipeline.
+func New(cfg Config, deps Deps) (*Pipeline, error) {
+	cfg.applyDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Pool == nil || deps.Store == nil || deps.Embedder == nil {
+		return nil, errors.New("pipeline: pool, store and embedder are required")
+	}
+	if deps.Embedder.Dims() != 0 && deps.Embedder.Dims() != deps.Store.Dims() {
+		return nil, fmt.Errorf("pipeline: embedder returns %d dimensions but the store holds %d: set EMBEDDING_DIMS to the model's size", deps.Embedder.Dims(), deps.Store.Dims())
+	}
+	if cfg.Model == "" {
+		cfg.Model = deps.Embedder.Model()
+	}
+	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, policy: deps.Policy,
+		log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash}
+	if p.metrics == nil {
+		p.metrics = NewMetrics(nil)
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.crash == nil {
+		p.crash = func(string) {}
+	}
+	return p, nil
+}
+
+// Process decides and commits an outcome for every job. It returns an
+// error only when it could not commit what it decided (the database is
+// unreachable); then no job may be acknowledged, and every job whose
+// outcome is still Undecided must be retried by redelivery.
+func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
+	live := p.decode(jobs)
+	live, err := p.screen(ctx, live)
+	if err != nil {
+		return p.undecide(jobs, err)
+	}
+	live = p.applyPolicy(live)
+	p.embed(ctx, live)
+	var toStore []*Job
+	for _, j := range live {
+		if j.Outcome == Undecided {
+			toStore = append(toStore, j)
+		}
+	}
+	if err := p.storeAll(ctx, toStore); err != nil {
+		return p.undecide(jobs, err)
+	}
+	if err := p.parkAll(ctx, jobs); err != nil {
+		return p.undecide(jobs, err)
+	}
+	for _, j := range jobs {
+		p.metrics.Outcomes.WithLabelValues(j.Outcome.String()).Inc()
+		if j.Outcome == Retry && j.Failure != nil {
+			p.metrics.Retries.WithLabelValues(j.Failure.Decision.Class).Inc()
+		}
+	}
+	return nil
+}
+
+// undecide reverts outcomes that were not committed, so the caller naks.
+func (p *Pipeline) undecide(jobs []*Job, err error) error {
+	for _, j := range jobs {
+		if j.Outcome == Parked || j.Outcome == Undecided {
+			j.Outcome, j.Failure = Undecided, nil
+		}
+	}
+	return err
+}
+
+// decode parses every job; an undecodable one is parked as invalid_message.
+func (p *Pipeline) decode(jobs []*Job) []*Job {
+	live := jobs[:0:0]
+	for _, j := range jobs {
+		chunk, err := messages.DecodeChunkJob(j.Raw)
+		if err != nil {
+			p.fail(j, StageDecode, classify.Permanent(classify.ClassInvalidMessage, err))
+			continue
+		}
+		j.chunk = chunk
+		live = append(live, j)
+	}
+	return live
+}
+
+func (p *Pipeline) applyPolicy(jobs []*Job) []*Job {
+	live := jobs[:0]
+	for _, j := range jobs {
+		if j.chunk.Text == "" || isBlank(j.chunk.Text) {
+			p.fail(j, StagePolicy, classify.Permanentf(classify.ClassEmptyText, "chunk %d of %s has no text", j.chunk.ChunkIndex, j.chunk.DocID))
+			continue
+		}
+		if err := p.policy.Check(&j.chunk); err != nil {
+			p.fail(j, StagePolicy, err)
+			continue
+		}
+		live = append(live, j)
+	}
+	return live
+}
+
+func isBlank(s string) bool {
+	for _, r := range s {
+		if r != ' ' && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// fail routes a failed job: back for another delivery while its budget
+// lasts, parked otherwise.
+func (p *Pipeline) fail(j *Job, stage string, err error) {
+	d := classify.Classify(err)
+	f := &Failure{Decision: d, Stage: stage, Err: err, ParkedClass: d.Class}
+	j.Failure = f
+	switch d.Disposition {
+	case classify.Retry:
+		if j.Delivered < p.cfg.MaxDeliveries {
+			j.Outcome, j.Delay = Retry, p.cfg.Backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
+			return
+		}
+		f.ParkedClass = classify.ClassTransientExhausted
+		next := p.now().Add(p.cfg.ParkRetryDelay << min(j.chunk.ReplayGen, 10))
+		f.NextRetryAt = &next
+	case classify.Ambiguous:
+		if j.Delivered <= p.cfg.AmbiguousRetries {
+			j.Outcome, j.Delay = Retry, p.cfg.Backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
+			return
+		}
+		f.ParkedClass = classify.ClassAmbiguousExhausted
+	}
+	j.Outcome = Parked
+}

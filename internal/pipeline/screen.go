@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+)
+
+// screen reads the manifest state of every decoded job in one query and
+// settles the jobs that need no work: already stored or parked for this
+// version (a redelivery), superseded by a newer version, past the delivery
+// cap, or unknown to the system of record.
+func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	docIDs := make([]string, len(jobs))
+	indexes := make([]int32, len(jobs))
+	for i, j := range jobs {
+		docIDs[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+	}
+	rows, err := p.pool.Query(ctx, `
+		SELECT t.ord, m.version, m.status, m.replay_gen, m.last_error_class, d.version
+		FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS t(doc_id, chunk_index, ord)
+		LEFT JOIN ingest_manifest m ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index
+		LEFT JOIN documents d ON d.doc_id = t.doc_id`, docIDs, indexes)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	type state struct {
+		version, docVersion *int64
+		status, lastClass   *string
+		replayGen           *int32
+	}
+	states := make([]state, len(jobs))
+	for rows.Next() {
+		var ord int
+		var s state
+		if err := rows.Scan(&ord, &s.version, &s.status, &s.replayGen, &s.lastClass, &s.docVersion); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read manifest: %w", err)
+		}
+		states[ord-1] = s
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+
+	live := jobs[:0:0]
+	var superseded []*Job
+	type key struct {
+		doc   string
+		index int
+	}
+	seen := make(map[key]bool, len(jobs))
+	for i, j := range jobs {
+		s, c := states[i], &j.chunk
+		switch {
+		case s.docVersion == nil || s.version == nil:
+			p.fail(j, StageDecode, classify.Permanentf(classify.ClassInvalidMessage,
+				"no manifest row for chunk %d of document %s: the job was not published by a producer of this database", c.ChunkIndex, c.DocID))
+		case c.DocVersion < *s.docVersion || c.DocVersion < *s.version || *s.status == "superseded":
+			j.Outcome = Superseded
+			superseded = append(superseded, j)
+		case c.DocVersion > *s.docVersion:
+			// The producer commits the document before publishing, so this
+			// is a read that raced a commit; look again shortly.
+			j.Outcome, j.Delay = Retry, time.Second
+		case *s.status == "stored":
+			j.Outcome = Duplicate
+		case *s.status == "parked" && (!j.Replay || c.ReplayGen <= int(*s.replayGen)):
+			j.Outcome = Duplicate
+		case j.Delivered > p.cfg.MaxDeliveries:
+			// A worker died on the last allowed delivery; JetStream's higher
+			// MaxDeliver gave us this one to park it in.
+			cls := classify.ClassUnknown
+			if s.lastClass != nil {
+				cls = *s.lastClass
+			}
+			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.cfg.MaxDeliveries)))
+		case seen[key{c.DocID, c.ChunkIndex}]:
+			// The same chunk twice in one batch (a re-publish): one is enough.
+			j.Outcome = Duplicate
+		default:
+			seen[key{c.DocID, c.ChunkIndex}] = true
+			if s.lastClass != nil {
+				j.prevClass = *s.lastClass
+			}
+			live = append(live, j)
+		}
+	}
+	if err := p.markSuperseded(ctx, superseded); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// markSuperseded records that pending chunks of an older version will
+// never be stored: the reconciler must not count them as owed work.
+func (p *Pipeline) markSuperseded(ctx context.Context, jobs []*Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	docIDs, indexes, versions := make([]string, len(jobs)), make([]int32, len(jobs)), make([]int64, len(jobs))
+	for i, j := range jobs {
+		docIDs[i], indexes[i], versions[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex), j.chunk.DocVersion
+	}
+	_, err := p.pool.Exec(ctx, `
+		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
+		FROM unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
+		docIDs, indexes, versions)
+	if err != nil {
+		return fmt.Errorf("mark superseded: %w", err)
+	}
+	return nil
+}

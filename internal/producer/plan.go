@@ -1,0 +1,259 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// plan is what one batch will write and publish.
+type plan struct {
+	docs    []plannedDoc
+	jobs    []plannedJob
+	parked  []messages.DeadLetter
+	parkDoc map[string]bool
+}
+
+type plannedDoc struct {
+	docID, nativeID, hash, status, codec string
+	version                              int64
+	chunkCount                           int
+	metadata                             json.RawMessage
+}
+
+type plannedJob struct {
+	docID, msgID, hash string
+	index              int
+	version            int64
+	raw                []byte
+}
+
+type existing struct {
+	version int64
+	hash    string
+}
+
+// plan reads the batch's documents' current state and decides, per
+// document, whether it is new, changed, unchanged, empty or failed.
+func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summary) (*plan, error) {
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = messages.DocID(p.cfg.SourceID, d.NativeID)
+	}
+	current := map[string]existing{}
+	rows, err := p.pool.Query(ctx, `SELECT doc_id, version, content_hash FROM documents WHERE doc_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var e existing
+		if err := rows.Scan(&id, &e.version, &e.hash); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		current[id] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+
+	pl := &plan{parkDoc: map[string]bool{}}
+	now := p.now().UTC()
+	for i, d := range docs {
+		docID := ids[i]
+		meta, err := metadataJSON(d.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("document %s metadata: %w", d.NativeID, err)
+		}
+		hash, err := documentHash(d, meta)
+		if err != nil {
+			return nil, err
+		}
+		cur, seen := current[docID]
+		if seen && cur.hash == hash {
+			sum.Unchanged++
+			continue
+		}
+		version := int64(1)
+		if seen {
+			version = cur.version + 1
+			sum.Changed++
+		} else {
+			sum.New++
+		}
+		pd := plannedDoc{docID: docID, nativeID: d.NativeID, hash: hash, codec: d.Codec, version: version, metadata: meta}
+		switch d.Status {
+		case corpus.StatusOK:
+			chunks := chunk.Split(d.Text, p.cfg.Chunk)
+			if len(chunks) == 0 {
+				pd.status = "empty"
+				sum.Empty++
+				break
+			}
+			pd.status, pd.chunkCount = "pending", len(chunks)
+			for _, c := range chunks {
+				job, err := p.job(docID, d, c, len(chunks), version, meta, now)
+				if err != nil {
+					return nil, err
+				}
+				pl.jobs = append(pl.jobs, job)
+			}
+		case corpus.StatusEmpty:
+			pd.status = "empty"
+			sum.Empty++
+		default:
+			pd.status, pd.chunkCount = "failed", 1
+			pl.parked = append(pl.parked, p.unreadable(docID, d, version, now))
+			pl.parkDoc[docID] = true
+			sum.Failed++
+			sum.ParkedDocs++
+		}
+		pl.docs = append(pl.docs, pd)
+	}
+	return pl, nil
+}
+
+func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {
+	hash, err := messages.ContentHash(c.Text, meta)
+	if err != nil {
+		return plannedJob{}, err
+	}
+	cj := messages.ChunkJob{
+		Schema: messages.ChunkJobSchema, DocID: docID, ChunkIndex: c.Index, DocVersion: version, ChunkCount: count,
+		SourceID: p.cfg.SourceID, SourceNativeID: d.NativeID, RunID: p.cfg.RunID, ContentHash: hash,
+		Text: c.Text, Metadata: meta, Codec: d.Codec, PublishedAt: now,
+	}
+	raw, err := cj.Encode()
+	if err != nil {
+		return plannedJob{}, fmt.Errorf("document %s chunk %d: %w", d.NativeID, c.Index, err)
+	}
+	return plannedJob{docID: docID, msgID: messages.ChunkMsgID(docID, c.Index, version), hash: hash,
+		index: c.Index, version: version, raw: raw}, nil
+}
+
+// unreadable is the dead letter of a document that could not be decoded
+// or read. There is no job to carry, so the payload describes the
+// document instead.
+func (p *Producer) unreadable(docID string, d corpus.Document, version int64, now time.Time) messages.DeadLetter {
+	class := classify.ClassInvalidMessage
+	if d.Status == corpus.StatusUndecodable {
+		class = classify.ClassInvalidEncoding
+	}
+	detail := "unreadable document"
+	if d.Err != nil {
+		detail = d.Err.Error()
+	}
+	payload, _ := json.Marshal(map[string]any{"source_native_id": d.NativeID, "bytes": d.Size, "status": string(d.Status)})
+	return messages.DeadLetter{
+		Schema: messages.DeadLetterSchema, DeadLetterID: messages.DeadLetterID(docID, 0),
+		DocID: docID, ChunkIndex: 0, DocVersion: version, SourceID: p.cfg.SourceID, SourceNativeID: d.NativeID,
+		RunID: p.cfg.RunID, Disposition: messages.DispositionQuarantine, ErrorClass: class,
+		ErrorDetail: messages.TruncateDetail(detail), Stage: "produce", Attempts: 1, FailedAt: now, Payload: payload,
+	}
+}
+
+// documentHash identifies a document's content, so an unchanged document
+// is skipped. Unreadable documents hash their status and size: re-running
+// over the same bad file does not park it again.
+func documentHash(d corpus.Document, meta json.RawMessage) (string, error) {
+	text := d.Text
+	if d.Status != corpus.StatusOK {
+		text = fmt.Sprintf("\x00%s:%d", d.Status, d.Size)
+	}
+	return messages.ContentHash(text, meta)
+}
+
+// record writes the batch's documents and manifest rows, and the dead
+// letters of unreadable documents, in one transaction.
+func (p *Producer) record(ctx context.Context, pl *plan) error {
+	if len(pl.docs) == 0 {
+		return nil
+	}
+	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		n := len(pl.docs)
+		ids, natives, hashes, statuses, codecs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		versions, counts, metas := make([]int64, n), make([]int32, n), make([]string, n)
+		for i, d := range pl.docs {
+			ids[i], natives[i], hashes[i], statuses[i], codecs[i] = d.docID, d.nativeID, d.hash, d.status, d.codec
+			versions[i], counts[i] = d.version, int32(d.chunkCount)
+			metas[i] = "{}"
+			if len(d.metadata) > 0 {
+				metas[i] = string(d.metadata)
+			}
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO documents (doc_id, source_id, source_native_id, run_id, version, content_hash, chunk_count, status, codec, metadata)
+			SELECT t.doc_id, $1, t.native, $2, t.version, t.hash, t.chunks, t.status, NULLIF(t.codec, ''), t.meta::jsonb
+			FROM unnest($3::text[], $4::text[], $5::int8[], $6::text[], $7::int4[], $8::text[], $9::text[], $10::text[])
+			     AS t(doc_id, native, version, hash, chunks, status, codec, meta)
+			ON CONFLICT (doc_id) DO UPDATE SET run_id = EXCLUDED.run_id, version = EXCLUDED.version,
+			    content_hash = EXCLUDED.content_hash, chunk_count = EXCLUDED.chunk_count, status = EXCLUDED.status,
+			    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, updated_at = now()
+			WHERE documents.version < EXCLUDED.version`,
+			p.cfg.SourceID, p.cfg.RunID, ids, natives, versions, hashes, counts, statuses, codecs, metas); err != nil {
+			return fmt.Errorf("record documents: %w", err)
+		}
+		// What an older, longer version left beyond the new chunk count will
+		// never be stored again: mark it superseded.
+		if _, err := tx.Exec(ctx, `
+			UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
+			FROM unnest($1::text[], $2::int8[], $3::int4[]) AS t(doc_id, version, chunks)
+			WHERE m.doc_id = t.doc_id AND m.version < t.version AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
+			ids, versions, counts); err != nil {
+			return fmt.Errorf("supersede old chunks: %w", err)
+		}
+		if err := p.recordManifest(ctx, tx, pl); err != nil {
+			return err
+		}
+		for _, dl := range pl.parked {
+			if _, err := tx.Exec(ctx, `
+				INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, last_error_class, run_id, job)
+				VALUES ($1, 0, $2, '', 'parked', 1, $3, $4, $5)
+				ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, status = 'parked',
+				    attempts = 1, last_error_class = EXCLUDED.last_error_class, run_id = EXCLUDED.run_id,
+				    job = EXCLUDED.job, replay_gen = 0, updated_at = now()`,
+				dl.DocID, dl.DocVersion, dl.ErrorClass, dl.RunID, dl.Payload); err != nil {
+				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
+			}
+			if err := pipeline.WriteDeadLetter(ctx, tx, dl); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) error {
+	if len(pl.jobs) == 0 {
+		return nil
+	}
+	n := len(pl.jobs)
+	ids, hashes := make([]string, n), make([]string, n)
+	indexes, versions, raws := make([]int32, n), make([]int64, n), make([][]byte, n)
+	for i, j := range pl.jobs {
+		ids[i], hashes[i], indexes[i], versions[i], raws[i] = j.docID, j.hash, int32(j.index), j.version, j.raw
+	}
+	_, err := tx.Exec(ctx, `
+		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job, published_at)
+		SELECT t.doc_id, t.chunk_index, t.version, t.hash, 'pending', $1, t.job, now()
+		FROM unnest($2::text[], $3::int4[], $4::int8[], $5::text[], $6::bytea[]) AS t(doc_id, chunk_index, version, hash, job)
+		ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
+		    status = 'pending', attempts = 0, last_error_class = NULL, replay_gen = 0, run_id = EXCLUDED.run_id,
+		    job = EXCLUDED.job, published_at = EXCLUDED.published_at, updated_at = now()
+		WHERE ingest_manifest.version < EXCLUDED.version`,
+		p.cfg.RunID, ids, indexes, versions, hashes, raws)
+	if err != nil {
+		return fmt.Errorf("record manifest: %w", err)
+	}
+	return nil
+}

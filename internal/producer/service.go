@@ -1,0 +1,101 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/service"
+)
+
+// Run is the producer command: it records and publishes the inputs named
+// in args and prints the run's summary on stdout.
+func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) error {
+	l := config.NewLoader("producer", lookup)
+	l.FlagSet().SetOutput(stderr)
+	var common config.Common
+	var cfg Config
+	var jsonl, asJSON bool
+	var unit string
+	config.RegisterCommon(l, &common, "")
+	l.String(&cfg.SourceID, "source", "SOURCE", "", "source name (required): letters, digits, _ and -")
+	l.Bool(&jsonl, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
+	l.Int(&cfg.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
+	l.Int(&cfg.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
+	l.String(&unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (approximate) or chars")
+	l.Int(&cfg.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", 200, "documents recorded per transaction")
+	l.Bool(&asJSON, "json", "", false, "print the summary as JSON")
+	inputs, err := l.Parse(args)
+	if err != nil {
+		return service.UsageError(err)
+	}
+	cfg.Chunk.Unit = chunk.Unit(unit)
+	if cfg.SourceID == "" {
+		return service.UsageError(fmt.Errorf("--source is required: name the corpus, e.g. --source docs"))
+	}
+	if len(inputs) == 0 {
+		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))
+	}
+	if err := cfg.Validate(); err != nil {
+		return service.UsageError(err)
+	}
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: jsonl, Stdin: stdin})
+	if err != nil {
+		return service.UsageError(err)
+	}
+	rt, err := service.Start(ctx, "producer", common, service.Options{MaxConns: 4}, stderr)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	p, err := New(cfg, rt.Pool, rt.JS, rt.Log)
+	if err != nil {
+		return err
+	}
+	p.Progress = progress(stderr, rt)
+	start := time.Now()
+	sum, err := p.Run(ctx, reader)
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(stderr)
+	}
+	if perr := printSummary(stdout, sum, time.Since(start), asJSON); perr != nil && err == nil {
+		err = perr
+	}
+	return err
+}
+
+// progress reports after each batch: a one-line bar on a terminal, a log
+// line at most every few seconds otherwise.
+func progress(stderr io.Writer, rt *service.Runtime) func(Summary) {
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return func(s Summary) {
+			fmt.Fprintf(stderr, "\r\033[Kdocuments %d (new %d, changed %d, unchanged %d, parked %d) · chunks published %d",
+				s.Seen, s.New, s.Changed, s.Unchanged, s.Failed, s.Chunks)
+		}
+	}
+	var last time.Time
+	return func(s Summary) {
+		if time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		rt.Log.Info().Int("documents", s.Seen).Int("chunks_published", s.Chunks).Msg("progress")
+	}
+}
+
+func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(s)
+	}
+	_, err := fmt.Fprintf(w, "run %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
+		s.RunID, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+	return err
+}

@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/telemetry"
+)
+
+// Runtime is a started service's shared plumbing.
+type Runtime struct {
+	Log      zerolog.Logger
+	Registry *prometheus.Registry
+	Pool     *pgxpool.Pool
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Health   *telemetry.Server
+
+	waitHTTP func() error
+}
+
+// Options adjust Start.
+type Options struct {
+	// MaxConns sizes the PostgreSQL pool. Defaults to pgx's default.
+	MaxConns int32
+	// Topology is declared on NATS at startup.
+	Topology broker.Topology
+	// NoNATS skips the NATS connection, for services that do not use it.
+	NoNATS bool
+}
+
+// Start builds a service's runtime. Close releases it.
+func Start(ctx context.Context, name string, c config.Common, opts Options, stderr io.Writer) (*Runtime, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	log, err := telemetry.NewLogger(stderr, name, c.LogLevel, c.LogFormat)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }}
+	pcfg, err := pgxpool.ParseConfig(c.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		pcfg.MaxConns = opts.MaxConns
+	}
+	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
+	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		return nil, fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	}
+	if err := waitFor(ctx, func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
+		rt.Close()
+		return nil, fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	}
+	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return rt.Pool.Ping(ctx) }}}
+	if !opts.NoNATS {
+		rt.NC, rt.JS, err = broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-" + name, Creds: c.NATSCreds,
+			TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}, log)
+		if err != nil {
+			rt.Close()
+			return nil, err
+		}
+		if err := waitFor(ctx, func(ctx context.Context) error { return broker.Ensure(ctx, rt.JS, opts.Topology) }); err != nil {
+			rt.Close()
+			return nil, fmt.Errorf("declare jetstream topology: %w", err)
+		}
+		checks = append(checks, telemetry.Check{Name: "nats", Fn: func(context.Context) error {
+			if !rt.NC.IsConnected() {
+				return errors.New("not connected")
+			}
+			return nil
+		}})
+	}
+	rt.Health = telemetry.NewServer(rt.Registry, log, checks...)
+	if rt.waitHTTP, err = rt.Health.ListenAndServe(ctx, c.MetricsAddr); err != nil {
+		rt.Close()
+		return nil, fmt.Errorf("METRICS_ADDR %s: %w", c.MetricsAddr, err)
+	}
+	return rt, nil
+}
+
+// Close releases the connections and waits for the HTTP server, which
+// stops when the context given to Start ends.
+func (rt *Runtime) Close() {
+	if rt.NC != nil {
+		_ = rt.NC.Drain()
+	}
+	if rt.Pool != nil {
+		rt.Pool.Close()
+	}
+	if err := rt.waitHTTP(); err != nil {
+		rt.Log.Warn().Err(err).Msg("metrics server")
+	}
+}
+
+// waitFor retries fn for up to a minute: services may start before the
+// database or broker is ready (as under docker compose).
+func waitFor(ctx context.Context, fn func(context.Context) error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := fn(attempt)
+		cancel()
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

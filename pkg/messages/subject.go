@@ -1,0 +1,89 @@
+package messages
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Subject filters for stream and consumer configuration (DESIGN §4): the
+// INGEST stream holds ChunkSubjectFilter and ReplaySubjectFilter, the DLQ
+// stream DLQSubjectFilter.
+const (
+	// ChunkSubjectFilter matches every ChunkSubject; the workers durable.
+	ChunkSubjectFilter = "ingest.chunks.>"
+	// ReplaySubjectFilter matches every ReplaySubject; the replay durable,
+	// which is pausable on its own.
+	ReplaySubjectFilter = "ingest.replay.>"
+	// DLQSubjectFilter matches every DLQSubject.
+	DLQSubjectFilter = "dlq.>"
+)
+
+const (
+	chunkSubjectPrefix  = "ingest.chunks."
+	replaySubjectPrefix = "ingest.replay."
+	dlqSubjectPrefix    = "dlq."
+)
+
+// ChunkSubject is the subject a source's chunk jobs are published on. The
+// source id must pass ValidateSourceID; ChunkJob.Validate ensures that for
+// job.SourceID.
+func ChunkSubject(sourceID string) string { return chunkSubjectPrefix + sourceID }
+
+// ReplaySubject is the subject replays of a source's dead letters are
+// published on. It is separate from ChunkSubject so that replays can be
+// paused without stopping fresh work.
+func ReplaySubject(sourceID string) string { return replaySubjectPrefix + sourceID }
+
+// DLQSubject is the subject a dead letter is published on, so that DLQ
+// consumers can filter by disposition and source. The disposition is one of
+// the Disposition* constants.
+func DLQSubject(disposition, sourceID string) string {
+	return dlqSubjectPrefix + disposition + "." + sourceID
+}
+
+// SourceFromSubject returns the source id from a ChunkSubject, ReplaySubject
+// or DLQSubject. A consumer uses it to name the source of a message whose
+// body could not be decoded. It fails, matching ErrInvalid, on any other
+// subject.
+func SourceFromSubject(subject string) (string, error) {
+	var source string
+	switch {
+	case strings.HasPrefix(subject, chunkSubjectPrefix):
+		source = subject[len(chunkSubjectPrefix):]
+	case strings.HasPrefix(subject, replaySubjectPrefix):
+		source = subject[len(replaySubjectPrefix):]
+	case strings.HasPrefix(subject, dlqSubjectPrefix):
+		disposition, rest, ok := strings.Cut(subject[len(dlqSubjectPrefix):], ".")
+		if !ok || !isDisposition(disposition) {
+			return "", invalid("subject", fmt.Sprintf("%q is not dlq.<disposition>.<source>", subject))
+		}
+		source = rest
+	default:
+		return "", invalid("subject", fmt.Sprintf("%q is not a chunk, replay or DLQ subject", subject))
+	}
+	if err := ValidateSourceID(source); err != nil {
+		return "", err
+	}
+	return source, nil
+}
+
+// ValidateSourceID checks that s can be a source id: 1–64 characters of
+// A-Z a-z 0-9 _ -. Source ids are single NATS subject tokens, so dots,
+// wildcards and spaces would change which subjects a message lands on. The
+// error, matching ErrInvalid, names the offending character.
+func ValidateSourceID(s string) error {
+	if s == "" {
+		return missing("source_id")
+	}
+	if len(s) > maxSourceIDLen {
+		return invalid("source_id", fmt.Sprintf("is %d bytes long; a source id is a NATS subject token and the limit is %d", len(s), maxSourceIDLen))
+	}
+	ok := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	if i := indexFunc(s, ok); i >= 0 {
+		return invalid("source_id", badChar(s, i)+
+			"; a source id is a NATS subject token and may hold only A-Z a-z 0-9 _ -")
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package vectorstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// Both search statements take the same parameters: $1 the query as
+// float4[], $2 a source_id or ” for all, $3 K. The join on version keeps
+// the chunks of a document's current version only: a new version's chunks
+// may already be stored while the document is still being re-indexed, and
+// the old version's beyond the new chunk_count linger until PruneVersion.
+const (
+	// searchVectorSQL ranks by pgvector's own cosine distance operator. The
+	// tie-breakers make the order total, at the price that the planner may
+	// prefer an exact scan over an approximate (HNSW, IVFFlat) index, which
+	// only serves an ORDER BY on the distance alone. A zero stored vector
+	// has distance NaN, which PostgreSQL sorts after every number.
+	searchVectorSQL = `
+SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata,
+       1 - (c.embedding <=> $1::float4[]::vector) AS score
+FROM chunk_embeddings c
+JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version
+WHERE d.status = 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
+LIMIT $3`
+
+	// searchRealArraySQL computes cosine similarity in float8 from the
+	// arrays, the query's norm once. A zero stored vector scores NULL,
+	// sorted last.
+	searchRealArraySQL = `
+WITH q AS (
+	SELECT $1::float4[] AS v, sqrt(sum(x::float8 * x::float8)) AS norm
+	FROM unnest($1::float4[]) AS x
+)
+SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata, s.score
+FROM chunk_embeddings c
+JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version
+CROSS JOIN q
+CROSS JOIN LATERAL (
+	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
+	FROM unnest(c.embedding, q.v) AS u(a, b)
+) s
+WHERE d.status = 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
+LIMIT $3`
+)
+
+// Search returns the opts.K chunks nearest to query by cosine similarity,
+// nearest first and ties broken by doc_id then chunk_index, among the
+// current-version chunks of documents whose status is 'ready'. A query of
+// the wrong length, holding NaN or ±Inf, or of zero norm is a permanent
+// classify error (dimension_mismatch or invalid_vector); a K outside
+// 0..MaxSearchK is an error too.
+func (p *Postgres) Search(ctx context.Context, db DB, query []float32, opts SearchOptions) ([]Hit, error) {
+	if err := validateQuery(query, p.dims); err != nil {
+		return nil, fmt.Errorf("vectorstore: search: %w", err)
+	}
+	k := opts.K
+	if k == 0 {
+		k = DefaultSearchK
+	}
+	if k < 0 || k > MaxSearchK {
+		return nil, fmt.Errorf("vectorstore: search: K is %d: ask for 1..%d hits, or 0 for %d", opts.K, MaxSearchK, DefaultSearchK)
+	}
+	rows, err := db.Query(ctx, p.searchSQL, query, opts.SourceID, k)
+	if err != nil {
+		return nil, fmt.Errorf("vectorstore: search: %w", err)
+	}
+	hits, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Hit, error) {
+		var (
+			h          Hit
+			chunkIndex int32
+			score      pgtype.Float8
+		)
+		err := row.Scan(&h.DocID, &chunkIndex, &h.Version, &h.Text, &h.Metadata, &score)
+		h.ChunkIndex = int(chunkIndex)
+		// A zero stored vector has no direction: NULL in real[] mode, NaN
+		// under pgvector. Either way it is no nearer than orthogonal.
+		if score.Valid && !math.IsNaN(score.Float64) {
+			h.Score = score.Float64
+		}
+		return h, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vectorstore: search: %w", err)
+	}
+	return hits, nil
+}

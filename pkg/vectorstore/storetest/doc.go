@@ -1,0 +1,8 @@
+// Package storetest is the conformance suite every vectorstore.Store must
+// pass. It drives the store through the behaviour the pipeline depends on —
+// idempotent, version-ordered upserts that report an outcome per record,
+// validation before any write, one statement per batch, pruning, search
+// limited to ready documents at their current version, and transactional
+// writes — against a real PostgreSQL database, reading the tables back
+// directly rather than trusting the store's own answers.
+package storetest
