@@ -66,6 +66,9 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	if fs.NArg() > 0 {
 		return s, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
+	if s.cfg.Dims < 1 {
+		return s, fmt.Errorf("%w: --dims must be at least 1", errUsage)
+	}
 	var err error
 	if f.Latency, err = embedsim.ParseLatency(latency); err != nil {
 		return s, fmt.Errorf("%w: --latency: %w", errUsage, err)

@@ -111,12 +111,18 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"--log-level", "chatty"},
 		{"extra"},
 	} {
-		err := run(context.Background(), append([]string{"--addr", "127.0.0.1:0"}, args...), io.Discard, io.Discard)
+		// A canceled context makes run return at once should the flags be
+		// accepted after all.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := run(ctx, append([]string{"--addr", "127.0.0.1:0"}, args...), io.Discard, io.Discard)
 		if !errors.Is(err, errUsage) || exitCode(err) != 2 {
 			t.Errorf("%v: err = %v, want a usage error", args, err)
 		}
 	}
-	if err := run(context.Background(), []string{"--faults", filepath.Join(t.TempDir(), "missing.json")}, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := run(ctx, []string{"--addr", "127.0.0.1:0", "--faults", filepath.Join(t.TempDir(), "missing.json")}, io.Discard, io.Discard); err == nil || exitCode(err) != 1 {
 		t.Errorf("missing faults file: %v", err)
 	}
 }

@@ -21,7 +21,8 @@ var ErrMalformedResponse = errors.New("malformed embeddings response")
 type InputError struct {
 	// Index is the position of the input in the slice given to Embed.
 	Index int
-	Err   error
+	// Err is the permanent classify error saying what is wrong.
+	Err error
 }
 
 // Error implements error.

@@ -22,6 +22,7 @@ type apiError struct {
 	Code    string
 }
 
+// MarshalJSON writes empty Param and Code as null, as the provider does.
 func (e apiError) MarshalJSON() ([]byte, error) {
 	type wire struct {
 		Message string  `json:"message"`

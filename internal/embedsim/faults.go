@@ -62,6 +62,7 @@ type SequenceRule struct {
 	// Match is a substring of the input, or a regular expression when Regex
 	// is set.
 	Match string
+	// Regex makes Match a regular expression (RE2 syntax).
 	Regex bool
 	// Sequence is a comma-separated list of steps: HTTP status codes, "hang"
 	// or "reset". Example: "503,503,200".
@@ -90,8 +91,10 @@ type PoisonRule struct {
 	// Match is a substring of the input, or a regular expression when Regex
 	// is set.
 	Match string
+	// Regex makes Match a regular expression (RE2 syntax).
 	Regex bool
-	Kind  PoisonKind
+	// Kind is what happens to a matching input.
+	Kind PoisonKind
 }
 
 // Step outcomes that are not HTTP statuses.

@@ -29,6 +29,7 @@ const (
 // in a faults file, is "fixed:5ms", "uniform:1ms-20ms" or
 // "lognormal:10ms,200ms" (median, p99).
 type Latency struct {
+	// Dist selects the distribution and which fields below apply.
 	Dist LatencyDist
 	// Value is the fixed latency.
 	Value time.Duration

@@ -1,0 +1,248 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// RelayConfig tunes a relay.
+type RelayConfig struct {
+	// BatchSize is how many rows one claim takes. Defaults to 256.
+	BatchSize int
+	// PollInterval is the fallback when no notification arrives. Defaults
+	// to 1s.
+	PollInterval time.Duration
+	// MaxBackoff caps the wait between attempts while NATS or PostgreSQL is
+	// down. Defaults to 10s.
+	MaxBackoff time.Duration
+	// Retention is how long published rows are kept before deletion.
+	// Defaults to 7 days.
+	Retention time.Duration
+}
+
+func (c *RelayConfig) applyDefaults() {
+	if c.BatchSize == 0 {
+		c.BatchSize = 256
+	}
+	if c.PollInterval == 0 {
+		c.PollInterval = time.Second
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = 10 * time.Second
+	}
+	if c.Retention == 0 {
+		c.Retention = 7 * 24 * time.Hour
+	}
+}
+
+// Relay publishes outbox rows to JetStream. Several relays may run at
+// once: each claims rows with FOR UPDATE SKIP LOCKED, and a row is marked
+// published in the transaction that claimed it, after its PubAck.
+type Relay struct {
+	cfg   RelayConfig
+	pool  *pgxpool.Pool
+	js    jetstream.JetStream
+	log   zerolog.Logger
+	crash func(string)
+
+	published prometheus.Counter
+	pending   prometheus.Gauge
+	oldest    prometheus.Gauge
+}
+
+// NewRelay returns a relay. crash is called at the crash point
+// "after-publish-before-mark"; nil for none.
+func NewRelay(cfg RelayConfig, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Logger, reg prometheus.Registerer, crash func(string)) *Relay {
+	cfg.applyDefaults()
+	if crash == nil {
+		crash = func(string) {}
+	}
+	r := &Relay{cfg: cfg, pool: pool, js: js, log: log, crash: crash,
+		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_published_total", Help: "Outbox rows published to JetStream."}),
+		pending:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_pending_rows", Help: "Outbox rows not yet published."}),
+		oldest:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_oldest_age_seconds", Help: "Age of the oldest unpublished outbox row."}),
+	}
+	if reg != nil {
+		reg.MustRegister(r.published, r.pending, r.oldest)
+	}
+	return r
+}
+
+// Run relays until ctx ends.
+func (r *Relay) Run(ctx context.Context) error {
+	wake := make(chan struct{}, 1)
+	go r.listen(ctx, wake)
+	backoff := time.Duration(0)
+	lastPurge := time.Time{}
+	for ctx.Err() == nil {
+		n, err := r.RelayOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			backoff = min(max(2*backoff, 100*time.Millisecond), r.cfg.MaxBackoff)
+			r.log.Warn().Err(err).Dur("backoff", backoff).Msg("relay failed; backing off")
+			if !sleep(ctx, backoff, nil) {
+				return nil
+			}
+			continue
+		}
+		backoff = 0
+		if time.Since(lastPurge) > time.Minute {
+			if err := r.purge(ctx); err != nil {
+				r.log.Warn().Err(err).Msg("outbox retention")
+			}
+			r.gauge(ctx)
+			lastPurge = time.Now()
+		}
+		if n == r.cfg.BatchSize {
+			continue
+		}
+		r.gauge(ctx)
+		sleep(ctx, r.cfg.PollInterval, wake)
+	}
+	return nil
+}
+
+// RelayOnce claims one batch, publishes it and marks what JetStream
+// acknowledged. It returns how many rows it published.
+func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	rows, err := tx.Query(ctx, `
+		SELECT id, subject, msg_id, headers, payload::text FROM outbox
+		WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	type row struct {
+		id      int64
+		msg     *nats.Msg
+		future  jetstream.PubAckFuture
+		headers map[string]string
+	}
+	var claimed []*row
+	for rows.Next() {
+		var rw row
+		var subject, msgID, payload string
+		if err := rows.Scan(&rw.id, &subject, &msgID, &rw.headers, &payload); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("claim: %w", err)
+		}
+		rw.msg = &nats.Msg{Subject: subject, Data: []byte(payload), Header: nats.Header{}}
+		for k, v := range rw.headers {
+			rw.msg.Header.Set(k, v)
+		}
+		rw.msg.Header.Set(jetstream.MsgIDHeader, msgID)
+		claimed = append(claimed, &rw)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("claim: %w", err)
+	}
+	if len(claimed) == 0 {
+		return 0, nil
+	}
+	var errs []error
+	for _, rw := range claimed {
+		if rw.future, err = r.js.PublishMsgAsync(rw.msg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var done []int64
+	for _, rw := range claimed {
+		if rw.future == nil {
+			continue
+		}
+		select {
+		case <-rw.future.Ok():
+			done = append(done, rw.id)
+		case err := <-rw.future.Err():
+			errs = append(errs, err)
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	r.crash("after-publish-before-mark")
+	if len(done) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, done); err != nil {
+			return 0, fmt.Errorf("mark published: %w", err)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			return 0, fmt.Errorf("mark published: %w", err)
+		}
+		r.published.Add(float64(len(done)))
+	}
+	if len(errs) > 0 {
+		return len(done), fmt.Errorf("publish %d of %d rows failed: %w", len(claimed)-len(done), len(claimed), errors.Join(errs...))
+	}
+	return len(done), nil
+}
+
+// listen turns NOTIFY on NotifyChannel into wake-ups. It is only a hint:
+// when the connection drops, polling carries on and listen reconnects.
+func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
+	for ctx.Err() == nil {
+		err := func() error {
+			conn, err := r.pool.Acquire(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Release()
+			if _, err := conn.Exec(ctx, "LISTEN "+NotifyChannel); err != nil {
+				return err
+			}
+			for {
+				if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+					return err
+				}
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		if ctx.Err() == nil {
+			r.log.Debug().Err(err).Msg("outbox listen; polling meanwhile")
+			sleep(ctx, r.cfg.PollInterval, nil)
+		}
+	}
+}
+
+// purge deletes published rows past retention.
+func (r *Relay) purge(ctx context.Context) error {
+	_, err := r.pool.Exec(ctx, `DELETE FROM outbox WHERE published_at < now() - make_interval(secs => $1)`, r.cfg.Retention.Seconds())
+	return err
+}
+
+func (r *Relay) gauge(ctx context.Context) {
+	var n int64
+	var age float64
+	err := r.pool.QueryRow(ctx, `
+		SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
+		FROM outbox WHERE published_at IS NULL`).Scan(&n, &age)
+	if err == nil {
+		r.pending.Set(float64(n))
+		r.oldest.Set(age)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+	case <-wake:
+	}
+	return true
+}
+
