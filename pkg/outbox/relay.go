@@ -245,4 +245,3 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	}
 	return true
 }
-
