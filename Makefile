@@ -10,7 +10,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build test test-go fuzz lint clean
+.PHONY: all build demo test test-go fuzz lint clean
 
 all: build
 
@@ -21,6 +21,10 @@ build: $(NATS_BIN)
 $(NATS_BIN): go.mod go.sum
 	@mkdir -p $(BIN)
 	$(GO) build -o $(NATS_BIN) github.com/nats-io/nats-server/v2
+
+## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
+demo: build
+	$(BIN)/sluice demo $(DEMO_FLAGS)
 
 ## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
 test: test-go fuzz

@@ -36,8 +36,29 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"migrate": {"apply schema migrations: migrate [up|status]", runMigrate},
+		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
+		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
+		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|pause|resume", runDLQ},
+		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
+		"runs":      {"list ingest runs", runRuns},
+		"search":    {"semantic search over ready documents: search TEXT", runSearch},
 	}
+}
+
+func dlqCommands() map[string]command {
+	return map[string]command{
+		"stats":  {"dead letters by error class, replay readiness", runDLQStats},
+		"ls":     {"list dead letters (filters: --source --error-class --since --until --run --unresolved)", runDLQList},
+		"show":   {"show one dead letter: show DEAD_LETTER_ID", runDLQShow},
+		"report": {"source × error class with examples and the shape of the DLQ", runDLQReport},
+		"replay": {"replay dead letters in an explicit scope (dry run unless --execute)", runDLQReplay},
+		"pause":  {"pause the replay durable", runDLQPause},
+		"resume": {"resume the replay durable", runDLQResume},
+	}
+}
+
+func runDLQ(ctx context.Context, env Env, args []string) error {
+	return subcommand(ctx, env, "dlq", dlqCommands(), args)
 }
 
 // Run executes `sluice args...` and returns the process exit status.
@@ -80,12 +101,7 @@ func exitCode(stderr io.Writer, err error) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: sluice COMMAND [flags]\n\nCommands:")
 	cmds := commands()
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(cmds) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'sluice COMMAND --help' for a command's flags.")
@@ -100,4 +116,13 @@ func lookupOrNone(env Env) func(string) (string, bool) {
 		return env.Lookup
 	}
 	return func(string) (string, bool) { return "", false }
+}
+
+func sortedKeys(m map[string]command) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -17,15 +17,11 @@ import (
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
-// ServiceConfig is the consumer service's configuration.
-type ServiceConfig struct {
-	Common   config.Common
-	Embedder config.Embedder
-	// Workers is the number of concurrent pull loops per durable.
-	Workers          int
-	BatchSize        int
-	FetchWait        time.Duration
-	AckWait          time.Duration
+// PipelineSettings are the settings of the ingest pipeline, shared by the
+// consumer and the replayer, which must agree on them.
+type PipelineSettings struct {
+	Common           config.Common
+	Embedder         config.Embedder
 	MaxDeliveries    int
 	AmbiguousRetries int
 	MaxReplays       int
@@ -35,14 +31,11 @@ type ServiceConfig struct {
 	PolicyRules      string
 }
 
-// Register registers the consumer's settings on l.
-func (c *ServiceConfig) Register(l *config.Loader) {
-	config.RegisterCommon(l, &c.Common, ":9101")
+// Register registers the pipeline settings on l; metricsAddr is the
+// service's default metrics address.
+func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
+	config.RegisterCommon(l, &c.Common, metricsAddr)
 	config.RegisterEmbedder(l, &c.Embedder)
-	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
-	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
-	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")
-	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: above the worst-case embed call plus commit")
 	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", 5, "delivery cap before a transient failure is parked")
 	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", 2, "retries of an unrecognised error before parking")
 	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", 3, "replay generations before a chunk is quarantined as replay_exhausted")
@@ -50,6 +43,53 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", 30*time.Second, "delay before the replayer retries a transient_exhausted chunk")
 	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
+}
+
+// Build creates the embedder and the pipeline on a started runtime.
+func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
+	if err := c.Embedder.Validate(); err != nil {
+		return nil, nil, err
+	}
+	rules, err := pipeline.ParseRules(splitNonEmpty(c.PolicyRules, ";"))
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := vectorstore.Open(ctx, rt.Pool, c.Common.EmbeddingDims)
+	if err != nil {
+		return nil, nil, err
+	}
+	emb, err := NewEmbedder(c.Embedder, c.Common.EmbeddingDims, rt.Registry, rt)
+	if err != nil {
+		return nil, nil, err
+	}
+	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
+		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay},
+		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb,
+			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
+			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return pipe, emb, nil
+}
+
+// ServiceConfig is the consumer service's configuration.
+type ServiceConfig struct {
+	PipelineSettings
+	// Workers is the number of concurrent pull loops per durable.
+	Workers   int
+	BatchSize int
+	FetchWait time.Duration
+	AckWait   time.Duration
+}
+
+// Register registers the consumer's settings on l.
+func (c *ServiceConfig) Register(l *config.Loader) {
+	c.PipelineSettings.Register(l, ":9101")
+	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
+	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
+	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")
+	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: above the worst-case embed call plus commit")
 }
 
 // Topology is the broker topology this configuration implies.
@@ -67,33 +107,13 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if _, err := l.Parse(args); err != nil {
 		return service.UsageError(err)
 	}
-	if err := cfg.Embedder.Validate(); err != nil {
-		return err
-	}
-	rules, err := pipeline.ParseRules(splitNonEmpty(cfg.PolicyRules, ";"))
-	if err != nil {
-		return err
-	}
 	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
 		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology()}, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-
-	store, err := vectorstore.Open(ctx, rt.Pool, cfg.Common.EmbeddingDims)
-	if err != nil {
-		return err
-	}
-	emb, err := NewEmbedder(cfg.Embedder, cfg.Common.EmbeddingDims, rt.Registry, rt)
-	if err != nil {
-		return err
-	}
-	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: cfg.MaxDeliveries, AmbiguousRetries: cfg.AmbiguousRetries,
-		MaxReplays: cfg.MaxReplays, EmbedMaxInputs: cfg.EmbedMaxInputs, ParkRetryDelay: cfg.ParkRetryDelay},
-		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb,
-			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(cfg.AllowSources, ",")),
-			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
+	pipe, emb, err := cfg.Build(ctx, rt, lookup)
 	if err != nil {
 		return err
 	}
@@ -101,6 +121,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	for range cfg.Workers {
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
+	rt.Registry.MustRegister(NewLagCollector(rt.JS))
 	c := New(Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables},
 		rt.JS, pipe, emb, rt.Log, rt.Registry)
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")

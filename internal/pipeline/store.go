@@ -80,6 +80,15 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 			docIDs, indexes, versions, attempts); err != nil {
 			return fmt.Errorf("mark stored: %w", err)
 		}
+		// A stored chunk's dead letter, if any, is resolved in the same
+		// transaction: replays and late redeliveries close the loop.
+		if _, err := tx.Exec(ctx, `
+			UPDATE dead_letters d SET resolved_at = now()
+			FROM unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)
+			WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index AND d.version <= t.version AND d.resolved_at IS NULL`,
+			docIDs, indexes, versions); err != nil {
+			return fmt.Errorf("resolve dead letters: %w", err)
+		}
 		if err := p.complete(ctx, tx, docs); err != nil {
 			return err
 		}

@@ -148,7 +148,7 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	}
 	_, uerr := p.pool.Exec(context.WithoutCancel(ctx), `
 		UPDATE ingest_runs SET documents = $2, published = $3, parked = parked + $4, status = $5,
-		       halted_reason = $6
+		       halted_reason = $6, publish_finished_at = now()
 		WHERE run_id = $1`, p.cfg.RunID, sum.Seen, sum.Chunks, sum.ParkedDocs, status, errText(err))
 	return sum, errors.Join(err, uerr)
 }

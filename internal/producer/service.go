@@ -16,28 +16,40 @@ import (
 	"github.com/sluicehq/sluice/internal/service"
 )
 
+// Flags are the producer command's settings.
+type Flags struct {
+	Common config.Common
+	Config Config
+	JSONL  bool
+	JSON   bool
+	Unit   string
+}
+
+// Register registers the producer's settings on l.
+func (f *Flags) Register(l *config.Loader) {
+	config.RegisterCommon(l, &f.Common, "")
+	l.String(&f.Config.SourceID, "source", "SOURCE", "", "source name (required): letters, digits, _ and -")
+	l.Bool(&f.JSONL, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
+	l.Int(&f.Config.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
+	l.Int(&f.Config.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
+	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (approximate) or chars")
+	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", 200, "documents recorded per transaction")
+	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
+}
+
 // Run is the producer command: it records and publishes the inputs named
 // in args and prints the run's summary on stdout.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) error {
 	l := config.NewLoader("producer", lookup)
 	l.FlagSet().SetOutput(stderr)
-	var common config.Common
-	var cfg Config
-	var jsonl, asJSON bool
-	var unit string
-	config.RegisterCommon(l, &common, "")
-	l.String(&cfg.SourceID, "source", "SOURCE", "", "source name (required): letters, digits, _ and -")
-	l.Bool(&jsonl, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
-	l.Int(&cfg.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
-	l.Int(&cfg.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
-	l.String(&unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (approximate) or chars")
-	l.Int(&cfg.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", 200, "documents recorded per transaction")
-	l.Bool(&asJSON, "json", "", false, "print the summary as JSON")
+	var f Flags
+	f.Register(l)
+	common, cfg, jsonl, asJSON := &f.Common, &f.Config, &f.JSONL, &f.JSON
 	inputs, err := l.Parse(args)
 	if err != nil {
 		return service.UsageError(err)
 	}
-	cfg.Chunk.Unit = chunk.Unit(unit)
+	cfg.Chunk.Unit = chunk.Unit(f.Unit)
 	if cfg.SourceID == "" {
 		return service.UsageError(fmt.Errorf("--source is required: name the corpus, e.g. --source docs"))
 	}
@@ -47,16 +59,16 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err := cfg.Validate(); err != nil {
 		return service.UsageError(err)
 	}
-	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: jsonl, Stdin: stdin})
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: *jsonl, Stdin: stdin})
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "producer", common, service.Options{MaxConns: 4}, stderr)
+	rt, err := service.Start(ctx, "producer", *common, service.Options{MaxConns: 4}, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	p, err := New(cfg, rt.Pool, rt.JS, rt.Log)
+	p, err := New(*cfg, rt.Pool, rt.JS, rt.Log)
 	if err != nil {
 		return err
 	}
@@ -66,7 +78,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprintln(stderr)
 	}
-	if perr := printSummary(stdout, sum, time.Since(start), asJSON); perr != nil && err == nil {
+	if perr := printSummary(stdout, sum, time.Since(start), *asJSON); perr != nil && err == nil {
 		err = perr
 	}
 	return err

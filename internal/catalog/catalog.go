@@ -1,0 +1,30 @@
+// Package catalog lists every service binary's settings — flags and
+// environment variables with their defaults — from the code that parses
+// them, so that documentation and deployment files can be checked against
+// the binaries instead of drifting from them.
+package catalog
+
+import (
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/relay"
+)
+
+// Settings returns the settings of each long-running service and of the
+// producer, keyed by binary name.
+func Settings() map[string][]config.Var {
+	return map[string][]config.Var{
+		"producer":     vars("producer", func(l *config.Loader) { (&producer.Flags{}).Register(l) }),
+		"consumer":     vars("consumer", func(l *config.Loader) { (&consumer.ServiceConfig{}).Register(l) }),
+		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&relay.Flags{}).Register(l) }),
+		"dlq-replayer": vars("dlq-replayer", func(l *config.Loader) { (&dlq.ServiceConfig{}).Register(l) }),
+	}
+}
+
+func vars(name string, register func(*config.Loader)) []config.Var {
+	l := config.NewLoader(name, func(string) (string, bool) { return "", false })
+	register(l)
+	return l.Vars()
+}

@@ -1,0 +1,198 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// maxListLimit bounds --limit of dlq ls: past it, a table is no longer
+// something to read; use SQL or --json with narrower filters.
+const maxListLimit = 10000
+
+// nativeIDWidth is how much of a source_native_id a table shows.
+const nativeIDWidth = 40
+
+// dlqFilter is the scope of `sluice dlq ls`. Empty strings and nil times
+// do not filter. Since and Until bound last_failed_at, as dlq replay does.
+type dlqFilter struct {
+	Source, ErrorClass, Disposition, Run string
+	Since, Until                         *time.Time
+	UnresolvedOnly                       bool
+	Limit                                int
+}
+
+// dlqList is the JSON output of `sluice dlq ls`.
+type dlqList struct {
+	// Matched counts every dead letter the filters select, beyond Limit.
+	Matched int64 `json:"matched"`
+	// Limit is the --limit applied.
+	Limit int `json:"limit"`
+	// DeadLetters are the newest failures first.
+	DeadLetters []dlqListItem `json:"dead_letters"`
+}
+
+// dlqListItem is one dead letter as dlq ls lists it.
+type dlqListItem struct {
+	DeadLetterID   string     `json:"dead_letter_id"`
+	DocID          string     `json:"doc_id"`
+	ChunkIndex     int        `json:"chunk_index"`
+	SourceID       string     `json:"source_id"`
+	SourceNativeID string     `json:"source_native_id"`
+	RunID          *string    `json:"run_id"`
+	Disposition    string     `json:"disposition"`
+	ErrorClass     string     `json:"error_class"`
+	ErrorCode      *string    `json:"error_code"`
+	Attempts       int        `json:"attempts"`
+	ReplayGen      int        `json:"replay_gen"`
+	FirstFailedAt  time.Time  `json:"first_failed_at"`
+	LastFailedAt   time.Time  `json:"last_failed_at"`
+	NextRetryAt    *time.Time `json:"next_retry_at"`
+	ReplayedAt     *time.Time `json:"replayed_at"`
+	ResolvedAt     *time.Time `json:"resolved_at"`
+	// State is resolved, ready (due for replay), backing_off (due at
+	// next_retry_at) or manual (no retry time: only an operator replays it).
+	State string `json:"state"`
+}
+
+func runDLQList(ctx context.Context, env Env, args []string) error {
+	var c conn
+	l := newLoader(env, "dlq ls", &c, false)
+	var f dlqFilter
+	var since, until string
+	var all bool
+	l.String(&f.Source, "source", "", "", "only this source_id")
+	l.String(&f.ErrorClass, "error-class", "", "", "only this error class (e.g. rate_limited, transient_exhausted)")
+	l.String(&f.Disposition, "disposition", "", "", "only this disposition: retry, quarantine, ambiguous or escalate")
+	l.String(&since, "since", "", "", "last failed at or after: RFC 3339 time or a duration ago (24h)")
+	l.String(&until, "until", "", "", "last failed before: RFC 3339 time or a duration ago (1h)")
+	l.String(&f.Run, "run", "", "", "only dead letters of this ingest run_id")
+	l.Bool(&f.UnresolvedOnly, "unresolved", "", true, "only dead letters not resolved yet")
+	l.Bool(&all, "all", "", false, "include resolved dead letters (same as --unresolved=false)")
+	l.Int(&f.Limit, "limit", "", 50, "at most this many rows, newest failure first")
+	rest, err := parse(l, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("dlq ls", rest); err != nil {
+		return err
+	}
+	if err := f.complete(since, until, all, time.Now()); err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	list, err := listDeadLetters(ctx, pool, f)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, list)
+	}
+	return printDLQList(env, list)
+}
+
+// complete parses the time flags and validates the filter.
+func (f *dlqFilter) complete(since, until string, all bool, now time.Time) error {
+	var err error
+	if f.Since, err = parseTimeFlag("since", since, now); err != nil {
+		return err
+	}
+	if f.Until, err = parseTimeFlag("until", until, now); err != nil {
+		return err
+	}
+	if f.Since != nil && f.Until != nil && !f.Since.Before(*f.Until) {
+		return usageErr("--since %s is not before --until %s", tableTime(*f.Since), tableTime(*f.Until))
+	}
+	switch f.Disposition {
+	case "", messages.DispositionRetry, messages.DispositionQuarantine, messages.DispositionAmbiguous, messages.DispositionEscalate:
+	default:
+		return usageErr("--disposition %q: use retry, quarantine, ambiguous or escalate", f.Disposition)
+	}
+	if all {
+		f.UnresolvedOnly = false
+	}
+	return checkLimit(f.Limit, maxListLimit)
+}
+
+func listDeadLetters(ctx context.Context, pool *pgxpool.Pool, f dlqFilter) (*dlqList, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT dead_letter_id, doc_id, chunk_index, source_id, source_native_id, run_id,
+		       disposition, error_class, error_code, attempts, replay_gen,
+		       first_failed_at, last_failed_at, next_retry_at, replayed_at, resolved_at,
+		       CASE WHEN resolved_at IS NOT NULL THEN 'resolved'
+		            WHEN next_retry_at IS NULL THEN 'manual'
+		            WHEN next_retry_at <= now() THEN 'ready'
+		            ELSE 'backing_off' END,
+		       count(*) OVER ()
+		FROM dead_letters
+		WHERE ($1 = '' OR source_id = $1) AND ($2 = '' OR error_class = $2) AND ($3 = '' OR disposition = $3)
+		  AND ($4 = '' OR run_id = $4)
+		  AND ($5::timestamptz IS NULL OR last_failed_at >= $5) AND ($6::timestamptz IS NULL OR last_failed_at < $6)
+		  AND (NOT $7 OR resolved_at IS NULL)
+		ORDER BY last_failed_at DESC, dead_letter_id
+		LIMIT $8`,
+		f.Source, f.ErrorClass, f.Disposition, f.Run, f.Since, f.Until, f.UnresolvedOnly, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("list dead letters: %w", err)
+	}
+	list := &dlqList{Limit: f.Limit}
+	list.DeadLetters, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (dlqListItem, error) {
+		var d dlqListItem
+		err := r.Scan(&d.DeadLetterID, &d.DocID, &d.ChunkIndex, &d.SourceID, &d.SourceNativeID, &d.RunID,
+			&d.Disposition, &d.ErrorClass, &d.ErrorCode, &d.Attempts, &d.ReplayGen,
+			&d.FirstFailedAt, &d.LastFailedAt, &d.NextRetryAt, &d.ReplayedAt, &d.ResolvedAt, &d.State, &list.Matched)
+		d.FirstFailedAt, d.LastFailedAt = d.FirstFailedAt.UTC(), d.LastFailedAt.UTC()
+		d.NextRetryAt, d.ReplayedAt, d.ResolvedAt = utcPtr(d.NextRetryAt), utcPtr(d.ReplayedAt), utcPtr(d.ResolvedAt)
+		return d, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list dead letters: %w", err)
+	}
+	if list.DeadLetters == nil {
+		list.DeadLetters = []dlqListItem{}
+	}
+	return list, nil
+}
+
+func printDLQList(env Env, list *dlqList) error {
+	if len(list.DeadLetters) == 0 {
+		fmt.Fprintln(env.Stderr, "no dead letters match")
+		return nil
+	}
+	if err := writeDLQTable(env.Stdout, list.DeadLetters); err != nil {
+		return err
+	}
+	if shown := int64(len(list.DeadLetters)); list.Matched > shown {
+		fmt.Fprintf(env.Stderr, "showing %d of %d matching dead letters: narrow the filters or raise --limit\n", shown, list.Matched)
+	}
+	return nil
+}
+
+func writeDLQTable(w io.Writer, items []dlqListItem) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "DEAD_LETTER_ID\tSOURCE\tSOURCE_NATIVE_ID\tCHUNK\tERROR_CLASS\tATTEMPTS\tGEN\tLAST_FAILED\tSTATE\tSINCE/DUE")
+	for _, d := range items {
+		when := "-"
+		switch d.State {
+		case "resolved":
+			when = tableTimePtr(d.ResolvedAt)
+		case "ready", "backing_off":
+			when = tableTimePtr(d.NextRetryAt)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n",
+			d.DeadLetterID, cell(d.SourceID), elide(cell(d.SourceNativeID), nativeIDWidth), d.ChunkIndex,
+			cell(d.ErrorClass), d.Attempts, d.ReplayGen, tableTime(d.LastFailedAt), strings.ReplaceAll(d.State, "_", " "), when)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,275 @@
+package cli
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// previewBytes is how much of an undecodable payload --text shows.
+const previewBytes = 200
+
+// dlqDetail is the output of `sluice dlq show`: every column of one
+// dead_letters row, with the payload interpreted.
+type dlqDetail struct {
+	DeadLetterID    string     `json:"dead_letter_id"`
+	DocID           string     `json:"doc_id"`
+	ChunkIndex      int        `json:"chunk_index"`
+	Version         int64      `json:"version"`
+	SourceID        string     `json:"source_id"`
+	SourceNativeID  string     `json:"source_native_id"`
+	RunID           *string    `json:"run_id"`
+	Disposition     string     `json:"disposition"`
+	ErrorClass      string     `json:"error_class"`
+	ErrorCode       *string    `json:"error_code"`
+	ErrorDetail     *string    `json:"error_detail"`
+	Stage           string     `json:"stage"`
+	Attempts        int        `json:"attempts"`
+	ReplayGen       int        `json:"replay_gen"`
+	LastOutboxID    int64      `json:"last_outbox_id"`
+	FirstFailedAt   time.Time  `json:"first_failed_at"`
+	LastFailedAt    time.Time  `json:"last_failed_at"`
+	NextRetryAt     *time.Time `json:"next_retry_at"`
+	ReplayedAt      *time.Time `json:"replayed_at"`
+	ReplayID        *string    `json:"replay_id"`
+	ResolvedAt      *time.Time `json:"resolved_at"`
+	PayloadPurgedAt *time.Time `json:"payload_purged_at"`
+	// Payload is null when the row holds none (purged, or never kept).
+	Payload *payloadView `json:"payload"`
+}
+
+// payloadView describes a payload without necessarily revealing it: chunk
+// text can be sensitive, so text and raw previews appear only with --text.
+type payloadView struct {
+	Bytes int `json:"bytes"`
+	// ChunkJob is set when the payload decodes as a messages.ChunkJob.
+	ChunkJob *chunkJobView `json:"chunk_job,omitempty"`
+	// DecodeError says why it does not, when it does not.
+	DecodeError string `json:"decode_error,omitempty"`
+	// Preview is the first previewBytes bytes of an undecodable payload,
+	// with --text only: as UTF-8 when valid, else hex (PreviewEncoding).
+	Preview         *string `json:"preview,omitempty"`
+	PreviewEncoding string  `json:"preview_encoding,omitempty"`
+	// PreviewBytes is how many payload bytes Preview shows.
+	PreviewBytes int `json:"preview_bytes,omitempty"`
+}
+
+// chunkJobView is a ChunkJob's fields; Text only with --text.
+type chunkJobView struct {
+	Schema         int             `json:"schema"`
+	DocID          string          `json:"doc_id"`
+	ChunkIndex     int             `json:"chunk_index"`
+	DocVersion     int64           `json:"doc_version"`
+	ChunkCount     int             `json:"chunk_count"`
+	SourceID       string          `json:"source_id"`
+	SourceNativeID string          `json:"source_native_id"`
+	RunID          string          `json:"run_id"`
+	ContentHash    string          `json:"content_hash"`
+	Metadata       json.RawMessage `json:"metadata,omitempty"`
+	Codec          string          `json:"codec,omitempty"`
+	PublishedAt    time.Time       `json:"published_at"`
+	ReplayGen      int             `json:"replay_gen"`
+	DeadLetterID   string          `json:"dead_letter_id,omitempty"`
+	ReplayID       string          `json:"replay_id,omitempty"`
+	TextBytes      int             `json:"text_bytes"`
+	Text           *string         `json:"text,omitempty"`
+}
+
+// errDeadLetterNotFound is returned by readDeadLetter for an unknown id.
+var errDeadLetterNotFound = errors.New("dead letter not found")
+
+func runDLQShow(ctx context.Context, env Env, args []string) error {
+	var c conn
+	l := newLoader(env, "dlq show", &c, false)
+	var withText bool
+	l.Bool(&withText, "text", "", false, "also print the chunk text (or a raw payload preview); it may be sensitive")
+	pos, err := parseInterspersed(l, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] == "" {
+		return usageErr("dlq show takes one DEAD_LETTER_ID (see sluice dlq ls), got %q", pos)
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	d, err := readDeadLetter(ctx, pool, pos[0], withText)
+	if errors.Is(err, errDeadLetterNotFound) {
+		return fmt.Errorf("dead letter %q not found: list ids with sluice dlq ls --all", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, d)
+	}
+	return printDLQDetail(env, d)
+}
+
+func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText bool) (*dlqDetail, error) {
+	var d dlqDetail
+	var payload []byte
+	err := pool.QueryRow(ctx, `
+		SELECT dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, run_id,
+		       disposition, error_class, error_code, error_detail, stage, attempts, replay_gen,
+		       last_outbox_id, first_failed_at, last_failed_at, next_retry_at, replayed_at, replay_id,
+		       resolved_at, payload_purged_at, payload
+		FROM dead_letters WHERE dead_letter_id = $1`, id).Scan(
+		&d.DeadLetterID, &d.DocID, &d.ChunkIndex, &d.Version, &d.SourceID, &d.SourceNativeID, &d.RunID,
+		&d.Disposition, &d.ErrorClass, &d.ErrorCode, &d.ErrorDetail, &d.Stage, &d.Attempts, &d.ReplayGen,
+		&d.LastOutboxID, &d.FirstFailedAt, &d.LastFailedAt, &d.NextRetryAt, &d.ReplayedAt, &d.ReplayID,
+		&d.ResolvedAt, &d.PayloadPurgedAt, &payload)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errDeadLetterNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read dead letter %s: %w", id, err)
+	}
+	d.FirstFailedAt, d.LastFailedAt = d.FirstFailedAt.UTC(), d.LastFailedAt.UTC()
+	for _, t := range []**time.Time{&d.NextRetryAt, &d.ReplayedAt, &d.ResolvedAt, &d.PayloadPurgedAt} {
+		*t = utcPtr(*t)
+	}
+	if payload != nil {
+		d.Payload = viewPayload(payload, withText)
+	}
+	return &d, nil
+}
+
+// viewPayload interprets a payload: a chunk job's fields, or its size and,
+// with withText, a preview.
+func viewPayload(payload []byte, withText bool) *payloadView {
+	v := &payloadView{Bytes: len(payload)}
+	job, err := messages.DecodeChunkJob(payload)
+	if err != nil {
+		v.DecodeError = err.Error()
+		if withText {
+			v.Preview, v.PreviewEncoding, v.PreviewBytes = preview(payload, previewBytes)
+		}
+		return v
+	}
+	v.ChunkJob = &chunkJobView{
+		Schema: job.Schema, DocID: job.DocID, ChunkIndex: job.ChunkIndex, DocVersion: job.DocVersion,
+		ChunkCount: job.ChunkCount, SourceID: job.SourceID, SourceNativeID: job.SourceNativeID, RunID: job.RunID,
+		ContentHash: job.ContentHash, Metadata: job.Metadata, Codec: job.Codec, PublishedAt: job.PublishedAt,
+		ReplayGen: job.ReplayGen, DeadLetterID: job.DeadLetterID, ReplayID: job.ReplayID, TextBytes: len(job.Text),
+	}
+	if withText {
+		v.ChunkJob.Text = &job.Text
+	}
+	return v
+}
+
+// preview returns up to n bytes of b as UTF-8 when they are valid text (a
+// rune cut at the limit is dropped), else as hex, and how many bytes it
+// shows.
+func preview(b []byte, n int) (*string, string, int) {
+	if len(b) > n {
+		b = b[:n]
+		// Drop a rune the cut split, so that valid text stays valid.
+		for i := 0; i < utf8.UTFMax-1 && len(b) > 0 && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1]
+		}
+	}
+	if utf8.Valid(b) {
+		s := string(b)
+		return &s, "utf-8", len(b)
+	}
+	s := hex.EncodeToString(b)
+	return &s, "hex", len(b)
+}
+
+func printDLQDetail(env Env, d *dlqDetail) error {
+	tw := newTable(env.Stdout)
+	str := func(p *string) string {
+		if p == nil {
+			return "-"
+		}
+		return cell(*p)
+	}
+	rows := [][2]string{
+		{"dead_letter_id", d.DeadLetterID}, {"doc_id", d.DocID}, {"chunk_index", strconv.Itoa(d.ChunkIndex)},
+		{"version", strconv.FormatInt(d.Version, 10)}, {"source_id", cell(d.SourceID)},
+		{"source_native_id", cell(d.SourceNativeID)}, {"run_id", str(d.RunID)},
+		{"disposition", d.Disposition}, {"error_class", cell(d.ErrorClass)}, {"error_code", str(d.ErrorCode)},
+		{"error_detail", str(d.ErrorDetail)}, {"stage", cell(d.Stage)}, {"attempts", strconv.Itoa(d.Attempts)},
+		{"replay_gen", strconv.Itoa(d.ReplayGen)}, {"last_outbox_id", strconv.FormatInt(d.LastOutboxID, 10)},
+		{"first_failed_at", tableTime(d.FirstFailedAt)}, {"last_failed_at", tableTime(d.LastFailedAt)},
+		{"next_retry_at", tableTimePtr(d.NextRetryAt)}, {"replayed_at", tableTimePtr(d.ReplayedAt)},
+		{"replay_id", str(d.ReplayID)}, {"resolved_at", tableTimePtr(d.ResolvedAt)},
+		{"payload_purged_at", tableTimePtr(d.PayloadPurgedAt)},
+	}
+	rows = append(rows, payloadRows(d.Payload)...)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r[0], r[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printPayloadText(env, d.Payload)
+}
+
+// payloadRows describes the payload for the key/value table.
+func payloadRows(p *payloadView) [][2]string {
+	if p == nil {
+		return [][2]string{{"payload", "none"}}
+	}
+	if p.ChunkJob == nil {
+		return [][2]string{
+			{"payload", fmt.Sprintf("%d bytes, not a chunk job", p.Bytes)},
+			{"payload.decode_error", cell(p.DecodeError)},
+		}
+	}
+	j := p.ChunkJob
+	meta := "-"
+	if j.Metadata != nil {
+		meta = cell(string(j.Metadata))
+	}
+	return [][2]string{
+		{"payload", fmt.Sprintf("chunk job, %d bytes", p.Bytes)},
+		{"job.doc_version", strconv.FormatInt(j.DocVersion, 10)},
+		{"job.chunk_count", strconv.Itoa(j.ChunkCount)},
+		{"job.run_id", cell(j.RunID)},
+		{"job.content_hash", j.ContentHash},
+		{"job.codec", cell(j.Codec)},
+		{"job.published_at", tableTime(j.PublishedAt)},
+		{"job.replay_gen", strconv.Itoa(j.ReplayGen)},
+		{"job.dead_letter_id", cell(j.DeadLetterID)},
+		{"job.replay_id", cell(j.ReplayID)},
+		{"job.metadata", meta},
+		{"job.text_bytes", strconv.Itoa(j.TextBytes)},
+	}
+}
+
+// printPayloadText prints the chunk text or raw preview after the table,
+// where a multi-line text does not break the alignment, or says how to
+// see it.
+func printPayloadText(env Env, p *payloadView) error {
+	switch {
+	case p == nil:
+		return nil
+	case p.ChunkJob != nil && p.ChunkJob.Text != nil:
+		_, err := fmt.Fprintf(env.Stdout, "\n--- text ---\n%s\n", printable(*p.ChunkJob.Text))
+		return err
+	case p.Preview != nil:
+		body := printable(*p.Preview)
+		if raw, err := hex.DecodeString(*p.Preview); err == nil && p.PreviewEncoding == "hex" {
+			body = hex.Dump(raw) // offsets and an ASCII column read better than one hex line
+		}
+		_, err := fmt.Fprintf(env.Stdout, "\n--- first %d of %d bytes (%s) ---\n%s\n", p.PreviewBytes, p.Bytes, p.PreviewEncoding, body)
+		return err
+	}
+	fmt.Fprintln(env.Stderr, "payload content hidden (it may be sensitive): add --text to print it")
+	return nil
+}

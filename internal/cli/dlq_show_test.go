@@ -1,0 +1,86 @@
+package cli_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+func TestDLQShow(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	const secret = "confidential chunk text"
+	hash, err := messages.ContentHash(secret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID("wiki", "pages/Go.md"), ChunkIndex: 2,
+		DocVersion: 3, ChunkCount: 5, SourceID: "wiki", SourceNativeID: "pages/Go.md", RunID: "run_01",
+		ContentHash: hash, Text: secret, PublishedAt: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
+	payload, err := job.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDLRows(t, db.Pool,
+		dlRow{id: "job", source: "wiki", class: "bad_request", payload: payload, lastAgo: time.Minute},
+		dlRow{id: "binary", source: "wiki", class: "invalid_message", payload: []byte{0xff, 0xfe, 'x', 0}, lastAgo: time.Minute},
+		dlRow{id: "none", source: "wiki", class: "invalid_message", lastAgo: time.Minute},
+	)
+	env := map[string]string{"DATABASE_URL": db.URL}
+
+	code, out, errOut := sluice(t, env, "dlq", "show", "job")
+	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, hash) || !strings.Contains(errOut, "--text") {
+		t.Fatalf("show without --text: exit %d, stdout %q, stderr %q; want the job's hash, not its text", code, out, errOut)
+	}
+	if f := rowFields(t, out, "job.chunk_count"); f[1] != "5" {
+		t.Errorf("chunk_count row %q", f)
+	}
+	code, out, _ = sluice(t, env, "dlq", "show", "job", "--text")
+	if code != 0 || !strings.Contains(out, "--- text ---\n"+secret+"\n") {
+		t.Fatalf("show --text: exit %d, stdout %q; want the text", code, out)
+	}
+
+	var d struct {
+		DeadLetterID string `json:"dead_letter_id"`
+		Payload      struct {
+			Bytes    int            `json:"bytes"`
+			ChunkJob map[string]any `json:"chunk_job"`
+		} `json:"payload"`
+	}
+	sluiceDecode(t, env, &d, "dlq", "show", "job")
+	if _, has := d.Payload.ChunkJob["text"]; has || d.Payload.ChunkJob["chunk_count"] != 5.0 || d.Payload.Bytes != len(payload) {
+		t.Errorf("JSON without --text: %+v", d)
+	}
+	sluiceDecode(t, env, &d, "dlq", "show", "--text", "job")
+	if d.Payload.ChunkJob["text"] != secret {
+		t.Errorf("JSON with --text lacks the text: %+v", d)
+	}
+
+	code, out, _ = sluice(t, env, "dlq", "show", "binary", "--text")
+	if code != 0 || !strings.Contains(out, "4 bytes, not a chunk job") || !strings.Contains(out, "ff fe 78 00") {
+		t.Errorf("binary payload: exit %d, stdout %q; want its size and a hex dump", code, out)
+	}
+	code, out, _ = sluice(t, env, "dlq", "show", "none")
+	if code != 0 || rowFields(t, out, "payload ")[1] != "none" {
+		t.Errorf("no payload: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestDLQShowErrors(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	code, out, errOut := sluice(t, env, "dlq", "show", "dl_missing")
+	if code != 1 || out != "" || !strings.Contains(errOut, `dead letter "dl_missing" not found`) {
+		t.Errorf("unknown id: exit %d, stdout %q, stderr %q; want 1 and not found", code, out, errOut)
+	}
+	for _, args := range [][]string{{}, {"a", "b"}} {
+		code, _, errOut = sluice(t, env, append([]string{"dlq", "show"}, args...)...)
+		if code != 2 || !strings.Contains(errOut, "one DEAD_LETTER_ID") {
+			t.Errorf("show %q: exit %d, stderr %q; want 2", args, code, errOut)
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/migrations"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// BinDir holds the service binaries (make build puts them in bin/).
+	BinDir string
+	// Documents is how many generated documents to ingest, besides the
+	// poison ones. Defaults to 300.
+	Documents int
+	// Keep leaves everything running after the report until interrupted.
+	Keep bool
+	// Timeout bounds the wait for convergence. Defaults to 5 minutes.
+	Timeout time.Duration
+	// Outage is the embedder outage. Defaults to 8s, starting 1.5s after
+	// the simulator does.
+	Outage time.Duration
+	// Stdout receives the report; Stderr progress and messages.
+	Stdout, Stderr io.Writer
+	// Progress draws a live line on Stderr (a terminal).
+	Progress bool
+	// OnConverged, if set, is called once the system has converged, with
+	// each service's metrics address keyed by process name, while
+	// everything still runs.
+	OnConverged func(metrics map[string]string)
+}
+
+func (o *Options) applyDefaults() {
+	if o.Documents == 0 {
+		o.Documents = 300
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Outage == 0 {
+		o.Outage = 8 * time.Second
+	}
+}
+
+const dims = 384
+
+// Run runs the demo and prints its report. It returns an error when the
+// system did not converge or reconcile found a leak or a duplicate.
+func Run(ctx context.Context, o Options) error {
+	o.applyDefaults()
+	for _, b := range []string{"producer", "consumer", "outbox-relay", "dlq-replayer", "embed-sim"} {
+		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
+			return fmt.Errorf("binary %s not found in %s: run `make build` first (or pass --bin)", b, o.BinDir)
+		}
+	}
+	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
+	env, err := testenv.New()
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	say("starting PostgreSQL and NATS JetStream …")
+	pg, err := env.LocalPostgres(ctx)
+	if err != nil {
+		return err
+	}
+	nats, err := env.LocalNATS(ctx)
+	if err != nil {
+		return err
+	}
+	dbURL, err := createDatabase(ctx, pg.URL, "sluice")
+	if err != nil {
+		return err
+	}
+	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
+		return err
+	}
+	s := &stack{o: o, dir: env.Root(), dbURL: dbURL, natsURL: nats.URL}
+	defer s.stop()
+	if err := s.start(); err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+
+	corpusDir := filepath.Join(env.Root(), "corpus")
+	files, err := WriteCorpus(corpusDir, o.Documents, 7)
+	if err != nil {
+		return err
+	}
+	say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), o.Outage)
+	start := time.Now()
+	prod, err := startProc(s.dir, s.bin("producer"), "producer", s.env(""), "--source", "demo", "--json", corpusDir)
+	if err != nil {
+		return err
+	}
+	if err := prod.wait(); err != nil {
+		return err
+	}
+	st, err := s.converge(ctx, pool)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	if o.OnConverged != nil {
+		o.OnConverged(s.metricsByName())
+	}
+	rep, err := s.reconcile(ctx, pool)
+	if err != nil {
+		return err
+	}
+	writeReport(o.Stdout, st, rep, took, s)
+	if !rep.OK {
+		return errors.New("reconcile found leaked, duplicated or stale chunks")
+	}
+	if o.Keep {
+		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, nats.URL)
+		for _, m := range s.metrics {
+			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
+		}
+		<-ctx.Done()
+	}
+	return nil
+}
+
+func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return strings.Replace(adminURL, "/postgres?", "/"+name+"?", 1), nil
+}
+
+// stack is the demo's running services.
+type stack struct {
+	o              Options
+	dir            string
+	dbURL, natsURL string
+	simURL         string
+	procs          []*proc
+	metrics        []string
+	names          []string
+}
+
+func (s *stack) metricsByName() map[string]string {
+	m := make(map[string]string, len(s.metrics))
+	for i, addr := range s.metrics {
+		m[s.names[i]] = addr
+	}
+	return m
+}
+
+func (s *stack) bin(name string) string { return filepath.Join(s.o.BinDir, name) }
+
+// env is the environment every service gets; metricsAddr may be empty.
+func (s *stack) env(metricsAddr string) []string {
+	return []string{
+		"DATABASE_URL=" + s.dbURL, "NATS_URL=" + s.natsURL, "EMBEDDER_URL=" + s.simURL,
+		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR=" + metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
+		// A demo-sized pipeline: small batches so the outage bites, a low
+		// delivery cap so some chunks exhaust it, and a short park delay so
+		// the replayer drains them within the demo.
+		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=3", "PARK_RETRY_DELAY=4s",
+		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
+	}
+}
+
+func (s *stack) start() error {
+	if err := s.startServices(); err != nil {
+		return err
+	}
+	return s.startSim()
+}
+
+// startSim starts embed-sim with the demo's fault profile: a sprinkle of
+// 429s with Retry-After, log-normal latency, an outage that starts a
+// second after the simulator so the ingest is under way, and a model that
+// rejects the oversize document.
+func (s *stack) startSim() error {
+	simAddr := strings.TrimPrefix(s.simURL, "http://")
+	faults := filepath.Join(s.dir, "faults.json")
+	profile := map[string]any{
+		"rate_429": 0.03, "retry_after_seconds": 1, "latency": "lognormal:20ms,250ms",
+		"outage": map[string]string{"start": "1s", "duration": s.o.Outage.String()},
+		"poison": []map[string]string{{"match": OversizeMarker, "kind": "context_length"}},
+	}
+	b, _ := json.Marshal(profile)
+	if err := os.WriteFile(faults, b, 0o644); err != nil {
+		return err
+	}
+	sim, err := startProc(s.dir, s.bin("embed-sim"), "embed-sim", nil, "--addr", simAddr, "--dims", fmt.Sprint(dims), "--faults", faults, "--seed", "7")
+	if err != nil {
+		return err
+	}
+	s.procs = append(s.procs, sim)
+	return s.waitReady([]string{s.simURL + "/healthz"})
+}
+
+// startServices starts two consumers, the outbox relay and the DLQ
+// consumers, each as its own process with its own metrics address.
+func (s *stack) startServices() error {
+	// The services learn the simulator's address now; it starts later so
+	// that its outage window lines up with the ingest.
+	simAddr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	s.simURL = "http://" + simAddr
+	for _, svc := range []string{"consumer", "consumer", "outbox-relay", "dlq-replayer"} {
+		addr, err := freeAddr()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%s-%d", svc, len(s.procs)+1)
+		p, err := startProc(s.dir, s.bin(svc), name, s.env(addr))
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		s.metrics = append(s.metrics, addr)
+		s.names = append(s.names, name)
+	}
+	urls := make([]string, len(s.metrics))
+	for i, m := range s.metrics {
+		urls[i] = "http://" + m + "/readyz"
+	}
+	return s.waitReady(urls)
+}
+
+// waitReady waits until every URL answers 200.
+func (s *stack) waitReady(urls []string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for _, u := range urls {
+		for {
+			resp, err := http.Get(u)
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			for _, p := range s.procs {
+				select {
+				case err := <-p.done:
+					b, _ := os.ReadFile(p.log)
+					return fmt.Errorf("%s exited during startup: %v\n%s", p.name, err, tail(b, 2000))
+				default:
+				}
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s not ready after 60s", u)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func (s *stack) stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		s.procs[i].stop()
+	}
+}
+
+func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.Report, error) {
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.natsURL, Name: "sluice-demo"}, zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	return reconcile.Run(ctx, pool, js, 15*time.Minute, false)
+}

@@ -1,0 +1,133 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/reconcile"
+)
+
+// status is the system's state as the database tells it.
+type status struct {
+	Documents, Ready, Failed, Empty       int
+	Chunks, Stored, Parked, Pending       int
+	OutboxUnpublished, DeadLetters        int
+	UnresolvedDead, OwedReplays, Resolved int
+	Escalations                           int
+	ParkedByClass                         map[string]int
+}
+
+func readStatus(ctx context.Context, pool *pgxpool.Pool) (status, error) {
+	var st status
+	err := pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM documents),
+		       (SELECT count(*) FROM documents WHERE status = 'ready'),
+		       (SELECT count(*) FROM documents WHERE status = 'failed'),
+		       (SELECT count(*) FROM documents WHERE status = 'empty'),
+		       (SELECT count(*) FROM ingest_manifest WHERE status <> 'superseded'),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = 'stored'),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = 'parked'),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = 'pending'),
+		       (SELECT count(*) FROM outbox WHERE published_at IS NULL),
+		       (SELECT count(*) FROM dead_letters),
+		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL),
+		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL AND error_class = 'transient_exhausted'),
+		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
+		       (SELECT count(*) FROM dead_letters WHERE disposition = 'escalate')`).
+		Scan(&st.Documents, &st.Ready, &st.Failed, &st.Empty, &st.Chunks, &st.Stored, &st.Parked, &st.Pending,
+			&st.OutboxUnpublished, &st.DeadLetters, &st.UnresolvedDead, &st.OwedReplays, &st.Resolved, &st.Escalations)
+	if err != nil {
+		return st, fmt.Errorf("read status: %w", err)
+	}
+	rows, err := pool.Query(ctx, `SELECT last_error_class, count(*) FROM ingest_manifest WHERE status = 'parked' GROUP BY 1`)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	st.ParkedByClass = map[string]int{}
+	for rows.Next() {
+		var class string
+		var n int
+		if err := rows.Scan(&class, &n); err != nil {
+			return st, err
+		}
+		st.ParkedByClass[class] = n
+	}
+	return st, rows.Err()
+}
+
+// converged: nothing pending, every dead letter published and triaged,
+// and every recoverable one replayed.
+func (st status) converged() bool {
+	return st.Chunks > 0 && st.Pending == 0 && st.OutboxUnpublished == 0 && st.OwedReplays == 0 && st.UnresolvedDead == st.Parked
+}
+
+// converge polls until the system converges, drawing progress.
+func (s *stack) converge(ctx context.Context, pool *pgxpool.Pool) (status, error) {
+	deadline := time.Now().Add(s.o.Timeout)
+	lastLog := time.Time{}
+	for {
+		st, err := readStatus(ctx, pool)
+		if err != nil {
+			return st, err
+		}
+		line := fmt.Sprintf("chunks %d · stored %d · parked %d · pending %d · dead letters %d (awaiting replay %d)",
+			st.Chunks, st.Stored, st.Parked, st.Pending, st.DeadLetters, st.OwedReplays)
+		if s.o.Progress {
+			fmt.Fprintf(s.o.Stderr, "\r\033[K%s", line)
+		} else if time.Since(lastLog) > 3*time.Second {
+			fmt.Fprintln(s.o.Stderr, line)
+			lastLog = time.Now()
+		}
+		if st.converged() {
+			if s.o.Progress {
+				fmt.Fprintln(s.o.Stderr)
+			}
+			return st, nil
+		}
+		if time.Now().After(deadline) {
+			return st, fmt.Errorf("not converged after %s: %s (logs in %s)", s.o.Timeout, line, s.dir)
+		}
+		select {
+		case <-ctx.Done():
+			return st, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Duration, s *stack) {
+	classes := make([]string, 0, len(st.ParkedByClass))
+	for c, n := range st.ParkedByClass {
+		classes = append(classes, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(classes)
+	fmt.Fprintf(w, "\nSluice demo — converged in %s\n", took.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "  documents     %d (ready %d, failed %d, empty %d)\n", st.Documents, st.Ready, st.Failed, st.Empty)
+	fmt.Fprintf(w, "  chunks        %d\n", st.Chunks)
+	fmt.Fprintf(w, "  stored        %d\n", st.Stored)
+	fmt.Fprintf(w, "  parked        %d (%s)\n", st.Parked, strings.Join(classes, ", "))
+	fmt.Fprintf(w, "  replayed      %d (parked by the outage, then stored by the replayer)\n", st.Resolved)
+	fmt.Fprintf(w, "  escalations   %d\n", st.Escalations)
+	fmt.Fprintf(w, "  reconcile     %d leaked, %d duplicated, %d stale pending\n", rep.Leaked.Total(), rep.Duplicated, rep.StalePending)
+	fmt.Fprintf(w, "  throughput    %.0f chunks/s end to end, outage included\n", float64(st.Chunks)/took.Seconds())
+	fmt.Fprintln(w, "\nPoison documents:")
+	names := make([]string, 0, len(Poison))
+	for n := range Poison {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-28s %s\n", n, Poison[n])
+	}
+	fmt.Fprintf(w, "\nExplore next (with --keep, against the running system):\n")
+	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.dbURL)
+	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.dbURL, s.simURL)
+	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url %s\n", s.dbURL, s.natsURL)
+}

@@ -1,0 +1,109 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// Letter is one dead letter as delivered from the DLQ stream.
+type Letter struct {
+	messages.DeadLetter
+	// OutboxID is the outbox row it was published from (its Nats-Msg-Id is
+	// "dl:<OutboxID>"); it orders failures of one chunk.
+	OutboxID int64
+	// Delivered counts deliveries of this DLQ message, from 1.
+	Delivered int
+}
+
+// Result says how to settle a dead letter's message.
+type Result struct {
+	// Retry asks for redelivery after Delay; otherwise the message is acked.
+	Retry bool
+	Delay time.Duration
+}
+
+// Handler processes one dead letter. An error means "not processed": the
+// message is redelivered after a short delay.
+type Handler func(ctx context.Context, l Letter) (Result, error)
+
+// Consume pulls from the DLQ durable and hands each dead letter to h until
+// ctx ends. A message that is not a dead letter (nothing of ours writes
+// one) is logged and acknowledged, so it cannot block the durable.
+func Consume(ctx context.Context, js jetstream.JetStream, durable string, log zerolog.Logger, h Handler) error {
+	log = log.With().Str("durable", durable).Logger()
+	var cons jetstream.Consumer
+	for {
+		var err error
+		if cons, err = js.Consumer(ctx, "DLQ", durable); err == nil {
+			break
+		}
+		if !sleep(ctx, time.Second) {
+			return nil
+		}
+		log.Warn().Err(err).Msg("DLQ consumer not available yet")
+	}
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(64, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn().Err(err).Msg("fetch failed")
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		for msg := range batch.Messages() {
+			settle(ctx, msg, log, h)
+		}
+	}
+	return nil
+}
+
+func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handler) {
+	dl, err := messages.DecodeDeadLetter(msg.Data())
+	if err != nil {
+		log.Error().Err(err).Str("subject", msg.Subject()).Msg("not a dead letter; dropping it from this durable")
+		_ = msg.Term()
+		return
+	}
+	l := Letter{DeadLetter: dl, OutboxID: outboxID(msg.Headers().Get(jetstream.MsgIDHeader)), Delivered: 1}
+	if meta, err := msg.Metadata(); err == nil {
+		l.Delivered = int(meta.NumDelivered)
+	}
+	res, err := h(context.WithoutCancel(ctx), l)
+	switch {
+	case err != nil:
+		log.Warn().Err(err).Str("dead_letter_id", dl.DeadLetterID).Msg("dead letter not processed; will retry")
+		_ = msg.NakWithDelay(time.Second * time.Duration(min(l.Delivered, 30)))
+	case res.Retry:
+		_ = msg.NakWithDelay(res.Delay)
+	default:
+		if err := msg.Ack(); err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn().Err(err).Msg("ack failed; the dead letter will be redelivered and handled idempotently")
+		}
+	}
+}
+
+// outboxID parses "dl:<id>"; 0 when absent.
+func outboxID(msgID string) int64 {
+	id, _ := strconv.ParseInt(strings.TrimPrefix(msgID, "dl:"), 10, 64)
+	return id
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,145 @@
+package dlq
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/service"
+)
+
+// ServiceConfig is the dlq-replayer service's configuration.
+type ServiceConfig struct {
+	consumer.PipelineSettings
+	// Roles are the DLQ consumers this process runs: triage, replayer,
+	// alerter. Defaults to all three.
+	Roles            string
+	WebhookURL       string
+	SpikeThreshold   int
+	SpikeWindow      time.Duration
+	PayloadRetention time.Duration
+	Housekeeping     time.Duration
+}
+
+// Register registers the service's settings on l.
+func (c *ServiceConfig) Register(l *config.Loader) {
+	c.PipelineSettings.Register(l, ":9103")
+	l.String(&c.Roles, "roles", "DLQ_ROLES", "triage,replayer,alerter", "DLQ consumers to run in this process")
+	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
+	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", 100, "dead letters within the spike window that raise an alert (0 disables)")
+	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", 5*time.Minute, "window of the spike detector")
+	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", 90*24*time.Hour, "age after which dead-letter payloads are purged (counts and classes stay)")
+	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", 5*time.Second, "how often runs are refreshed and retention applied")
+}
+
+// Run is the dlq-replayer service: it runs until ctx ends.
+func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
+	l := config.NewLoader("dlq-replayer", lookup)
+	l.FlagSet().SetOutput(stderr)
+	var cfg ServiceConfig
+	cfg.Register(l)
+	if _, err := l.Parse(args); err != nil {
+		return service.UsageError(err)
+	}
+	roles, err := parseRoles(cfg.Roles)
+	if err != nil {
+		return service.UsageError(err)
+	}
+	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8,
+		Topology: broker.Topology{MaxDeliveries: cfg.MaxDeliveries}}, stderr)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+
+	handlers := map[string]Handler{}
+	var triage *Triage
+	if roles[broker.TriageConsumer] {
+		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, TriageOptions{PayloadRetention: cfg.PayloadRetention})
+		handlers[broker.TriageConsumer] = triage.Handle
+	}
+	if roles[broker.AlerterConsumer] {
+		a, err := NewAlerter(AlerterOptions{WebhookURL: cfg.WebhookURL, SpikeThreshold: cfg.SpikeThreshold, SpikeWindow: cfg.SpikeWindow}, rt.Log, rt.Registry)
+		if err != nil {
+			return err
+		}
+		handlers[broker.AlerterConsumer] = a.Handle
+	}
+	if roles[broker.ReplayerConsumer] {
+		pipe, _, err := cfg.Build(ctx, rt, lookup)
+		if err != nil {
+			return err
+		}
+		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, cfg.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
+	}
+	var wg sync.WaitGroup
+	for durable, h := range handlers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := Consume(ctx, rt.JS, durable, rt.Log, h); err != nil {
+				rt.Log.Error().Err(err).Str("durable", durable).Msg("DLQ consumer stopped")
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		housekeeping(ctx, rt, cfg, triage)
+	}()
+	rt.Log.Info().Str("roles", cfg.Roles).Msg("dlq-replayer started")
+	wg.Wait()
+	rt.Log.Info().Msg("dlq-replayer stopped")
+	return nil
+}
+
+// housekeeping refreshes run statuses and, where triage runs (triage is
+// not nil), applies payload retention.
+func housekeeping(ctx context.Context, rt *service.Runtime, cfg ServiceConfig, triage *Triage) {
+	t := time.NewTicker(cfg.Housekeeping)
+	defer t.Stop()
+	lastPurge := time.Time{}
+	for {
+		if err := runs.Refresh(ctx, rt.Pool); err != nil && ctx.Err() == nil {
+			rt.Log.Warn().Err(err).Msg("refresh runs")
+		}
+		if triage != nil && time.Since(lastPurge) > time.Hour {
+			n, err := triage.PurgePayloads(ctx, cfg.PayloadRetention)
+			if err != nil && ctx.Err() == nil {
+				rt.Log.Warn().Err(err).Msg("purge dead-letter payloads")
+			} else if n > 0 {
+				rt.Log.Info().Int64("purged", n).Msg("dead-letter payloads past retention purged")
+			}
+			lastPurge = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func parseRoles(s string) (map[string]bool, error) {
+	roles := map[string]bool{}
+	for _, r := range strings.Split(s, ",") {
+		switch r = strings.TrimSpace(r); r {
+		case broker.TriageConsumer, broker.ReplayerConsumer, broker.AlerterConsumer:
+			roles[r] = true
+		case "":
+		default:
+			return nil, fmt.Errorf("--roles: unknown role %q: use triage, replayer, alerter", r)
+		}
+	}
+	if len(roles) == 0 {
+		return nil, fmt.Errorf("--roles is empty: name at least one of triage, replayer, alerter")
+	}
+	return roles, nil
+}

@@ -1,0 +1,190 @@
+package systemtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/cli"
+	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/outbox"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const dims = 16
+
+// system is one test's whole deployment, all in process.
+type system struct {
+	t    *testing.T
+	db   *testenv.Database
+	nats *testenv.NATS
+	js   jetstream.JetStream
+	sim  *embedsim.Server
+	pipe pipeline.Config
+}
+
+func newSystem(t *testing.T, sim embedsim.Config, pipe pipeline.Config) *system {
+	t.Helper()
+	sim.Dims = dims
+	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, sim), nats: testenv.NewNATS(t), pipe: pipe}
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.nats.URL, Name: t.Name()}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s.js = js
+	if err := broker.Ensure(context.Background(), js, s.topology()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (s *system) topology() broker.Topology {
+	deliveries := s.pipe.MaxDeliveries
+	if deliveries == 0 {
+		deliveries = 5
+	}
+	return broker.Topology{MaxDeliveries: deliveries, AckWait: 30 * time.Second}
+}
+
+// background runs fn until the test ends.
+func (s *system) background(name string, fn func(ctx context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- fn(ctx) }()
+	s.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			s.t.Errorf("%s: %v", name, err)
+		}
+	})
+}
+
+func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeline, *embedder.Resilient) {
+	t := s.t
+	store, err := vectorstore.Open(context.Background(), s.db.Pool, dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := embedder.NewOpenAI(embedder.Config{URL: s.sim.URL(), Model: "embed-sim-1", Dims: dims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb, err := embedder.NewResilient(client, resilient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.pipe
+	if cfg.Backoff.Base == 0 {
+		cfg.Backoff = classify.Backoff{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
+	}
+	pipe, err := pipeline.New(cfg, pipeline.Deps{Pool: s.db.Pool, Store: store, Embedder: emb,
+		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipe, emb
+}
+
+// startAll runs a consumer, the outbox relay, and the triage and replayer
+// DLQ consumers.
+func (s *system) startAll(resilient embedder.ResilientOptions) {
+	pipe, emb := s.pipeline(resilient)
+	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, s.js, pipe, emb, zerolog.Nop(), nil)
+	s.background("consumer", c.Run)
+	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, s.db.Pool, s.js, zerolog.Nop(), nil, nil)
+	s.background("relay", relay.Run)
+	triage := dlq.NewTriage(s.db.Pool, zerolog.Nop(), nil, dlq.TriageOptions{})
+	s.background("triage", func(ctx context.Context) error {
+		return dlq.Consume(ctx, s.js, broker.TriageConsumer, zerolog.Nop(), triage.Handle)
+	})
+	replayer := dlq.NewReplayer(pipe, s.topology().MaxDeliveries, zerolog.Nop(), prometheus.NewRegistry(), nil)
+	s.background("replayer", func(ctx context.Context) error {
+		return dlq.Consume(ctx, s.js, broker.ReplayerConsumer, zerolog.Nop(), replayer.Handle)
+	})
+}
+
+func (s *system) produce(source string, docs map[string]string) producer.Summary {
+	t := s.t
+	dir := filepath.Join(t.TempDir(), "corpus")
+	for name, content := range docs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := corpus.NewReader(corpus.Config{Inputs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Unit: chunk.UnitChars}}, s.db.Pool, s.js, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := p.Run(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+func docs(prefix string, n int) map[string]string {
+	out := map[string]string{}
+	for i := range n {
+		out[fmt.Sprintf("%s%03d.txt", prefix, i)] = fmt.Sprintf("%s document number %d about rivers and gates", prefix, i)
+	}
+	return out
+}
+
+// eventually polls cond until it holds or the timeout passes.
+func (s *system) eventually(timeout time.Duration, what string, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (s *system) count(query string, args ...any) int {
+	s.t.Helper()
+	var n int
+	if err := s.db.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		s.t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+// sluice runs the operator CLI against this system.
+func (s *system) sluice(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	env := map[string]string{"DATABASE_URL": s.db.URL, "NATS_URL": s.nats.URL,
+		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
+	code := cli.Run(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr,
+		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, args)
+	return code, stdout.String(), stderr.String()
+}
