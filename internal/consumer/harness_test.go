@@ -44,6 +44,8 @@ type options struct {
 	pipe      pipeline.Config
 	resilient embedder.ResilientOptions
 	batchSize int
+	// ingestMaxMsgs bounds the INGEST stream, to exercise back-pressure.
+	ingestMaxMsgs int64
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -51,7 +53,7 @@ func setup(t *testing.T, o options) *bundle {
 	o.sim.Dims = dims
 	o.sim.RecordInputs = true
 	b := &bundle{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, o.sim),
-		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: 30 * time.Second}}
+		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: 30 * time.Second, IngestMaxMsgs: o.ingestMaxMsgs}}
 	srv := testenv.NewNATS(t)
 	nc, js, err := broker.Connect(broker.ConnConfig{URL: srv.URL, Name: t.Name()}, zerolog.Nop())
 	if err != nil {
@@ -127,7 +129,8 @@ func (b *bundle) produceDir(source, dir string) producer.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Overlap: 0, Unit: chunk.UnitChars}}, b.db.Pool, b.js, zerolog.Nop())
+	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Overlap: 0, Unit: chunk.UnitChars},
+		FullStreamWait: 50 * time.Millisecond}, b.db.Pool, b.js, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,4 +168,35 @@ func (b *bundle) count(query string, args ...any) int {
 		b.t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+func (b *bundle) eventually(timeout time.Duration, what string, cond func() bool) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			b.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// metricValue reads a counter from the bundle's registry by name and the
+// value of its first label.
+func (b *bundle) metricValue(name, label string) (float64, bool) {
+	families, err := b.reg.Gather()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) > 0 && m.GetLabel()[0].GetValue() == label {
+				return m.GetCounter().GetValue(), true
+			}
+		}
+	}
+	return 0, false
 }

@@ -343,3 +343,60 @@ func TestBadVectorsAreParked(t *testing.T) {
 		}
 	}
 }
+
+// A full INGEST stream (DiscardNew) makes the producer wait and publish
+// again; every chunk arrives, none is dropped.
+func TestFullStreamBackPressureLosesNothing(t *testing.T) {
+	t.Parallel()
+	o := options{ingestMaxMsgs: 5, batchSize: 2}
+	b := setup(t, o)
+	b.startConsumer(o)
+	sum := b.produce("full", func() map[string][]byte {
+		docs := map[string][]byte{}
+		for i := range 40 {
+			docs[fmt.Sprintf("d%02d.txt", i)] = []byte(fmt.Sprintf("back-pressure document %d", i))
+		}
+		return docs
+	}())
+	if sum.Chunks != 40 || sum.PublishWait == 0 {
+		t.Fatalf("published %d chunks after %d waits; want 40 after at least one wait for a full stream", sum.Chunks, sum.PublishWait)
+	}
+	b.waitSettled(30 * time.Second)
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 40 {
+		t.Fatalf("stored %d of 40", n)
+	}
+}
+
+// A stale job for an older version, delivered after the newer version was
+// stored, is acknowledged as superseded and never overwrites the vector.
+func TestStaleVersionNeverOverwrites(t *testing.T) {
+	t.Parallel()
+	o := options{}
+	b := setup(t, o)
+	b.produce("stale", map[string][]byte{"a.txt": []byte("the first version of the text")})
+	var v1 []byte
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT job FROM ingest_manifest`).Scan(&v1); err != nil {
+		t.Fatal(err)
+	}
+	// Store v1, then v2.
+	b.startConsumer(o)
+	b.waitSettled(30 * time.Second)
+	b.produce("stale", map[string][]byte{"a.txt": []byte("the second version, rewritten")})
+	b.waitSettled(30 * time.Second)
+	// Now the old job turns up again, as after a redrive or a slow replica.
+	if _, err := b.js.Publish(context.Background(), "ingest.chunks.stale", v1); err != nil {
+		t.Fatal(err)
+	}
+	b.eventually(10*time.Second, "the stale job to be settled", func() bool {
+		v, _ := b.metricValue("sluice_pipeline_jobs_total", "superseded")
+		return v >= 1
+	})
+	var version int
+	var text string
+	if err := b.db.Pool.QueryRow(context.Background(), `SELECT version, text FROM chunk_embeddings`).Scan(&version, &text); err != nil {
+		t.Fatal(err)
+	}
+	if version != 2 || !strings.Contains(text, "second version") {
+		t.Fatalf("stored version %d %q; the stale job overwrote the newer vector", version, text)
+	}
+}
