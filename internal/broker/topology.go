@@ -174,12 +174,32 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 }
 
 // Ensure declares both streams and every durable consumer, creating what
-// is missing and updating what differs.
+// is missing and updating what differs. One service owns the topology (the
+// consumer, which is configured with its sizes); every other process calls
+// EnsureExists, so that services configured differently do not fight over
+// the settings.
 func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
+	return ensure(ctx, js, t, true)
+}
+
+// EnsureExists creates whatever part of the topology is missing, with t's
+// settings, and leaves existing streams and consumers as they are.
+func EnsureExists(ctx context.Context, js jetstream.JetStream, t Topology) error {
+	return ensure(ctx, js, t, false)
+}
+
+func ensure(ctx context.Context, js jetstream.JetStream, t Topology, update bool) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
 	for _, sc := range []jetstream.StreamConfig{t.IngestConfig(), t.DLQConfig()} {
+		if !update {
+			if _, err := js.Stream(ctx, sc.Name); err == nil {
+				continue
+			} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+				return fmt.Errorf("look up stream %s: %w", sc.Name, err)
+			}
+		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("declare stream %s: %w", sc.Name, err)
 		}
@@ -197,6 +217,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
 		}
 		// An operator's pause (sluice dlq pause) outlives service restarts.
 		if existing, err := js.Consumer(ctx, c.stream, c.name); err == nil {
+			if !update {
+				continue
+			}
 			cc.PauseUntil = existing.CachedInfo().Config.PauseUntil
 		} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return fmt.Errorf("look up consumer %s/%s: %w", c.stream, c.name, err)

@@ -131,3 +131,33 @@ func TestFullIngestStreamRefusesInsteadOfDropping(t *testing.T) {
 		t.Fatalf("stream holds %d messages, want the first 2 kept", info.State.Msgs)
 	}
 }
+
+// Services that do not own the topology create what is missing but never
+// overwrite the owner's settings.
+func TestEnsureExistsLeavesTheOwnersSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	js := setup(t)
+	if err := broker.Ensure(ctx, js, broker.Topology{MaxDeliveries: 3, AckWait: 7 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := cons.CachedInfo().Config; cfg.MaxDeliver != 5 || cfg.AckWait != 7*time.Second {
+		t.Fatalf("MaxDeliver %d AckWait %s: EnsureExists overwrote the owner's 5 and 7s", cfg.MaxDeliver, cfg.AckWait)
+	}
+	if err := js.DeleteStream(ctx, broker.IngestStream); err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer); err != nil {
+		t.Fatalf("EnsureExists did not recreate a lost stream and its durables: %v", err)
+	}
+}

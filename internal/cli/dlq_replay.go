@@ -251,7 +251,7 @@ func dispatch(ctx context.Context, natsURL string, jobs []replayJob) (ok, failed
 		return nil, ids(jobs), err
 	}
 	defer nc.Close()
-	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
+	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
 		return nil, ids(jobs), err
 	}
 	futures := make([]jetstream.PubAckFuture, len(jobs))

@@ -81,6 +81,11 @@ type ServiceConfig struct {
 	BatchSize int
 	FetchWait time.Duration
 	AckWait   time.Duration
+	// Replicas and the INGEST bounds size the streams, which the consumer
+	// owns.
+	Replicas       int
+	IngestMaxMsgs  int
+	IngestMaxBytes int
 }
 
 // Register registers the consumer's settings on l.
@@ -90,11 +95,15 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")
 	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: above the worst-case embed call plus commit")
+	l.Int(&c.Replicas, "stream-replicas", "STREAM_REPLICAS", 1, "replicas of the INGEST and DLQ streams: 1, or 3 in a cluster")
+	l.Int(&c.IngestMaxMsgs, "ingest-max-msgs", "INGEST_MAX_MSGS", 1_000_000, "bound of the INGEST stream in messages (producers wait when it is full)")
+	l.Int(&c.IngestMaxBytes, "ingest-max-bytes", "INGEST_MAX_BYTES", 2<<30, "bound of the INGEST stream in bytes")
 }
 
 // Topology is the broker topology this configuration implies.
 func (c *ServiceConfig) Topology() broker.Topology {
-	return broker.Topology{MaxDeliveries: c.MaxDeliveries, AckWait: c.AckWait,
+	return broker.Topology{MaxDeliveries: c.MaxDeliveries, AckWait: c.AckWait, Replicas: c.Replicas,
+		IngestMaxMsgs: int64(c.IngestMaxMsgs), IngestMaxBytes: int64(c.IngestMaxBytes),
 		MaxAckPending: max(4096, 4*c.BatchSize*c.Workers)}
 }
 
@@ -108,7 +117,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return service.UsageError(err)
 	}
 	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
-		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology()}, stderr)
+		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology(), OwnsTopology: true}, stderr)
 	if err != nil {
 		return err
 	}

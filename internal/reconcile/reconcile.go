@@ -146,7 +146,7 @@ func stalePending(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStrea
 // bytes, under their original message ids; the pipeline makes any
 // duplicate delivery harmless.
 func redriveChunks(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, chunks []pendingChunk) (int, error) {
-	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
+	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
 		return 0, err
 	}
 	futures := make([]jetstream.PubAckFuture, len(chunks))

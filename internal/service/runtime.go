@@ -34,8 +34,12 @@ type Runtime struct {
 type Options struct {
 	// MaxConns sizes the PostgreSQL pool. Defaults to pgx's default.
 	MaxConns int32
-	// Topology is declared on NATS at startup.
+	// Topology is declared on NATS at startup: created where missing, and
+	// updated only when OwnsTopology is set.
 	Topology broker.Topology
+	// OwnsTopology makes this service the one that applies Topology's
+	// settings to existing streams and consumers.
+	OwnsTopology bool
 	// NoNATS skips the NATS connection, for services that do not use it.
 	NoNATS bool
 }
@@ -73,7 +77,11 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 			rt.Close()
 			return nil, err
 		}
-		if err := waitFor(ctx, func(ctx context.Context) error { return broker.Ensure(ctx, rt.JS, opts.Topology) }); err != nil {
+		ensure := broker.EnsureExists
+		if opts.OwnsTopology {
+			ensure = broker.Ensure
+		}
+		if err := waitFor(ctx, func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }); err != nil {
 			rt.Close()
 			return nil, fmt.Errorf("declare jetstream topology: %w", err)
 		}
