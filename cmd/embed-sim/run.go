@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/rs/zerolog"
 
@@ -36,33 +35,17 @@ type settings struct {
 // same settings from --faults.
 func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	var (
-		s       settings
-		f       embedsim.Faults
-		latency string
+		s  settings
+		fl embedsim.Flags
 	)
 	fs := flag.NewFlagSet("embed-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&s.addr, "addr", "127.0.0.1:8089", "listen address")
-	fs.IntVar(&s.cfg.Dims, "dims", 384, "dimension when a request does not ask for one")
-	fs.StringVar(&s.cfg.Model, "model", "embed-sim-1", "model name reported by /v1/models")
-	fs.BoolVar(&s.cfg.DisableBase64, "no-base64", false, "reject encoding_format=base64 like a float-only provider")
-	fs.Uint64Var(&s.cfg.Seed, "seed", 0, "seed for random faults and latency")
-	fs.StringVar(&s.faultsFile, "faults", "", "JSON file of scripted faults")
-	fs.Float64Var(&f.Rate429, "rate-429", 0, "probability of a 429 per request")
-	fs.Float64Var(&f.Rate5xx, "rate-5xx", 0, "probability of a 500/502/503 per request")
-	fs.Float64Var(&f.RateHang, "rate-hang", 0, "probability of a hang per request")
-	fs.Float64Var(&f.RateReset, "rate-reset", 0, "probability of a connection reset per request")
-	fs.DurationVar(&f.HangFor, "hang-for", 30*time.Second, "how long a hang lasts")
-	fs.IntVar(&f.RetryAfterSeconds, "retry-after", 1, "Retry-After seconds sent with 429s (negative: none)")
-	fs.DurationVar(&f.OutageStart, "outage-start", 0, "outage start, relative to server start")
-	fs.DurationVar(&f.OutageDuration, "outage-duration", 0, "outage length (0: no outage)")
-	fs.IntVar(&f.MaxInputChars, "max-input-chars", 0, "reject longer inputs with context_length_exceeded (0: no limit)")
-	fs.StringVar(&latency, "latency", "", `added latency: "fixed:5ms", "uniform:1ms-20ms" or "lognormal:10ms,200ms"`)
-	fs.StringVar(&s.requestLog, "request-log", "", "append every request as JSON lines to this file")
-	fs.StringVar(&s.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fl.Register(fs)
 	if err := fs.Parse(args); err != nil {
 		return s, err
 	}
+	s.addr, s.logLevel, s.requestLog, s.faultsFile, s.cfg = fl.Addr, fl.LogLevel, fl.RequestLog, fl.FaultsFile, fl.Config
+	f, latency := fl.Faults, fl.Latency
 	if fs.NArg() > 0 {
 		return s, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}

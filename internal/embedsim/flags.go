@@ -1,0 +1,52 @@
+package embedsim
+
+import (
+	"flag"
+	"time"
+)
+
+// Flags are the settings of the embed-sim command, as its command line sets
+// them. embed-sim reads flags only, no environment.
+type Flags struct {
+	// Addr is the listen address. Defaults to 127.0.0.1:8089.
+	Addr string
+	// LogLevel is debug, info, warn or error. Defaults to info.
+	LogLevel string
+	// RequestLog is a file every request is appended to as a JSON line.
+	// Defaults to none.
+	RequestLog string
+	// FaultsFile is a JSON file of scripted faults, which explicitly given
+	// fault flags override. Defaults to none.
+	FaultsFile string
+	// Latency is the added latency, unparsed (see ParseLatency). Defaults
+	// to none.
+	Latency string
+	// Config holds the server settings: Dims, Model, DisableBase64 and
+	// Seed. Its Faults are left alone; see Faults.
+	Config Config
+	// Faults holds the fault rates, the outage window and the other
+	// scalar faults. Latency is not among them until parsed.
+	Faults Faults
+}
+
+// Register registers embed-sim's flags on fs, with their defaults.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8089", "listen address")
+	fs.IntVar(&f.Config.Dims, "dims", 384, "dimension when a request does not ask for one")
+	fs.StringVar(&f.Config.Model, "model", "embed-sim-1", "model name reported by /v1/models")
+	fs.BoolVar(&f.Config.DisableBase64, "no-base64", false, "reject encoding_format=base64 like a float-only provider")
+	fs.Uint64Var(&f.Config.Seed, "seed", 0, "seed for random faults and latency")
+	fs.StringVar(&f.FaultsFile, "faults", "", "JSON file of scripted faults")
+	fs.Float64Var(&f.Faults.Rate429, "rate-429", 0, "probability of a 429 per request")
+	fs.Float64Var(&f.Faults.Rate5xx, "rate-5xx", 0, "probability of a 500/502/503 per request")
+	fs.Float64Var(&f.Faults.RateHang, "rate-hang", 0, "probability of a hang per request")
+	fs.Float64Var(&f.Faults.RateReset, "rate-reset", 0, "probability of a connection reset per request")
+	fs.DurationVar(&f.Faults.HangFor, "hang-for", 30*time.Second, "how long a hang lasts")
+	fs.IntVar(&f.Faults.RetryAfterSeconds, "retry-after", 1, "Retry-After seconds sent with 429s (negative: none)")
+	fs.DurationVar(&f.Faults.OutageStart, "outage-start", 0, "outage start, relative to server start")
+	fs.DurationVar(&f.Faults.OutageDuration, "outage-duration", 0, "outage length (0: no outage)")
+	fs.IntVar(&f.Faults.MaxInputChars, "max-input-chars", 0, "reject longer inputs with context_length_exceeded (0: no limit)")
+	fs.StringVar(&f.Latency, "latency", "", `added latency: "fixed:5ms", "uniform:1ms-20ms" or "lognormal:10ms,200ms"`)
+	fs.StringVar(&f.RequestLog, "request-log", "", "append every request as JSON lines to this file")
+	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
