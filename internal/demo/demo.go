@@ -33,8 +33,8 @@ type Options struct {
 	Keep bool
 	// Timeout bounds the wait for convergence. Defaults to 5 minutes.
 	Timeout time.Duration
-	// Outage is the embedder outage. Defaults to 8s, starting 1.5s after
-	// the simulator does.
+	// Outage is the embedder outage, from the moment the ingest starts.
+	// Defaults to 8s.
 	Outage time.Duration
 	// Stdout receives the report; Stderr progress and messages.
 	Stdout, Stderr io.Writer
@@ -196,15 +196,16 @@ func (s *stack) start() error {
 }
 
 // startSim starts embed-sim with the demo's fault profile: a sprinkle of
-// 429s with Retry-After, log-normal latency, an outage that starts a
-// second after the simulator so the ingest is under way, and a model that
-// rejects the oversize document.
+// 429s with Retry-After, log-normal latency, an outage from the start, and
+// a model that
+// rejects the oversize document. The simulator starts just before the
+// producer, so the outage meets the first deliveries.
 func (s *stack) startSim() error {
 	simAddr := strings.TrimPrefix(s.simURL, "http://")
 	faults := filepath.Join(s.dir, "faults.json")
 	profile := map[string]any{
 		"rate_429": 0.03, "retry_after_seconds": 1, "latency": "lognormal:20ms,250ms",
-		"outage": map[string]string{"start": "1s", "duration": s.o.Outage.String()},
+		"outage": map[string]string{"start": "0s", "duration": s.o.Outage.String()},
 		"poison": []map[string]string{{"match": OversizeMarker, "kind": "context_length"}},
 	}
 	b, _ := json.Marshal(profile)

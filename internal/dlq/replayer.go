@@ -40,6 +40,9 @@ func NewReplayer(pipe *pipeline.Pipeline, maxDeliveries int, log zerolog.Logger,
 			Name: "sluice_replays_total",
 			Help: "Dead letters replayed by the replayer, by outcome (stored, parked, skipped).",
 		}, []string{"outcome"})}
+	for _, outcome := range []string{"stored", "parked", "skipped"} {
+		r.replays.WithLabelValues(outcome)
+	}
 	if reg != nil {
 		reg.MustRegister(r.replays)
 	}
