@@ -10,7 +10,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo test test-go fuzz lint clean
+.PHONY: all build demo bench test test-go fuzz lint clean
 
 all: build
 
@@ -25,6 +25,12 @@ $(NATS_BIN): go.mod go.sum
 ## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
 demo: build
 	$(BIN)/sluice demo $(DEMO_FLAGS)
+
+## bench: the pipeline against its ceiling, a naive build and a River peer (BENCH_FLAGS=--quick for a smoke run); results in bench/results/latest.json
+BENCH_FLAGS ?=
+bench: build
+	cd bench && $(GO) build -o $(BIN)/ ./cmd/sluice-river-peer
+	$(BIN)/sluice-bench --bin-dir $(BIN) $(BENCH_FLAGS)
 
 ## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
 test: test-go fuzz
@@ -41,6 +47,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
+	cd bench && $(GO) vet ./...
 
 clean:
 	rm -rf $(BIN)

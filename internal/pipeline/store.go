@@ -112,7 +112,8 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error
 			       count(*) FILTER (WHERE m.status = 'stored') AS stored,
 			       count(*) FILTER (WHERE m.status = 'parked') AS parked
 			FROM ingest_manifest m JOIN documents d USING (doc_id)
-			WHERE m.doc_id = ANY($1) AND m.version = d.version AND m.chunk_index < d.chunk_count
+			WHERE m.doc_id = ANY($1) AND d.doc_id = ANY($1)
+			  AND m.version = d.version AND m.chunk_index < d.chunk_count
 			GROUP BY m.doc_id)
 		UPDATE documents d
 		SET status = CASE WHEN c.stored = d.chunk_count THEN 'ready'
@@ -120,10 +121,11 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error
 		                  ELSE 'processing' END,
 		    updated_at = now()
 		FROM c WHERE d.doc_id = c.doc_id
-		RETURNING d.doc_id, d.chunk_count, d.status = 'ready'`, docs)
+		RETURNING d.doc_id, d.chunk_count, d.status = 'ready' AND d.version > 1`, docs)
 	if err != nil {
 		return fmt.Errorf("complete documents: %w", err)
 	}
+	// Only a later version can leave chunks beyond its count behind.
 	type ready struct {
 		docID string
 		count int
@@ -131,12 +133,12 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error
 	var done []ready
 	for rows.Next() {
 		var r ready
-		var isReady bool
-		if err := rows.Scan(&r.docID, &r.count, &isReady); err != nil {
+		var prune bool
+		if err := rows.Scan(&r.docID, &r.count, &prune); err != nil {
 			rows.Close()
 			return fmt.Errorf("complete documents: %w", err)
 		}
-		if isReady {
+		if prune {
 			done = append(done, r)
 		}
 	}

@@ -208,7 +208,8 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 		if _, err := tx.Exec(ctx, `
 			UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
 			FROM unnest($1::text[], $2::int8[], $3::int4[]) AS t(doc_id, version, chunks)
-			WHERE m.doc_id = t.doc_id AND m.version < t.version AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
+			WHERE m.doc_id = ANY($1) AND m.doc_id = t.doc_id AND m.version < t.version
+			  AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
 			ids, versions, counts); err != nil {
 			return fmt.Errorf("supersede old chunks: %w", err)
 		}

@@ -1,0 +1,122 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/bench"
+)
+
+// TestMain lets the test binary play the benchmark's child roles: the
+// naive workers re-execute the running binary.
+func TestMain(m *testing.M) {
+	if code, ok := bench.RunChild(); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// The quick mode runs every scenario end to end, River and a small scale
+// run included, and writes a report with every section and sane values.
+// Speed is not asserted: the machine is shared and noisy.
+func TestQuickRunReportsEverySection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole benchmark in quick mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "latest.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
+		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,naive,river,scale"}
+	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var r bench.Report
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("results are not JSON: %v", err)
+	}
+	checkCeilings(t, &r)
+	checkRuns(t, &r)
+	checkRatios(t, &r)
+	md := stdout.String()
+	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
+		"| poison |", "| storm-429 |", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
+		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func checkCeilings(t *testing.T, r *bench.Report) {
+	t.Helper()
+	if len(r.Ceilings) != 4 {
+		t.Errorf("%d ceilings, want embed-float, embed-base64, jetstream, postgres", len(r.Ceilings))
+	}
+	for _, c := range r.Ceilings {
+		if c.Median <= 0 || c.CPUPer1k <= 0 {
+			t.Errorf("ceiling %s: %v/s, %v CPU s per 1k", c.Name, c.Median, c.CPUPer1k)
+		}
+	}
+	if r.CombinedCeiling <= 0 {
+		t.Errorf("combined ceiling %v", r.CombinedCeiling)
+	}
+}
+
+func checkRuns(t *testing.T, r *bench.Report) {
+	t.Helper()
+	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
+		"naive": true, "river": true, "scale": true}
+	for _, run := range r.Runs {
+		delete(want, run.Scenario)
+		m := run.Median
+		if len(run.Reps) != 1 || m.ChunksPerSec <= 0 || m.P50Ms <= 0 || m.P99Ms < m.P50Ms ||
+			m.ServiceCPUPer1k <= 0 || m.TotalCPUPer1k < m.ServiceCPUPer1k {
+			t.Errorf("%s: implausible figures %+v", run.Scenario, m)
+		}
+		if m.Stored+m.Parked != run.Chunks {
+			t.Errorf("%s: %d stored + %d parked of %d chunks", run.Scenario, m.Stored, m.Parked, run.Chunks)
+		}
+		for _, p := range run.Reps[0].Processes {
+			if p.PeakRSSMiB <= 0 || p.CPUSeconds <= 0 {
+				t.Errorf("%s: process %+v has no RSS or CPU", run.Scenario, p)
+			}
+		}
+		wantParked := 0
+		if run.Scenario == "poison" {
+			wantParked = run.Chunks * 5 / 100
+		}
+		if run.Scenario != "storm-429" && m.Parked != wantParked {
+			t.Errorf("%s: %d parked, want %d", run.Scenario, m.Parked, wantParked)
+		}
+	}
+	for name := range want {
+		t.Errorf("no %s run in the report", name)
+	}
+}
+
+func checkRatios(t *testing.T, r *bench.Report) {
+	t.Helper()
+	if len(r.Ratios) < 6 {
+		t.Errorf("%d ratios", len(r.Ratios))
+	}
+	for _, q := range r.Ratios {
+		if q.Value <= 0 {
+			t.Errorf("ratio %q has no value", q.Name)
+		}
+		if q.Target != "" && q.Met == nil {
+			t.Errorf("ratio %q has a target but no verdict", q.Name)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// Ceiling names.
+const (
+	ceilingEmbedFloat  = "embed-float"
+	ceilingEmbedBase64 = "embed-base64"
+	ceilingJetStream   = "jetstream"
+	ceilingPostgres    = "postgres"
+)
+
+// ceilingDims is the dimension of the ceilings: the baseline pipeline's.
+const ceilingDims = 384
+
+// batchSize is the consumer's default BATCH_SIZE and EMBED_MAX_INPUTS, and
+// so the batch of every ceiling.
+const batchSize = 64
+
+// concurrency is how many batches the pipeline has in flight: two consumer
+// processes of two pull loops each. The ceilings use as many callers.
+const concurrency = consumers * workersPerConsumer
+
+// ceilingRep is one repetition of one ceiling.
+type ceilingRep struct {
+	// rate is items per second.
+	rate float64
+	// cpu is the CPU seconds the part used, client included: this process,
+	// PostgreSQL, NATS and embed-sim.
+	cpu float64
+}
+
+// ceilings measures each part alone, one repetition, with the pipeline's
+// texts, message sizes, dims, batch size and concurrency, by ceiling name.
+func (r *runner) ceilings(ctx context.Context) (map[string]ceilingRep, error) {
+	defer r.killAll()
+	path, err := r.corpus(r.cfg.Chunks, 0)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := readCorpus(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]ceilingRep{}
+	for _, enc := range []string{embedder.EncodingFloat, embedder.EncodingBase64} {
+		if out["embed-"+enc], err = r.embedCeiling(ctx, recs, enc); err != nil {
+			return nil, fmt.Errorf("embed ceiling (%s): %w", enc, err)
+		}
+	}
+	jobs, err := encodeJobs(recs)
+	if err != nil {
+		return nil, err
+	}
+	if out[ceilingJetStream], err = r.jetStreamCeiling(ctx, jobs); err != nil {
+		return nil, fmt.Errorf("jetstream ceiling: %w", err)
+	}
+	if out[ceilingPostgres], err = r.postgresCeiling(ctx, jobs); err != nil {
+		return nil, fmt.Errorf("postgres ceiling: %w", err)
+	}
+	return out, nil
+}
+
+// inBatches runs fn over [0, n) in batches of batchSize on concurrency
+// goroutines and returns the elapsed time and the first error.
+func inBatches(n int, fn func(lo, hi int) error) (time.Duration, error) {
+	var next atomic.Int64
+	var once sync.Once
+	var first error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(batchSize)) - batchSize
+				if lo >= n {
+					return
+				}
+				if err := fn(lo, min(lo+batchSize, n)); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start), first
+}
+
+// embedCeiling is embed-sim alone: vectors per second through the
+// production client, with no retries or breaker in the way.
+func (r *runner) embedCeiling(ctx context.Context, recs []jsonlRecord, encoding string) (ceilingRep, error) {
+	sim, url, err := startSim(r.start, r.bins, r.work, ceilingDims, r.cfg.Seed, simFaults{})
+	if err != nil {
+		return ceilingRep{}, err
+	}
+	defer sim.kill()
+	client, err := embedder.NewOpenAI(embedder.Config{URL: url, Model: "embed-sim-1", Dims: ceilingDims, Encoding: encoding})
+	if err != nil {
+		return ceilingRep{}, err
+	}
+	texts := make([]string, len(recs))
+	for i, rec := range recs {
+		texts[i] = rec.Text
+	}
+	// One warm-up call opens a connection, so the timing does not include it.
+	if _, err := client.Embed(ctx, texts[:1]); err != nil {
+		return ceilingRep{}, err
+	}
+	meter, simCPU := readCPU(), sim.cpu()
+	elapsed, err := inBatches(len(texts), func(lo, hi int) error {
+		_, err := client.Embed(ctx, texts[lo:hi])
+		return err
+	})
+	if err != nil {
+		return ceilingRep{}, err
+	}
+	return ceilingRep{rate: float64(len(texts)) / elapsed.Seconds(), cpu: meter.since() + (sim.cpu() - simCPU).Seconds()}, nil
+}
+
+// benchJob is a corpus record as the producer would publish it.
+type benchJob struct {
+	job messages.ChunkJob
+	raw []byte
+}
+
+// encodeJobs builds the chunk jobs the producer would publish for recs, so
+// that the JetStream ceiling moves messages of the pipeline's own size.
+func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
+	now := time.Now().UTC()
+	out := make([]benchJob, len(recs))
+	for i, rec := range recs {
+		meta, err := json.Marshal(rec.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		if meta, err = messages.CanonicalJSON(meta); err != nil {
+			return nil, err
+		}
+		hash, err := messages.ContentHash(rec.Text, meta)
+		if err != nil {
+			return nil, err
+		}
+		j := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID(benchSource, rec.ID),
+			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: rec.ID, RunID: "ceiling",
+			ContentHash: hash, Text: rec.Text, Metadata: meta, PublishedAt: now}
+		raw, err := j.Encode()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = benchJob{job: j, raw: raw}
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/migrations"
+)
+
+// infra is the invocation's PostgreSQL and NATS: local servers that this
+// process controls, so that their CPU time can be read from /proc.
+type infra struct {
+	env  *testenv.Env
+	pg   *testenv.Postgres
+	nats *testenv.NATS
+}
+
+func startInfra(ctx context.Context) (*infra, error) {
+	env, err := testenv.New()
+	if err != nil {
+		return nil, err
+	}
+	in := &infra{env: env}
+	if in.pg, err = env.LocalPostgres(ctx); err != nil {
+		return nil, errors.Join(err, env.Close())
+	}
+	if in.nats, err = env.LocalNATS(ctx); err != nil {
+		return nil, errors.Join(err, env.Close())
+	}
+	return in, nil
+}
+
+func (in *infra) close() error { return in.env.Close() }
+
+// topology is the broker topology the consumer service declares with its
+// default settings; the benchmark declares the same so that its own
+// workers (naive, ceilings) meet the same stream.
+func topology() broker.Topology {
+	return broker.Topology{MaxDeliveries: 5, AckWait: 60 * time.Second, MaxAckPending: 4096}
+}
+
+// resetStreams deletes the INGEST and DLQ streams and declares them anew,
+// so that every run starts on an empty store and an empty dedupe window.
+func (in *infra) resetStreams(ctx context.Context) error {
+	nc, js, err := in.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	for _, name := range []string{broker.IngestStream, broker.DLQStream} {
+		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("delete stream %s: %w", name, err)
+		}
+	}
+	return broker.Ensure(ctx, js, topology())
+}
+
+func (in *infra) connect() (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(in.nats.URL, nats.Name("sluice-bench"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to nats: %w", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// database is one run's fresh database.
+type database struct {
+	name string
+	url  string
+	pool *pgxpool.Pool
+	in   *infra
+}
+
+// freshDB creates a database and migrates it for dims. Every run gets its
+// own, so that no run pays for the rows, dead tuples or cache of another.
+func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	db := &database{name: "bench_" + hex.EncodeToString(b), in: in}
+	u, err := url.Parse(in.pg.URL)
+	if err != nil {
+		return nil, err
+	}
+	u.Path = "/" + db.name
+	db.url = u.String()
+	if err := adminExec(ctx, in.pg.URL, "CREATE DATABASE "+db.name); err != nil {
+		return nil, fmt.Errorf("create database: %w", err)
+	}
+	if err := migrations.Up(ctx, db.url, migrations.Options{Dims: dims, Log: io.Discard}); err != nil {
+		return nil, errors.Join(err, db.drop())
+	}
+	if db.pool, err = pgxpool.New(ctx, db.url); err != nil {
+		return nil, errors.Join(err, db.drop())
+	}
+	return db, nil
+}
+
+// drop closes the pool and drops the database, whose rows would otherwise
+// fill the disk over a long invocation.
+func (db *database) drop() error {
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return adminExec(ctx, db.in.pg.URL, "DROP DATABASE IF EXISTS "+db.name+" WITH (FORCE)")
+}
+
+func adminExec(ctx context.Context, url, sql string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// count runs a query returning one integer.
+func (db *database) count(ctx context.Context, query string, args ...any) (int, error) {
+	var n int
+	err := db.pool.QueryRow(ctx, query, args...).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,262 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// proc is one measured child process. Its stderr is scanned line by line:
+// the last lines are kept for error messages, and a marker line can be
+// waited for (a service's "started" log line).
+type proc struct {
+	role    string
+	cmd     *exec.Cmd
+	stdout  lockedBuffer
+	done    chan struct{}
+	waitErr error
+
+	mu     sync.Mutex
+	tail   []string
+	marker string
+	seen   chan struct{}
+
+	// hwmKiB is the last VmHWM read while the process ran; see sampleHWM.
+	hwmKiB atomic.Int64
+}
+
+// maxTail is how many stderr lines a proc keeps for error messages.
+const maxTail = 40
+
+// procSpec describes a child to start.
+type procSpec struct {
+	role   string
+	path   string
+	args   []string
+	env    []string
+	marker string // a stderr substring that means "ready"; empty for none
+}
+
+// startProc starts a child that dies with the benchmark (SIGKILL on the
+// parent's death), so that no run leaves a process behind on the machine.
+func startProc(s procSpec) (*proc, error) {
+	p := &proc{role: s.role, done: make(chan struct{}), marker: s.marker, seen: make(chan struct{})}
+	if s.marker == "" {
+		close(p.seen)
+	}
+	p.cmd = exec.Command(s.path, s.args...)
+	p.cmd.Env = append(os.Environ(), s.env...)
+	p.cmd.Stdout = &p.stdout
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.role, err)
+	}
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		p.scan(stderr)
+	}()
+	go p.sampleHWM()
+	go func() {
+		// Wait closes the pipe, so the scanner must drain it first.
+		<-scanned
+		p.waitErr = p.cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (p *proc) scan(r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		p.mu.Lock()
+		if p.marker != "" && strings.Contains(line, p.marker) {
+			p.marker = ""
+			close(p.seen)
+		}
+		p.tail = append(p.tail, line)
+		if len(p.tail) > maxTail {
+			p.tail = p.tail[1:]
+		}
+		p.mu.Unlock()
+	}
+}
+
+// stdoutSnapshot returns what the process has written to stdout so far.
+func (p *proc) stdoutSnapshot() string { return p.stdout.String() }
+
+// lockedBuffer is a bytes.Buffer that the exec copier goroutine may write
+// while the benchmark reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// logTail returns the last stderr lines.
+func (p *proc) logTail() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return strings.Join(p.tail, "\n")
+}
+
+// exited reports whether the process has exited.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// ready waits for the marker line; it fails if the process exits first or
+// the timeout passes.
+func (p *proc) ready(timeout time.Duration) error {
+	select {
+	case <-p.seen:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("%s exited before it was ready: %v\n%s", p.role, p.waitErr, p.logTail())
+	case <-time.After(timeout):
+		return fmt.Errorf("%s not ready after %s\n%s", p.role, timeout, p.logTail())
+	}
+}
+
+// wait waits for the process to exit by itself and reports a non-zero exit
+// as an error.
+func (p *proc) wait(timeout time.Duration) error {
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		return fmt.Errorf("%s did not exit within %s\n%s", p.role, timeout, p.logTail())
+	}
+	if p.waitErr != nil {
+		return fmt.Errorf("%s: %w\n%s", p.role, p.waitErr, p.logTail())
+	}
+	return nil
+}
+
+// stop asks the process to shut down gracefully (SIGTERM) and waits; after
+// grace it is killed. Only a kill is an error: a service stopped by SIGTERM
+// exits 0.
+func (p *proc) stop(grace time.Duration) error {
+	if p.exited() {
+		return p.exitErr()
+	}
+	p.readHWM()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.exitErr()
+	case <-time.After(grace):
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+	return fmt.Errorf("%s ignored SIGTERM for %s and was killed\n%s", p.role, grace, p.logTail())
+}
+
+func (p *proc) exitErr() error {
+	var exit *exec.ExitError
+	if errors.As(p.waitErr, &exit) {
+		return fmt.Errorf("%s: %w\n%s", p.role, p.waitErr, p.logTail())
+	}
+	return p.waitErr
+}
+
+// kill ends the process at once, for cleanup after a failed run.
+func (p *proc) kill() {
+	if p.exited() {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// usage returns the process's own resource use, from wait4; call it after
+// the process has exited.
+func (p *proc) usage() ProcUsage {
+	u := ProcUsage{Role: p.role}
+	st := p.cmd.ProcessState
+	if st == nil {
+		return u
+	}
+	u.CPUSeconds = (st.UserTime() + st.SystemTime()).Seconds()
+	u.PeakRSSMiB = float64(p.hwmKiB.Load()) / 1024
+	return u
+}
+
+// cpu returns the CPU time the live process has used so far.
+func (p *proc) cpu() time.Duration {
+	st, err := readStat(p.cmd.Process.Pid)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(st.ticks) * time.Second / userHZ
+}
+
+// hwmInterval is how often a running child's VmHWM is read.
+const hwmInterval = 50 * time.Millisecond
+
+// sampleHWM reads the child's VmHWM until it exits. VmHWM is a high-water
+// mark, so the last read is the peak up to within hwmInterval of the exit
+// (stop reads it once more just before SIGTERM). wait4's ru_maxrss is no
+// substitute: Go starts children with a vfork-style clone, and Linux
+// carries the parent's high-water mark across the exec into the child's
+// ru_maxrss, so every child would report at least the benchmark's own RSS.
+func (p *proc) sampleHWM() {
+	t := time.NewTicker(hwmInterval)
+	defer t.Stop()
+	for {
+		p.readHWM()
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *proc) readHWM() {
+	if kib, ok := vmHWM(p.cmd.Process.Pid); ok && kib > p.hwmKiB.Load() {
+		p.hwmKiB.Store(kib)
+	}
+}
+
+// ProcUsage is one process's resource use over a run.
+type ProcUsage struct {
+	// Role names the process: producer, consumer-1, embed-sim, …
+	Role string `json:"role"`
+	// PeakRSSMiB is the peak resident set size (VmHWM), in MiB.
+	PeakRSSMiB float64 `json:"peak_rss_mib"`
+	// CPUSeconds is user plus system CPU time.
+	CPUSeconds float64 `json:"cpu_seconds"`
+}

@@ -1,0 +1,181 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// ratios compares the runs of one invocation with each other. A ratio
+// whose runs are missing is reported with value 0 and no verdict.
+func ratios(r *Report, cfg Config) []Ratio {
+	rate := func(name string) float64 {
+		for _, run := range r.Runs {
+			if run.Scenario == name {
+				return run.Median.ChunksPerSec
+			}
+		}
+		return 0
+	}
+	clean := rate(ScenarioPipeline384)
+	var out []Ratio
+	add := func(name string, num, den float64, target string, met func(float64) bool) {
+		ratio := Ratio{Name: name, Target: target}
+		if num > 0 && den > 0 {
+			ratio.Value = num / den
+			if met != nil {
+				ok := met(ratio.Value)
+				ratio.Met = &ok
+			}
+		}
+		out = append(out, ratio)
+	}
+	atLeast := func(x float64) func(float64) bool { return func(v float64) bool { return v >= x } }
+	add("pipeline / combined ceiling", clean, r.CombinedCeiling, "≥ 0.8", atLeast(0.8))
+	add("pipeline / naive", clean, rate(ScenarioNaive), "≥ 3", atLeast(3))
+	add("pipeline / River", clean, rate(ScenarioRiver), "> 1 (ahead)", func(v float64) bool { return v > 1 })
+	add("poison / clean", rate(ScenarioPoison), clean, "≥ 0.9", atLeast(0.9))
+	add("429 storm / clean", rate(ScenarioStorm429), clean, "", nil)
+	add("768 dims / 384 dims", rate(ScenarioPipeline768), clean, "", nil)
+	big, small, role := rssGrowth(r)
+	add(fmt.Sprintf("RSS@%s / RSS@%s (%s)", count(cfg.ScaleChunks), count(cfg.Chunks), role), big, small, "≤ 1.2",
+		func(v float64) bool { return v <= 1.2 })
+	return out
+}
+
+// rssGrowth finds the service process whose peak RSS grew most from the
+// baseline run to the scale run, and returns its two medians.
+func rssGrowth(r *Report) (big, small float64, role string) {
+	var base, scale *RunResult
+	for i := range r.Runs {
+		switch r.Runs[i].Scenario {
+		case ScenarioPipeline384:
+			base = &r.Runs[i]
+		case ScenarioScale:
+			scale = &r.Runs[i]
+		}
+	}
+	role = "no scale run"
+	if base == nil || scale == nil {
+		return 0, 0, role
+	}
+	worst := 0.0
+	for name, b := range base.Median.PeakRSSMiB {
+		s := scale.Median.PeakRSSMiB[name]
+		if name == "embed-sim" || b <= 0 || s <= 0 {
+			continue
+		}
+		if g := s / b; g > worst {
+			worst, big, small, role = g, s, b, name
+		}
+	}
+	return big, small, role
+}
+
+func count(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
+}
+
+// writeMarkdown prints the report as three markdown tables: ceilings,
+// runs, ratios.
+func writeMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# sluice-bench %s\n\n", r.Date)
+	fmt.Fprintf(&b, "%s %s/%s, %d CPUs, kernel %s; %d chunks per run, median of %d rep(s)\n\n",
+		r.Host.GoVersion, r.Host.OS, r.Host.Arch, r.Host.CPUs, r.Host.Kernel, r.Settings.Chunks, r.Settings.Reps)
+	b.WriteString("## Ceilings (each part alone, 384 dims, batch 64, 4 in flight)\n\n")
+	b.WriteString("| part | median /s | unit | CPU s / 1k (client + server) |\n| --- | ---: | --- | ---: |\n")
+	for _, c := range r.Ceilings {
+		fmt.Fprintf(&b, "| %s | %s | %s | %.3f |\n", c.Name, num(c.Median), c.Unit, c.CPUPer1k)
+	}
+	fmt.Fprintf(&b, "| combined 1/Σ(1/x) (embed-base64, jetstream, postgres) | %s | chunks | |\n\n", num(r.CombinedCeiling))
+	b.WriteString("## Runs\n\n")
+	b.WriteString("| run | chunks | chunks/s (median) | p50 ms | p99 ms | peak RSS MiB | CPU s / 1k chunks (services · all) | stored / parked |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: |\n")
+	for _, run := range r.Runs {
+		m := run.Median
+		if len(run.Reps) == 0 {
+			fmt.Fprintf(&b, "| %s | %d | failed | | | | | |\n", run.Scenario, run.Chunks)
+			continue
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %.0f | %.0f | %s | %.3f · %.3f | %d / %d |\n",
+			run.Scenario, run.Chunks, num(m.ChunksPerSec), m.P50Ms, m.P99Ms, rssList(m.PeakRSSMiB),
+			m.ServiceCPUPer1k, m.TotalCPUPer1k, m.Stored, m.Parked)
+	}
+	b.WriteString("\n")
+	for _, run := range r.Runs {
+		fmt.Fprintf(&b, "- %s: %s\n", run.Scenario, run.Description)
+	}
+	b.WriteString("\n## Ratios (reported, never asserted)\n\n")
+	b.WriteString("| ratio | value | target | status |\n| --- | ---: | --- | --- |\n")
+	for _, q := range r.Ratios {
+		status := "reported"
+		switch {
+		case q.Value == 0:
+			status = "n/a (run missing)"
+		case q.Met != nil && *q.Met:
+			status = "met"
+		case q.Met != nil:
+			status = "missed"
+		}
+		target := q.Target
+		if target == "" {
+			target = "—"
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %s |\n", q.Name, q.Value, target, status)
+	}
+	if len(r.Errors) > 0 {
+		b.WriteString("\n## Errors\n\n")
+		for _, e := range r.Errors {
+			fmt.Fprintf(&b, "- %s\n", strings.ReplaceAll(e, "\n", " ⏎ "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// rssList renders per-process peak RSS in a fixed order: producer first,
+// then consumers, then the rest.
+func rssList(m map[string]float64) string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	rank := func(n string) int {
+		switch {
+		case strings.Contains(n, "producer"):
+			return 0
+		case strings.Contains(n, "consumer"), n == "river-peer":
+			return 1
+		}
+		return 2
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if d := rank(a) - rank(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.0f", n, m[n])
+	}
+	return strings.Join(parts, " · ")
+}
+
+// num renders a rate with thousands separators and no decimals.
+func num(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var out []byte
+	for i, c := range []byte(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}

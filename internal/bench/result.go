@@ -1,0 +1,193 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Report is everything one invocation measured; it is what --out holds.
+type Report struct {
+	// Date is when the invocation started, RFC 3339.
+	Date string `json:"date"`
+	// Host describes the machine.
+	Host Host `json:"host"`
+	// Settings are the resolved configuration.
+	Settings Settings `json:"settings"`
+	// Ceilings are the parts measured alone.
+	Ceilings []CeilingResult `json:"ceilings"`
+	// CombinedCeiling is 1 / Σ(1/xᵢ) over the embedder (base64, as the
+	// consumer asks for), JetStream and PostgreSQL ceilings, in chunks/s;
+	// 0 when any of them is missing.
+	CombinedCeiling float64 `json:"combined_ceiling_chunks_per_sec"`
+	// Runs are the end-to-end runs, one per scenario.
+	Runs []RunResult `json:"runs"`
+	// Ratios compare runs of this invocation with each other, next to
+	// their targets.
+	Ratios []Ratio `json:"ratios"`
+	// Errors lists the runs that failed; their scenarios have no figures.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Host describes the machine the invocation ran on.
+type Host struct {
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
+	CPUs      int    `json:"cpus"`
+	Kernel    string `json:"kernel,omitempty"`
+}
+
+// Settings are the resolved configuration of an invocation.
+type Settings struct {
+	Quick        bool     `json:"quick"`
+	Reps         int      `json:"reps"`
+	Chunks       int      `json:"chunks"`
+	ScaleChunks  int      `json:"scale_chunks"`
+	Seed         uint64   `json:"seed"`
+	Scenarios    []string `json:"scenarios"`
+	Consumers    int      `json:"consumers"`
+	RiverWorkers int      `json:"river_workers"`
+	// RiverFetchCooldown is the River peer's FetchCooldown.
+	RiverFetchCooldown string `json:"river_fetch_cooldown"`
+	Profiled           bool   `json:"profiled,omitempty"`
+}
+
+// CeilingResult is one part measured alone.
+type CeilingResult struct {
+	// Name is embed-float, embed-base64, jetstream or postgres.
+	Name string `json:"name"`
+	// Unit is what Median counts per second: vectors, messages or rows.
+	Unit string `json:"unit"`
+	// Dims and Items describe each repetition's work.
+	Dims  int `json:"dims"`
+	Items int `json:"items"`
+	// Reps are the rates of the repetitions, per second.
+	Reps []float64 `json:"reps"`
+	// Median is the median rate, per second.
+	Median float64 `json:"median_per_sec"`
+	// CPUPer1k is the median CPU seconds per 1,000 items of everything
+	// involved: the client in this process, and the server (embed-sim,
+	// NATS or PostgreSQL).
+	CPUPer1k float64 `json:"cpu_s_per_1k"`
+}
+
+// RunResult is one scenario's repetitions and their medians.
+type RunResult struct {
+	Scenario    string      `json:"scenario"`
+	Description string      `json:"description"`
+	Dims        int         `json:"dims"`
+	Chunks      int         `json:"chunks"`
+	Reps        []RepResult `json:"reps"`
+	Median      Summary     `json:"median"`
+}
+
+// RepResult is one repetition of one scenario.
+type RepResult struct {
+	Rep          int     `json:"rep"`
+	Seconds      float64 `json:"seconds"`
+	ChunksPerSec float64 `json:"chunks_per_sec"`
+	Stored       int     `json:"stored"`
+	Parked       int     `json:"parked"`
+	// P50Ms and P99Ms are the end-to-end latency percentiles of stored
+	// chunks, publish (or insert) to stored, in milliseconds.
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	// Processes are the measured processes' own resource use.
+	Processes []ProcUsage `json:"processes"`
+	// PostgresCPUSeconds and NATSCPUSeconds are the servers' CPU time
+	// during the run (backends included).
+	PostgresCPUSeconds float64 `json:"postgres_cpu_seconds"`
+	NATSCPUSeconds     float64 `json:"nats_cpu_seconds"`
+	// ServiceCPUPer1k is the CPU seconds of the services under test
+	// (producer and consumers, or their naive and River counterparts) per
+	// 1,000 chunks; TotalCPUPer1k adds embed-sim, PostgreSQL and NATS.
+	ServiceCPUPer1k float64 `json:"service_cpu_s_per_1k"`
+	TotalCPUPer1k   float64 `json:"total_cpu_s_per_1k"`
+}
+
+// Summary holds the medians of a scenario's repetitions.
+type Summary struct {
+	ChunksPerSec    float64            `json:"chunks_per_sec"`
+	P50Ms           float64            `json:"p50_ms"`
+	P99Ms           float64            `json:"p99_ms"`
+	ServiceCPUPer1k float64            `json:"service_cpu_s_per_1k"`
+	TotalCPUPer1k   float64            `json:"total_cpu_s_per_1k"`
+	PeakRSSMiB      map[string]float64 `json:"peak_rss_mib"`
+	Stored          int                `json:"stored"`
+	Parked          int                `json:"parked"`
+}
+
+// Ratio is one comparison between runs of the invocation.
+type Ratio struct {
+	Name string `json:"name"`
+	// Value is the ratio; 0 when a run it needs is missing.
+	Value float64 `json:"value"`
+	// Target says what the ratio should be, such as "≥ 0.8"; empty when
+	// the ratio is only reported.
+	Target string `json:"target,omitempty"`
+	// Met is whether Value meets Target; absent without a target or a value.
+	Met *bool `json:"met,omitempty"`
+}
+
+// summarise computes the medians of reps.
+func summarise(reps []RepResult) Summary {
+	var s Summary
+	if len(reps) == 0 {
+		return s
+	}
+	pick := func(f func(RepResult) float64) float64 {
+		v := make([]float64, len(reps))
+		for i, r := range reps {
+			v[i] = f(r)
+		}
+		return median(v)
+	}
+	s.ChunksPerSec = pick(func(r RepResult) float64 { return r.ChunksPerSec })
+	s.P50Ms = pick(func(r RepResult) float64 { return r.P50Ms })
+	s.P99Ms = pick(func(r RepResult) float64 { return r.P99Ms })
+	s.ServiceCPUPer1k = pick(func(r RepResult) float64 { return r.ServiceCPUPer1k })
+	s.TotalCPUPer1k = pick(func(r RepResult) float64 { return r.TotalCPUPer1k })
+	s.Stored = int(pick(func(r RepResult) float64 { return float64(r.Stored) }))
+	s.Parked = int(pick(func(r RepResult) float64 { return float64(r.Parked) }))
+	s.PeakRSSMiB = map[string]float64{}
+	for _, p := range reps[0].Processes {
+		s.PeakRSSMiB[p.Role] = pick(func(r RepResult) float64 {
+			for _, q := range r.Processes {
+				if q.Role == p.Role {
+					return q.PeakRSSMiB
+				}
+			}
+			return 0
+		})
+	}
+	return s
+}
+
+// median returns the median of v (the mean of the middle two for an even
+// count), or 0 for none.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// writeJSON writes the report to path, creating its directory.
+func writeJSON(path string, r *Report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

@@ -1,0 +1,38 @@
+package bench
+
+// words is the vocabulary of generated chunks: plain English words, so that
+// chunk text has realistic lengths, token estimates and embed-sim features.
+var words = [...]string{
+	"river", "stone", "harbor", "ledger", "signal", "window", "garden", "engine",
+	"market", "pattern", "bridge", "record", "letter", "meadow", "lantern", "circuit",
+	"shadow", "timber", "orchard", "valley", "canvas", "thread", "compass", "anchor",
+	"beacon", "cellar", "quarry", "summit", "tunnel", "pillar", "furnace", "granary",
+	"the", "a", "of", "and", "to", "in", "is", "was", "for", "on", "with", "as",
+	"by", "at", "from", "that", "this", "which", "under", "over", "after", "before",
+	"between", "through", "during", "without", "within", "along", "across", "behind",
+	"quiet", "early", "bright", "narrow", "heavy", "gentle", "distant", "steady",
+	"hollow", "amber", "silver", "patient", "careful", "sudden", "ancient", "modern",
+	"builds", "carries", "measures", "gathers", "follows", "returns", "records", "shapes",
+	"holds", "moves", "waits", "turns", "opens", "closes", "counts", "marks",
+	"weaves", "lifts", "drains", "feeds", "sorts", "tests", "writes", "reads",
+	"morning", "evening", "winter", "summer", "season", "harvest", "journey", "station",
+	"village", "council", "keeper", "miller", "weaver", "pilot", "clerk", "mason",
+	"archive", "volume", "chapter", "margin", "index", "column", "table", "figure",
+	"current", "channel", "basin", "delta", "estuary", "spring", "source", "outlet",
+	"gravel", "clay", "sand", "reed", "willow", "cedar", "birch", "maple",
+	"copper", "iron", "brass", "glass", "paper", "salt", "grain", "wool",
+	"north", "south", "east", "west", "upper", "lower", "inner", "outer",
+	"seven", "twelve", "forty", "hundred", "second", "third", "several", "many",
+	"slowly", "rarely", "always", "nearly", "barely", "often", "still", "again",
+	"because", "although", "while", "until", "unless", "whenever", "where", "since",
+	"lock", "gate", "weir", "mill", "wheel", "sluice", "dam", "canal",
+	"flood", "drought", "tide", "storm", "mist", "frost", "thaw", "rain",
+	"price", "trade", "cargo", "barge", "wharf", "crane", "rope", "sail",
+	"question", "answer", "reason", "method", "measure", "promise", "notice", "report",
+	"careful", "plain", "simple", "exact", "honest", "common", "single", "whole",
+	"light", "sound", "weight", "level", "depth", "width", "length", "height",
+	"map", "chart", "plan", "draft", "sketch", "model", "survey", "estimate",
+	"school", "market", "church", "tavern", "bakery", "forge", "stable", "dock",
+	"remembers", "forgets", "explains", "describes", "compares", "divides", "joins", "repairs",
+	"every", "each", "some", "few", "most", "other", "another", "such",
+}

@@ -1,0 +1,74 @@
+package pipeline_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
+	t.Parallel()
+	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	for _, tc := range []struct{ rule, text string }{
+		{"private_key", "x -----BEGIN RSA PRIVATE KEY----- y"},
+		{"private_key", "-----BEGIN OPENSSH PRIVATE KEY-----"},
+		{"aws_access_key", "key AKIAABCDEFGHIJKLMNOP here"},
+		{"gcp_service_account_key", `{"private_key_id": "0123456789abcdef0123456789abcdef01234567"}`},
+		{"github_token", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"},
+		{"slack_token", "xoxb-1234567890-abc"},
+		{"openai_api_key", "sk-abcdefghijklmnopqrstuvwxyz0123456789"},
+		{"", "plain text about rivers: a private key to the sluice house, sk- and AKIA as words"},
+		{"", "ASIA is a continent; the keeper's AKIA notes are short"},
+	} {
+		err := policy.Check(&messages.ChunkJob{Text: tc.text})
+		var ce *classify.Error
+		switch {
+		case tc.rule == "" && err != nil:
+			t.Errorf("%q escalated: %v", tc.text, err)
+		case tc.rule != "" && (!errors.As(err, &ce) || ce.Code != tc.rule || ce.Disposition != classify.Escalate):
+			t.Errorf("%q: got %v, want escalation by %s", tc.text, err, tc.rule)
+		case err != nil && strings.Contains(err.Error(), tc.text):
+			t.Errorf("the escalation quotes the matched text: %v", err)
+		}
+	}
+}
+
+func TestPolicyAllowList(t *testing.T) {
+	t.Parallel()
+	policy := pipeline.NewPolicy(nil, []string{"docs", " wiki "})
+	if err := policy.Check(&messages.ChunkJob{SourceID: "wiki", Text: "x"}); err != nil {
+		t.Fatalf("allowed source refused: %v", err)
+	}
+	err := policy.Check(&messages.ChunkJob{SourceID: "scrape", Text: "x"})
+	var ce *classify.Error
+	if !errors.As(err, &ce) || ce.Code != "source_not_allowed" {
+		t.Fatalf("unlisted source: %v", err)
+	}
+}
+
+func TestParseRules(t *testing.T) {
+	t.Parallel()
+	rules, err := pipeline.ParseRules([]string{`ssn=\d{3}-\d{2}-\d{4}`})
+	if err != nil || len(rules) != 1 || rules[0].Name != "ssn" {
+		t.Fatalf("rules %v err %v", rules, err)
+	}
+	for _, bad := range []string{"noequals", "=x", "x=(", "x="} {
+		if _, err := pipeline.ParseRules([]string{bad}); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func BenchmarkPolicyCheck(b *testing.B) {
+	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	job := &messages.ChunkJob{Text: strings.Repeat("The sluice gate regulates the spring meltwater when the gauge reads above the red mark. ", 20)}
+	for b.Loop() {
+		if err := policy.Check(job); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
