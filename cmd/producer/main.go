@@ -4,7 +4,7 @@
 // Exit status: 0 when every document was recorded and every job published
 // (unreadable documents are recorded and parked, and counted in the
 // summary), 1 on an error (what was recorded stays recorded; re-run to
-// continue), 2 for a usage mistake.
+// continue), 2 for a usage mistake, 130 when interrupted.
 package main
 
 import (
@@ -23,6 +23,11 @@ func main() {
 	err := producer.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	code := service.ExitCode(err)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted mid-run: not a success, even though the services
+		// treat a cancelled context as a clean stop.
+		code = 130
+	}
 	if code != 0 {
 		fmt.Fprintln(os.Stderr, "producer:", err)
 	}
