@@ -21,9 +21,10 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := producer.Run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil
 	stop()
 	code := service.ExitCode(err)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && interrupted {
 		// Interrupted mid-run: not a success, even though the services
 		// treat a cancelled context as a clean stop.
 		code = 130
