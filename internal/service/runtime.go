@@ -65,7 +65,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}
-	if err := waitFor(ctx, func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
+	if err := waitFor(ctx, log, "postgres", func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}
@@ -81,7 +81,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		if opts.OwnsTopology {
 			ensure = broker.Ensure
 		}
-		if err := waitFor(ctx, func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }); err != nil {
+		if err := waitFor(ctx, log, "nats", func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }); err != nil {
 			rt.Close()
 			return nil, fmt.Errorf("declare jetstream topology: %w", err)
 		}
@@ -114,16 +114,21 @@ func (rt *Runtime) Close() {
 	}
 }
 
-// waitFor retries fn for up to a minute: services may start before the
-// database or broker is ready (as under docker compose).
-func waitFor(ctx context.Context, fn func(context.Context) error) error {
+// waitFor retries fn for up to a minute, saying so: services may start
+// before the database or broker is ready (as under docker compose).
+func waitFor(ctx context.Context, log zerolog.Logger, what string, fn func(context.Context) error) error {
 	deadline := time.Now().Add(time.Minute)
+	lastLog := time.Time{}
 	for {
 		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
 		err := fn(attempt)
 		cancel()
 		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
 			return err
+		}
+		if time.Since(lastLog) > 5*time.Second {
+			log.Warn().Err(err).Str("dependency", what).Msg("waiting for a dependency (up to 1m)")
+			lastLog = time.Now()
 		}
 		select {
 		case <-ctx.Done():
