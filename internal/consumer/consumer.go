@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -13,12 +14,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
 )
 
 // Gate blocks while the embedder cannot take work (its breaker is open).
 type Gate interface {
 	WaitReady(ctx context.Context) error
+	State() embedder.BreakerState
 }
 
 // Config tunes the pull loop.
@@ -58,6 +61,11 @@ func (c *Config) applyDefaults() {
 
 // Consumer is the pull loop of one process.
 type Consumer struct {
+	// probing is held by the one pull loop that sends the probe while the
+	// breaker is half-open; the others wait rather than fetch work that
+	// the breaker would refuse, which would burn deliveries.
+	probing atomic.Bool
+
 	cfg      Config
 	js       jetstream.JetStream
 	pipe     *pipeline.Pipeline
@@ -74,6 +82,11 @@ func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate,
 			Name: "sluice_consumer_messages_total",
 			Help: "INGEST messages settled, by result (ack, nak, term).",
 		}, []string{"durable", "result"}),
+	}
+	for _, durable := range cfg.Durables {
+		for _, result := range []string{"ack", "nak", "term"} {
+			c.messages.WithLabelValues(durable, result)
+		}
 	}
 	if reg != nil {
 		reg.MustRegister(c.messages)
@@ -123,28 +136,19 @@ func (c *Consumer) loop(ctx context.Context, durable string) error {
 	replay := durable == broker.ReplayConsumer
 	idle := 0
 	for ctx.Err() == nil {
-		if c.gate != nil {
-			if err := c.gate.WaitReady(ctx); err != nil {
-				return nil
-			}
-		}
-		batch, err := cons.Fetch(c.cfg.BatchSize, jetstream.FetchMaxWait(c.cfg.FetchWait))
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			c.log.Warn().Err(err).Str("durable", durable).Msg("fetch failed")
-			sleep(ctx, 500*time.Millisecond)
+		size, probe, ok := c.admit(ctx)
+		if !ok {
 			continue
 		}
-		var msgs []jetstream.Msg
-		for msg := range batch.Messages() {
-			msgs = append(msgs, msg)
+		n, err := c.pull(ctx, cons, durable, size, replay)
+		if probe {
+			c.probing.Store(false)
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-			c.log.Debug().Err(err).Str("durable", durable).Msg("fetch ended")
+		if err != nil {
+			sleep(ctx, time.Second)
+			continue
 		}
-		if len(msgs) == 0 {
+		if n == 0 {
 			// A paused consumer answers fetches at once; don't spin on it.
 			if idle++; idle > 3 {
 				sleep(ctx, c.cfg.FetchWait)
@@ -152,12 +156,56 @@ func (c *Consumer) loop(ctx context.Context, durable string) error {
 			continue
 		}
 		idle = 0
-		if err := c.handle(ctx, durable, msgs, replay); err != nil {
-			c.log.Error().Err(err).Str("durable", durable).Int("messages", len(msgs)).Msg("batch not committed; messages will be redelivered")
-			sleep(ctx, time.Second)
-		}
 	}
 	return nil
+}
+
+// admit waits until the embedder can take work and says how many messages
+// to fetch: a full batch while the breaker is closed; while it is
+// half-open, one message, by one loop of the process at a time. ok is
+// false when the caller should look again.
+func (c *Consumer) admit(ctx context.Context) (size int, probe, ok bool) {
+	if c.gate == nil {
+		return c.cfg.BatchSize, false, true
+	}
+	if err := c.gate.WaitReady(ctx); err != nil {
+		return 0, false, false
+	}
+	if c.gate.State() != embedder.BreakerHalfOpen {
+		return c.cfg.BatchSize, false, true
+	}
+	if !c.probing.CompareAndSwap(false, true) {
+		sleep(ctx, 50*time.Millisecond)
+		return 0, false, false
+	}
+	return 1, true, true
+}
+
+// pull fetches up to size messages and processes them; it returns how
+// many it got.
+func (c *Consumer) pull(ctx context.Context, cons jetstream.Consumer, durable string, size int, replay bool) (int, error) {
+	batch, err := cons.Fetch(size, jetstream.FetchMaxWait(c.cfg.FetchWait))
+	if err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn().Err(err).Str("durable", durable).Msg("fetch failed")
+		}
+		return 0, err
+	}
+	var msgs []jetstream.Msg
+	for msg := range batch.Messages() {
+		msgs = append(msgs, msg)
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+		c.log.Debug().Err(err).Str("durable", durable).Msg("fetch ended")
+	}
+	if len(msgs) == 0 {
+		return 0, nil
+	}
+	if err := c.handle(ctx, durable, msgs, replay); err != nil {
+		c.log.Error().Err(err).Str("durable", durable).Int("messages", len(msgs)).Msg("batch not committed; messages will be redelivered")
+		return len(msgs), err
+	}
+	return len(msgs), nil
 }
 
 // handle runs one batch through the pipeline and settles every message.

@@ -180,10 +180,13 @@ func (s *stack) env(metricsAddr string) []string {
 	return []string{
 		"DATABASE_URL=" + s.dbURL, "NATS_URL=" + s.natsURL, "EMBEDDER_URL=" + s.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR=" + metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
-		// A demo-sized pipeline: small batches so the outage bites, a low
-		// delivery cap so some chunks exhaust it, and a short park delay so
-		// the replayer drains them within the demo.
-		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=3", "PARK_RETRY_DELAY=4s",
+		// A demo-sized pipeline: small batches so the outage bites, and a
+		// delivery cap of two: the breaker stops the consumers pulling
+		// during the outage, so only the batches in flight when it began
+		// and the breaker's probes spend deliveries, and the probes exhaust
+		// theirs. A short park delay lets the replayer drain them within
+		// the demo.
+		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
 		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
 	}
 }

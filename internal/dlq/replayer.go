@@ -38,9 +38,9 @@ func NewReplayer(pipe *pipeline.Pipeline, maxDeliveries int, log zerolog.Logger,
 	r := &Replayer{pipe: pipe, log: log, now: now, attempts: maxDeliveries,
 		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_replays_total",
-			Help: "Dead letters replayed by the replayer, by outcome (stored, parked, skipped).",
+			Help: "Dead letters replayed by the replayer, by outcome (stored, parked, skipped, deferred).",
 		}, []string{"outcome"})}
-	for _, outcome := range []string{"stored", "parked", "skipped"} {
+	for _, outcome := range []string{"stored", "parked", "skipped", "deferred"} {
 		r.replays.WithLabelValues(outcome)
 	}
 	if reg != nil {
@@ -67,7 +67,8 @@ func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
 		r.replays.WithLabelValues("skipped").Inc()
 		return Result{}, nil
 	}
-	job := &pipeline.Job{Raw: raw, MsgID: messages.ReplayMsgID(l.DeadLetterID, l.ReplayGen+1), Delivered: r.attempts, Replay: true}
+	job := &pipeline.Job{Raw: raw, MsgID: messages.ReplayMsgID(l.DeadLetterID, l.ReplayGen+1), Delivered: r.attempts,
+		Replay: true, HoldOnThrottle: true}
 	if err := r.pipe.Process(ctx, []*pipeline.Job{job}); err != nil {
 		return Result{}, err
 	}
@@ -77,7 +78,9 @@ func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
 	case pipeline.Parked:
 		r.replays.WithLabelValues("parked").Inc()
 	case pipeline.Retry:
-		// Only a store that must be retried as a whole lands here.
+		// Throttled, or a store that must be retried as a whole: wait and
+		// try the same generation again.
+		r.replays.WithLabelValues("deferred").Inc()
 		return Result{Retry: true, Delay: job.Delay}, nil
 	default:
 		r.replays.WithLabelValues("skipped").Inc()

@@ -38,6 +38,12 @@ type Job struct {
 	Delivered int
 	// Replay is set for jobs from ingest.replay.* and the replayer.
 	Replay bool
+	// HoldOnThrottle sends a job that was rate-limited, or refused by an
+	// open breaker, back to wait even past the delivery cap. The replayer
+	// sets it: throttling is not the chunk's fault and must not cost it a
+	// replay generation. Only a caller whose redeliveries are unbounded
+	// may set it.
+	HoldOnThrottle bool
 
 	// Outcome, Delay and Failure are set by Process.
 	Outcome Outcome

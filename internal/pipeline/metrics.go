@@ -52,6 +52,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Batches split in two to isolate a rejected input.",
 		}),
 	}
+	// Every outcome is exported from the start, at zero, so that rates and
+	// alerts see a series before its first event.
+	for _, o := range outcomeNames[1:] {
+		m.Outcomes.WithLabelValues(o)
+	}
+	for _, o := range []string{"ok", "retry", "quarantine", "ambiguous", "escalate"} {
+		m.EmbedRequests.WithLabelValues(o)
+	}
 	if reg != nil {
 		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.Bisections)
 	}

@@ -171,7 +171,8 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 	j.Failure = f
 	switch d.Disposition {
 	case classify.Retry:
-		if j.Delivered < p.cfg.MaxDeliveries {
+		throttled := d.Class == classify.ClassRateLimited || d.Class == classify.ClassCircuitOpen
+		if j.Delivered < p.cfg.MaxDeliveries || (j.HoldOnThrottle && throttled) {
 			j.Outcome, j.Delay = Retry, p.cfg.Backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
 			return
 		}
