@@ -71,23 +71,23 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		for i, j := range jobs {
 			docIDs[i], indexes[i], versions[i], attempts[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex), j.chunk.DocVersion, int32(j.Delivered)
 		}
+		// One statement marks the manifest stored and resolves the chunks'
+		// dead letters, if any: replays and late redeliveries close the loop
+		// in the same transaction, at no extra round trip.
 		if _, err := tx.Exec(ctx, `
+			WITH t AS (
+				SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)),
+			resolved AS (
+				UPDATE dead_letters d SET resolved_at = now()
+				FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
+				  AND d.version <= t.version AND d.resolved_at IS NULL)
 			UPDATE ingest_manifest m
 			SET status = 'stored', attempts = t.attempts, last_error_class = NULL, updated_at = now()
-			FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)
+			FROM t
 			WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
 			  AND m.status IN ('pending', 'parked')`,
 			docIDs, indexes, versions, attempts); err != nil {
 			return fmt.Errorf("mark stored: %w", err)
-		}
-		// A stored chunk's dead letter, if any, is resolved in the same
-		// transaction: replays and late redeliveries close the loop.
-		if _, err := tx.Exec(ctx, `
-			UPDATE dead_letters d SET resolved_at = now()
-			FROM unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)
-			WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index AND d.version <= t.version AND d.resolved_at IS NULL`,
-			docIDs, indexes, versions); err != nil {
-			return fmt.Errorf("resolve dead letters: %w", err)
 		}
 		if err := p.complete(ctx, tx, docs); err != nil {
 			return err
