@@ -5,15 +5,18 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// Rule is one compliance rule: text matching Pattern must not leave the
-// process.
+// Rule is one compliance rule: text matching Pattern, or for which Match
+// reports true, must not leave the process.
 type Rule struct {
 	Name    string
 	Pattern *regexp.Regexp
+	// Match, when set, is used instead of Pattern.
+	Match func(text string) bool
 	// Literals, when set, are substrings of which every match contains at
 	// least one. The pattern runs only on text that holds one: patterns
 	// starting with \b defeat the regexp engine's own prefix scan, and
@@ -22,16 +25,31 @@ type Rule struct {
 }
 
 // DefaultRules catch private-key blocks and common cloud and API
-// credentials.
+// credentials: the chunk-level patterns first, whose names escalations
+// already carry, then every rule of the secrets scanner under its own name.
+//
+// A chunk is screened alone here, so a private key longer than a chunk is
+// caught only in the chunk holding its BEGIN line; screening whole
+// documents with secrets.Scan before chunking is what catches the rest.
 func DefaultRules() []Rule {
-	return []Rule{
-		{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`), []string{"PRIVATE KEY"}},
-		{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), []string{"AKIA", "ASIA"}},
-		{"gcp_service_account_key", regexp.MustCompile(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`), []string{`"private_key_id"`}},
-		{"github_token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-		{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`), []string{"xox"}},
-		{"openai_api_key", regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), []string{"sk-"}},
+	rules := []Rule{
+		{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`), nil, []string{"PRIVATE KEY"}},
+		{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), nil, []string{"AKIA", "ASIA"}},
+		{"gcp_service_account_key", regexp.MustCompile(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`), nil, []string{`"private_key_id"`}},
+		{"github_token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), nil, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+		{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`), nil, []string{"xox"}},
+		{"openai_api_key", regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil, []string{"sk-"}},
 	}
+	named := map[string]bool{}
+	for _, r := range rules {
+		named[r.Name] = true
+	}
+	for _, name := range secrets.Rules() {
+		if !named[name] {
+			rules = append(rules, Rule{Name: name, Match: func(text string) bool { return secrets.Contains(name, text) }})
+		}
+	}
+	return rules
 }
 
 // Policy is the compliance stage run before any text is sent to the
@@ -86,11 +104,18 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 		if len(r.Literals) > 0 && !containsAny(job.Text, r.Literals) {
 			continue
 		}
-		if r.Pattern.MatchString(job.Text) {
+		if r.matches(job.Text) {
 			return classify.EscalateRule(r.Name, fmt.Errorf("chunk matches policy rule %s", r.Name))
 		}
 	}
 	return nil
+}
+
+func (r Rule) matches(text string) bool {
+	if r.Match != nil {
+		return r.Match(text)
+	}
+	return r.Pattern.MatchString(text)
 }
 
 func containsAny(s string, subs []string) bool {

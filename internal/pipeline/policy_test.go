@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -24,15 +25,46 @@ func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
 		{"", "plain text about rivers: a private key to the sluice house, sk- and AKIA as words"},
 		{"", "ASIA is a continent; the keeper's AKIA notes are short"},
 	} {
-		err := policy.Check(&messages.ChunkJob{Text: tc.text})
-		var ce *classify.Error
-		switch {
-		case tc.rule == "" && err != nil:
-			t.Errorf("%q escalated: %v", tc.text, err)
-		case tc.rule != "" && (!errors.As(err, &ce) || ce.Code != tc.rule || ce.Disposition != classify.Escalate):
-			t.Errorf("%q: got %v, want escalation by %s", tc.text, err, tc.rule)
-		case err != nil && strings.Contains(err.Error(), tc.text):
-			t.Errorf("the escalation quotes the matched text: %v", err)
+		assertEscalation(t, policy, tc.rule, tc.text)
+	}
+}
+
+// assertEscalation checks that text is escalated by rule, or passes when
+// rule is empty, and that an escalation never quotes the text.
+func assertEscalation(t *testing.T, policy *pipeline.Policy, rule, text string) {
+	t.Helper()
+	err := policy.Check(&messages.ChunkJob{Text: text})
+	var ce *classify.Error
+	switch {
+	case rule == "" && err != nil:
+		t.Errorf("%q escalated: %v", text, err)
+	case rule != "" && (!errors.As(err, &ce) || ce.Code != rule || ce.Disposition != classify.Escalate):
+		t.Errorf("%q: got %v, want escalation by %s", text, err, rule)
+	case err != nil && strings.Contains(err.Error(), text):
+		t.Errorf("the escalation quotes the matched text: %v", err)
+	}
+}
+
+// The default policy escalates every kind of secret the document scanner
+// knows, under the scanner's rule name, besides the historical ones.
+func TestPolicyUsesSecretRules(t *testing.T) {
+	t.Parallel()
+	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	for _, tc := range []struct{ rule, text string }{
+		{secrets.RuleStripeKey, "billing: sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"},
+		{secrets.RulePassword, "DB_PASSWORD=s3cr3t-Hunter2"},
+		{secrets.RuleSlackWebhook, "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"},
+		{"", "password: changeme"},
+	} {
+		assertEscalation(t, policy, tc.rule, tc.text)
+	}
+	names := map[string]bool{}
+	for _, r := range pipeline.DefaultRules() {
+		names[r.Name] = true
+	}
+	for _, name := range secrets.Rules() {
+		if !names[name] {
+			t.Errorf("DefaultRules lacks the scanner's %s rule", name)
 		}
 	}
 }

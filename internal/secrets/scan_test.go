@@ -1,0 +1,242 @@
+package secrets_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/secrets"
+)
+
+// Samples are assembled from pieces so that this file holds no string a
+// credential scanner would take for a live secret.
+var (
+	alnum40   = "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0h"
+	pemBody   = strings.Repeat("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7"+"\n", 4)
+	jwtHeader = base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	jwtClaims = base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"1234567890","name":"Jo"}`))
+)
+
+func pemBlock(label string) string {
+	return "-----BEGIN " + label + "-----\n" + pemBody + "-----END " + label + "-----"
+}
+
+// TestScanRules runs every rule on a sample in its real format and on a
+// near miss that must not match.
+func TestScanRules(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		text   string
+		rule   string // "" when nothing may match
+		secret string // the expected text[Start:End]; "" means the whole text
+	}{
+		{"rsa key", "key:\n" + pemBlock("RSA PRIVATE KEY") + "\nafter", secrets.RulePrivateKey, pemBlock("RSA PRIVATE KEY")},
+		{"ec key", pemBlock("EC PRIVATE KEY"), secrets.RulePrivateKey, ""},
+		{"dsa key", pemBlock("DSA PRIVATE KEY"), secrets.RulePrivateKey, ""},
+		{"openssh key", pemBlock("OPENSSH PRIVATE KEY"), secrets.RulePrivateKey, ""},
+		{"encrypted key", pemBlock("ENCRYPTED PRIVATE KEY"), secrets.RulePrivateKey, ""},
+		{"pkcs8 key", pemBlock("PRIVATE KEY"), secrets.RulePrivateKey, ""},
+		{"pgp key", pemBlock("PGP PRIVATE KEY BLOCK"), secrets.RulePrivateKey, ""},
+		{"unterminated key", "x " + "-----BEGIN RSA PRIVATE KEY-----\n" + pemBody, secrets.RulePrivateKey, "-----BEGIN RSA PRIVATE KEY-----\n" + pemBody},
+		{"near miss: public key", pemBlock("PUBLIC KEY"), "", ""},
+		{"near miss: certificate", pemBlock("CERTIFICATE"), "", ""},
+		{"near miss: prose", "store the private key in a vault", "", ""},
+
+		{"aws access key id", "id = AKIA" + "IOSFODNN7EXAMPLE\n", secrets.RuleAWSAccessKeyID, "AKIA" + "IOSFODNN7EXAMPLE"},
+		{"aws session key id", "ASIA" + "Y34FZKBOKMUTVV7A", secrets.RuleAWSAccessKeyID, ""},
+		{"near miss: short aws id", "AKIA" + "IOSFODNN7", "", ""},
+		{"near miss: aws id inside a word", "XAKIA" + "IOSFODNN7EXAMPLE", "", ""},
+		{"aws secret key", "aws_secret_access_key = " + alnum40 + "\n", secrets.RuleAWSSecretAccessKey, alnum40},
+		{"aws secret key json", `{"AwsSecretAccessKey": "` + alnum40 + `"}`, secrets.RuleAWSSecretAccessKey, alnum40},
+		{"near miss: aws secret too short", "aws_secret_access_key = " + alnum40[:39], "", ""},
+		{"near miss: aws secret from env", "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}", "", ""},
+
+		{"gcp service account", `{"type": "service_account", "private_key": "-----BEGIN ` + `NOT A KEY-----\n` + strings.Repeat("A", 80) + `\n", "client_email": "svc@proj.iam.gserviceaccount.com"}`,
+			secrets.RuleGCPServiceAccount, "-----BEGIN " + `NOT A KEY-----\n` + strings.Repeat("A", 80) + `\n`},
+		{"near miss: gcp key without client_email", `{"private_key": "-----BEGIN ` + `NOT A KEY-----\n` + strings.Repeat("A", 80) + `"}`, "", ""},
+
+		{"github classic", "token ghp_" + alnum40[:36], secrets.RuleGitHubToken, "ghp_" + alnum40[:36]},
+		{"github oauth", "gho_" + alnum40[:36], secrets.RuleGitHubToken, ""},
+		{"github user-to-server", "ghu_" + alnum40[:36], secrets.RuleGitHubToken, ""},
+		{"github server-to-server", "ghs_" + alnum40[:36], secrets.RuleGitHubToken, ""},
+		{"github refresh", "ghr_" + alnum40[:36], secrets.RuleGitHubToken, ""},
+		{"github fine-grained", "github_pat_" + alnum40[:22] + "_" + alnum40 + alnum40[:19], secrets.RuleGitHubToken, ""},
+		{"near miss: github prefix only", "ghp_" + alnum40[:20], "", ""},
+
+		{"slack bot token", "xoxb-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
+		{"slack user token", "xoxp-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
+		{"near miss: slack-like word", "xoxo-hugs-and-kisses-forever", "", ""},
+		{"slack webhook", "POST https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24] + " now", secrets.RuleSlackWebhook, "https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24]},
+		{"near miss: slack site", "see https://hooks.slack.com/ for docs", "", ""},
+		{"discord webhook", "https://discord.com/api/webhooks/" + "123456789012345678/" + alnum40, secrets.RuleDiscordWebhook, ""},
+		{"teams webhook", "https://contoso.webhook.office.com/webhookb2/" + "0a1b2c3d-e5f6@0a1b2c3d/IncomingWebhook/" + alnum40[:32], secrets.RuleTeamsWebhook, ""},
+
+		{"stripe live secret", "sk_live_" + alnum40[:24], secrets.RuleStripeKey, ""},
+		{"stripe live restricted", "rk_live_" + alnum40[:24], secrets.RuleStripeKey, ""},
+		{"near miss: stripe test key", "sk_test_" + alnum40[:24], "", ""},
+
+		{"openai legacy", "OPENAI_API_KEY=sk-" + alnum40 + alnum40[:8], secrets.RuleOpenAIKey, "sk-" + alnum40 + alnum40[:8]},
+		{"openai project", "sk-proj-" + alnum40 + "_" + alnum40, secrets.RuleOpenAIKey, ""},
+		{"near miss: openai words", "sk-this-is-not-a-key-just-a-long-slug-name", "", ""},
+		{"near miss: openai inside a word", "task-" + alnum40, "", ""},
+
+		{"jwt", "Authorization: Bearer " + jwtHeader + "." + jwtClaims + "." + alnum40 + "xyz", secrets.RuleJWT, jwtHeader + "." + jwtClaims + "." + alnum40 + "xyz"},
+		{"near miss: jwt header not json", "eyJ" + alnum40[:20] + "." + jwtClaims + "." + alnum40, "", ""},
+
+		{"password env", "DB_PASSWORD=s3cr3t-Hunter2\n", secrets.RulePassword, "s3cr3t-Hunter2"},
+		{"passwd yaml", "  passwd: Tr0ub4dor&3x\n", secrets.RulePassword, "Tr0ub4dor"},
+		{"password json", `{"password": "correct horse battery staple"}`, secrets.RulePassword, "correct horse battery staple"},
+		{"password go", `password := "hunter22!"`, secrets.RulePassword, "hunter22!"},
+		{"near miss: empty password", "password=\nuser=bob", "", ""},
+		{"near miss: env reference", "password=${DB_PASSWORD}", "", ""},
+		{"near miss: placeholder", "password: changeme", "", ""},
+		{"near miss: template", `password: "{{ .Values.db.password }}"`, "", ""},
+		{"near miss: mask", "password: ********", "", ""},
+		{"near miss: code", "password = os.Getenv(\"DB_PASSWORD\")", "", ""},
+		{"near miss: field", "Password: cfg.Password,", "", ""},
+		{"near miss: short prose", "Password: none", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := secrets.Scan(tt.text)
+			if tt.rule == "" {
+				if len(got) > 0 {
+					m := got[0]
+					t.Fatalf("matched %s at %q; want no match", m.Rule, tt.text[m.Start:m.End])
+				}
+				return
+			}
+			want := tt.secret
+			if want == "" {
+				want = tt.text
+			}
+			for _, m := range got {
+				if m.Rule == tt.rule {
+					if s := tt.text[m.Start:m.End]; s != want {
+						t.Fatalf("%s matched %q; want %q", m.Rule, s, want)
+					}
+					return
+				}
+			}
+			t.Fatalf("no %s match in %q; got %v", tt.rule, tt.text, got)
+		})
+	}
+}
+
+func TestRulesAreAllTested(t *testing.T) {
+	t.Parallel()
+	want := []string{
+		secrets.RulePrivateKey, secrets.RuleAWSAccessKeyID, secrets.RuleAWSSecretAccessKey,
+		secrets.RuleGCPServiceAccount, secrets.RuleGitHubToken, secrets.RuleSlackToken,
+		secrets.RuleSlackWebhook, secrets.RuleDiscordWebhook, secrets.RuleTeamsWebhook,
+		secrets.RuleStripeKey, secrets.RuleOpenAIKey, secrets.RuleJWT, secrets.RulePassword,
+	}
+	if got := secrets.Rules(); !slices.Equal(got, want) {
+		t.Fatalf("Rules() = %v; want %v (add a sample and a near miss to TestScanRules for each new rule)", got, want)
+	}
+}
+
+// A 4096-bit RSA key is longer than a chunk: every chunk holding any of
+// it must be flagged, not only the one with the BEGIN line.
+func TestScanKeySplitAcrossChunks(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	prose := strings.Repeat("The deployment notes continue here with ordinary words. ", 30)
+	text := prose + "\n\n" + block + "\n" + prose
+
+	matches := secrets.Scan(text)
+	if len(matches) != 1 || matches[0].Rule != secrets.RulePrivateKey {
+		t.Fatalf("matches = %v; want one private_key", matches)
+	}
+	keyStart := strings.Index(text, "-----BEGIN")
+	keyEnd := strings.Index(text, "-----END RSA PRIVATE KEY-----") + len("-----END RSA PRIVATE KEY-----")
+	if m := matches[0]; m.Start != keyStart || m.End != keyEnd {
+		t.Fatalf("match spans [%d,%d); the key is [%d,%d)", m.Start, m.End, keyStart, keyEnd)
+	}
+
+	chunks := chunk.Split(text, chunk.Config{Size: 500, Overlap: 50, Unit: chunk.UnitChars})
+	spans := make([]secrets.Span, len(chunks))
+	var want []int
+	for i, c := range chunks {
+		spans[i] = secrets.Span{Start: c.Start, End: c.End}
+		if c.Start < keyEnd && keyStart < c.End {
+			want = append(want, i)
+		}
+	}
+	if len(want) < 3 {
+		t.Fatalf("the key touches %d chunks; the test needs it split across at least 3", len(want))
+	}
+	got := secrets.Touched(matches, spans)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Touched = %v; want %v", got, want)
+	}
+	// The middle chunks hold only base64 lines: a per-chunk screen sees
+	// nothing in them, which is why the scan is per document.
+	if got := secrets.Scan(chunks[want[1]].Text); len(got) > 0 {
+		t.Fatalf("chunk %d alone matches %v; the test wants a chunk only a document scan catches", want[1], got)
+	}
+}
+
+func TestTouched(t *testing.T) {
+	t.Parallel()
+	matches := []secrets.Match{{Rule: "x", Start: 10, End: 20}, {Rule: "y", Start: 50, End: 51}}
+	spans := []secrets.Span{{0, 10}, {5, 11}, {19, 30}, {20, 50}, {50, 60}, {45, 55}}
+	if got, want := secrets.Touched(matches, spans), []int{1, 2, 4, 5}; !slices.Equal(got, want) {
+		t.Fatalf("Touched = %v; want %v", got, want)
+	}
+	if got := secrets.Touched(nil, spans); got != nil {
+		t.Fatalf("Touched with no matches = %v; want none", got)
+	}
+}
+
+func TestScanMetadata(t *testing.T) {
+	t.Parallel()
+	meta := map[string]any{
+		"title": "Runbook",
+		"auth": map[string]any{
+			"db_password": "s3cr3t-Hunter2",
+			"headers":     []any{"Accept: */*", "Authorization: Bearer ghp_" + alnum40[:36]},
+		},
+		"password": "changeme",
+		"count":    3,
+	}
+	got := secrets.ScanMetadata(meta)
+	want := []secrets.Finding{
+		{Rule: secrets.RulePassword, Path: "auth.db_password"},
+		{Rule: secrets.RuleGitHubToken, Path: "auth.headers[1]"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ScanMetadata = %v; want %v", got, want)
+	}
+	if got := secrets.ScanMetadata(map[string]any{"path": "docs/a.md", "bytes": 10}); got != nil {
+		t.Fatalf("clean metadata: %v", got)
+	}
+}
+
+func BenchmarkScan(b *testing.B) {
+	para := "Ordinary prose about deployments, passwords policies and keys, sk-learn and tasks.\n"
+	clean := strings.Repeat(para, (1<<20)/len(para))
+	dirty := clean[:len(clean)/2] + pemBlock("RSA PRIVATE KEY") + "\nDB_PASSWORD=s3cr3t-Hunter2\nghp_" + alnum40[:36] + "\n" + clean[len(clean)/2:]
+	for _, bc := range []struct {
+		name, text string
+	}{{"clean", clean}, {"with-secrets", dirty}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.text)))
+			for b.Loop() {
+				secrets.Scan(bc.text)
+			}
+		})
+	}
+}
