@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -118,7 +119,7 @@ func (o AlerterOptions) Validate() error {
 	if o.WebhookURL != "" {
 		u, err := url.Parse(o.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("alerter: webhook URL %q: use an absolute http:// or https:// URL, or empty to log only", o.WebhookURL)
+			return fmt.Errorf("alerter: webhook URL %q: use an absolute http:// or https:// URL, or empty to log only", config.RedactURL(o.WebhookURL))
 		}
 	}
 	if o.Timeout < 0 || o.RetryDelay < 0 || o.RetryMaxDelay < 0 || o.SpikeWindow < 0 {
@@ -306,20 +307,22 @@ func (a *Alerter) send(ctx context.Context, kind, key string, body []byte) error
 }
 
 // post makes one webhook attempt. An HTTP reply of any status is a result,
-// not an error; the retry policy decides what to do with it.
+// not an error; the retry policy decides what to do with it. Its errors
+// never quote the webhook URL's path or query, where receivers keep their
+// token.
 func (a *Alerter) post(ctx context.Context, key string, body []byte) (webhookReply, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.WebhookURL, bytes.NewReader(body))
 	if err != nil {
-		return webhookReply{}, err
+		return webhookReply{}, config.RedactError(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Idempotency-Key", key)
 	req.Header.Set("User-Agent", "sluice-alerter")
 	resp, err := a.opts.HTTPClient.Do(req)
 	if err != nil {
-		return webhookReply{}, err
+		return webhookReply{}, config.RedactError(err)
 	}
 	defer resp.Body.Close()
 	// Draining a little lets the connection be reused.

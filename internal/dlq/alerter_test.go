@@ -212,6 +212,38 @@ func TestAlerterWebhookFailures(t *testing.T) {
 	}
 }
 
+// A webhook that drops the connection fails with an error naming its URL;
+// neither the log nor the returned error may carry the token in its path
+// or query.
+func TestAlerterNeverLogsWebhookToken(t *testing.T) {
+	t.Parallel()
+	const token = "XOXB-webhook-T0KEN-9f8e7d"
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		conn, _, err := rw.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: srv.URL + "/services/" + token + "?sig=" + token, MaxRetries: 1})
+	_, err := b.alerter.Handle(context.Background(), escalation(3))
+	if err == nil {
+		t.Fatal("handle succeeded though the webhook dropped every connection")
+	}
+	logged := b.log.String()
+	if !strings.Contains(logged, "alert webhook unreachable") {
+		t.Fatalf("the failure was not logged: %s", logged)
+	}
+	for what, text := range map[string]string{"log": logged, "error": err.Error()} {
+		if strings.Contains(text, token) {
+			t.Errorf("the %s holds the webhook token: %s", what, text)
+		}
+		if !strings.Contains(text, srv.URL+"/…redacted") {
+			t.Errorf("the %s does not name the webhook host: %s", what, text)
+		}
+	}
+}
+
 // When retries run out Handle fails, so the message comes back; the
 // redelivery then gets the escalation through.
 func TestAlerterExhaustedRetriesAskForRedelivery(t *testing.T) {
