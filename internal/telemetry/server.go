@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/config"
 )
 
 // NewRegistry returns a registry with the Go runtime and process collectors.
@@ -60,6 +62,17 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
+// Answers of /readyz for each named check.
+const (
+	// Ready is the answer for a dependency that answered its check.
+	Ready = "ok"
+	// Unavailable is the answer for one that did not; the reason is logged
+	// at warn level, never served.
+	Unavailable = "unavailable"
+)
+
+// ready answers /readyz: 200 when every check passes, else 503, with a JSON
+// object mapping each check's name to Ready or Unavailable.
 func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
@@ -70,11 +83,14 @@ func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
 	result := map[string]string{}
 	for _, c := range checks {
 		if err := c.Fn(ctx); err != nil {
+			// The probe's caller may be anyone who can reach the port: it
+			// learns which dependency is down, the log keeps why.
 			status = http.StatusServiceUnavailable
-			result[c.Name] = err.Error()
+			result[c.Name] = Unavailable
+			s.log.Warn().Str("check", c.Name).Err(config.RedactError(err)).Msg("readiness check failed")
 			continue
 		}
-		result[c.Name] = "ok"
+		result[c.Name] = Ready
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

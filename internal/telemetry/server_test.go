@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,12 +22,19 @@ func TestServerEndpoints(t *testing.T) {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_test_things_total", Help: "things"})
 	reg.MustRegister(c)
 	c.Add(3)
-	var down atomic.Bool
-	srv := telemetry.NewServer(reg, zerolog.Nop(), telemetry.Check{Name: "postgres", Fn: func(context.Context) error {
-		if down.Load() {
-			return errors.New("connection refused")
+	// The postgres check dials a real port that stops listening.
+	dep, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	depAddr := dep.Addr().String()
+	logs := make(logLines, 64)
+	srv := telemetry.NewServer(reg, zerolog.New(logs), telemetry.Check{Name: "postgres", Fn: func(ctx context.Context) error {
+		conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", depAddr)
+		if err != nil {
+			return err
 		}
-		return nil
+		return conn.Close()
 	}})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -62,13 +67,38 @@ func TestServerEndpoints(t *testing.T) {
 	if code, _ := get("/readyz"); code != 200 {
 		t.Fatalf("/readyz while ready: %d", code)
 	}
-	down.Store(true)
+	if err := dep.Close(); err != nil {
+		t.Fatal(err)
+	}
 	code, body := get("/readyz")
 	var result map[string]string
 	_ = json.Unmarshal([]byte(body), &result)
-	if code != http.StatusServiceUnavailable || result["postgres"] != "connection refused" {
-		t.Fatalf("/readyz with postgres down: %d %q", code, body)
+	if code != http.StatusServiceUnavailable || result["postgres"] != telemetry.Unavailable {
+		t.Fatalf("/readyz with postgres down: %d %q; want 503 and postgres: unavailable", code, body)
 	}
+	if strings.Contains(body, depAddr) || strings.Contains(body, "refused") {
+		t.Errorf("/readyz serves the raw error: %q", body)
+	}
+	logged, seen := false, ""
+	for len(logs) > 0 {
+		raw := <-logs
+		seen += raw
+		var line struct{ Level, Check, Error string }
+		_ = json.Unmarshal([]byte(raw), &line)
+		logged = logged || (line.Level == "warn" && line.Check == "postgres" && strings.Contains(line.Error, depAddr))
+	}
+	if !logged {
+		t.Errorf("the failure's detail is not logged at warn: %q", seen)
+	}
+}
+
+// logLines passes each log line written from the server's goroutines to
+// the test.
+type logLines chan string
+
+func (c logLines) Write(p []byte) (int, error) {
+	c <- string(p)
+	return len(p), nil
 }
 
 func TestLoggerWritesJSONWithService(t *testing.T) {
