@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -28,6 +29,31 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 			if v.Env != "" && !strings.Contains(readme, "`"+v.Env+"`") {
 				t.Errorf("%s: environment variable %s is not in the README", binary, v.Env)
 			}
+		}
+	}
+}
+
+// A service started without METRICS_ADDR serves /metrics and /readyz on
+// loopback only; deployments that scrape it set the address explicitly.
+func TestMetricsDefaultsBindLoopback(t *testing.T) {
+	t.Parallel()
+	for binary, vars := range catalog.Settings() {
+		found := false
+		for _, v := range vars {
+			if v.Env != "METRICS_ADDR" {
+				continue
+			}
+			found = true
+			if v.Default == "" {
+				continue // disabled
+			}
+			host, _, err := net.SplitHostPort(v.Default)
+			if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+				t.Errorf("%s: METRICS_ADDR defaults to %q; want a loopback address such as 127.0.0.1:PORT", binary, v.Default)
+			}
+		}
+		if !found {
+			t.Errorf("%s registers no METRICS_ADDR", binary)
 		}
 	}
 }

@@ -90,7 +90,7 @@ type ServiceConfig struct {
 
 // Register registers the consumer's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
-	c.PipelineSettings.Register(l, ":9101")
+	c.PipelineSettings.Register(l, "127.0.0.1:9101")
 	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")

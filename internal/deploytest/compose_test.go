@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -456,6 +457,7 @@ var composeChecks = []check{
 	{"consumer replicas", checkReplicas},
 	{"images pinned", checkImages},
 	{"healthchecks", checkHealthchecks},
+	{"metrics reachable", checkMetricsReachable},
 	{"one-shots", checkOneShots},
 	{"embedder switch", checkEmbedder},
 	{"shared settings agree", checkSharedSettings},
@@ -648,6 +650,27 @@ func checkHealthchecks(p *project) []string {
 	return problems
 }
 
+// checkMetricsReachable requires every long-running service to serve its
+// metrics beyond loopback, which is where the binaries bind by default:
+// Prometheus scrapes them over the compose network.
+func checkMetricsReachable(p *project) []string {
+	var problems []string
+	for _, name := range p.sluiceServices() {
+		if p.file.Services[name].oneShot() {
+			continue
+		}
+		addr := p.effective(name, "METRICS_ADDR")
+		if bin, args := p.binary(name); bin == "embed-sim" {
+			addr, _ = flagValue(args, "addr")
+		}
+		host, _, err := net.SplitHostPort(addr)
+		if ip := net.ParseIP(host); err != nil || host == "localhost" || (ip != nil && ip.IsLoopback()) {
+			problems = append(problems, fmt.Sprintf("%s serves metrics on %q: set METRICS_ADDR (embed-sim: --addr) to :PORT or 0.0.0.0:PORT so Prometheus can scrape it", name, addr))
+		}
+	}
+	return problems
+}
+
 func checkOneShots(p *project) []string {
 	var problems []string
 	for _, name := range []string{"migrate", "producer"} {
@@ -787,6 +810,7 @@ func TestComposeChecksCatchMistakes(t *testing.T) {
 		{"latest", checkImages, edit("grafana", func(s *service) { s.Image = "grafana/grafana:latest" }), "pin an explicit tag"},
 		{"no tag", checkImages, edit("postgres", func(s *service) { s.Image = "pgvector/pgvector" }), "pin an explicit tag"},
 		{"wrong health port", checkHealthchecks, edit("outbox-relay", func(s *service) { s.Environment["METRICS_ADDR"] = ":9999" }), "outbox-relay healthcheck"},
+		{"metrics on loopback", checkMetricsReachable, edit("dlq-replayer", func(s *service) { delete(s.Environment, "METRICS_ADDR") }), "dlq-replayer serves metrics on \"127.0.0.1:9103\""},
 		{"producer restarts", checkOneShots, edit("producer", func(s *service) { s.Restart = "unless-stopped" }), "producer runs once"},
 		{"hard-wired embedder", checkEmbedder, func(p *project) { p.raw.Services["consumer"].Environment["EMBEDDER_URL"] = "http://embed-sim:8089" }, "a real provider is one variable away"},
 		{"disagreeing pipelines", checkSharedSettings, edit("dlq-replayer", func(s *service) { s.Environment["MAX_DELIVERIES"] = "9" }), "MAX_DELIVERIES"},

@@ -30,7 +30,7 @@ type ServiceConfig struct {
 
 // Register registers the service's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
-	c.PipelineSettings.Register(l, ":9103")
+	c.PipelineSettings.Register(l, "127.0.0.1:9103")
 	l.String(&c.Roles, "roles", "DLQ_ROLES", "triage,replayer,alerter", "DLQ consumers to run in this process")
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
 	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", 100, "dead letters within the spike window that raise an alert (0 disables)")

@@ -19,7 +19,7 @@ type Flags struct {
 
 // Register registers the relay's settings on l.
 func (f *Flags) Register(l *config.Loader) {
-	config.RegisterCommon(l, &f.Common, ":9102")
+	config.RegisterCommon(l, &f.Common, "127.0.0.1:9102")
 	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", 256, "outbox rows claimed per batch")
 	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", time.Second, "polling fallback when no notification arrives")
 	l.Duration(&f.Relay.Retention, "retention", "OUTBOX_RETENTION", 7*24*time.Hour, "how long published outbox rows are kept")
