@@ -3,6 +3,7 @@ package corpus
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinels matched with errors.Is against Document.Err. Each non-OK
@@ -39,22 +40,38 @@ func (e *DecodeError) Error() string {
 // Is makes errors.Is(err, ErrUndecodable) true.
 func (e *DecodeError) Is(target error) bool { return target == ErrUndecodable }
 
+// Settings named by TooLargeError.Setting: the Config field that sets the
+// limit.
+const (
+	SettingMaxDocumentBytes = "MaxDocumentBytes"
+	SettingMaxLineBytes     = "MaxLineBytes"
+)
+
 // TooLargeError reports a document or JSONL line over its size limit. It
-// matches ErrTooLarge.
+// matches ErrTooLarge. Its message names the limit and the setting that
+// raises it.
 type TooLargeError struct {
 	// Size is the size in bytes, or 0 when it is unknown because the input
 	// is a stream that was not read to its end.
 	Size int64
 	// Limit is the configured maximum in bytes.
 	Limit int64
+	// Setting is the Config field holding Limit: SettingMaxDocumentBytes
+	// or SettingMaxLineBytes.
+	Setting string
 }
 
 // Error implements error.
 func (e *TooLargeError) Error() string {
-	if e.Size > 0 {
-		return fmt.Sprintf("%d bytes is over the limit of %d bytes", e.Size, e.Limit)
+	what := "document"
+	if e.Setting == SettingMaxLineBytes {
+		what = "line"
 	}
-	return fmt.Sprintf("over the limit of %d bytes", e.Limit)
+	size := "more than " + strconv.FormatInt(e.Limit, 10) + " bytes"
+	if e.Size > 0 {
+		size = strconv.FormatInt(e.Size, 10) + " bytes"
+	}
+	return fmt.Sprintf("%s of %s is over the limit of %d bytes: raise %s to read it", what, size, e.Limit, e.Setting)
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true.

@@ -77,7 +77,7 @@ func (w *walk) stream(id string, meta map[string]any, format Format, r io.Reader
 // must. A known size sizes the buffer once and refuses early.
 func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
 	if size > limit {
-		return nil, &TooLargeError{Size: size, Limit: limit}
+		return nil, &TooLargeError{Size: size, Limit: limit, Setting: SettingMaxDocumentBytes}
 	}
 	initial := int64(512)
 	if size >= 0 {
@@ -102,7 +102,7 @@ func readLimited(r io.Reader, size, limit int64) ([]byte, error) {
 	if int64(len(buf)) > limit {
 		// A stream, or a file that grew since it was sized: its real size
 		// is unknown.
-		return nil, &TooLargeError{Limit: limit}
+		return nil, &TooLargeError{Limit: limit, Setting: SettingMaxDocumentBytes}
 	}
 	return buf, nil
 }

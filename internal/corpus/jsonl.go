@@ -81,7 +81,7 @@ func (w *walk) record(name string, line int, data []byte, size int64) (Document,
 		return doc, true
 	}
 	if size > int64(w.cfg.MaxLineBytes) {
-		return fail(StatusInvalid, &TooLargeError{Size: size, Limit: int64(w.cfg.MaxLineBytes)})
+		return fail(StatusInvalid, &TooLargeError{Size: size, Limit: int64(w.cfg.MaxLineBytes), Setting: SettingMaxLineBytes})
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return doc, false

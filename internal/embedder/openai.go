@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,14 +54,19 @@ type Config struct {
 	// MaxRetryAfter caps the Retry-After reported in StatusError. Defaults
 	// to one minute.
 	MaxRetryAfter time.Duration
+	// MaxResponseBytes bounds the body of a successful reply; a larger one
+	// fails the batch as a server error, having read no more than the
+	// limit. Defaults to DefaultMaxResponseBytes (256 MiB).
+	MaxResponseBytes int64
 }
+
+// DefaultMaxResponseBytes is the default Config.MaxResponseBytes: 2048
+// inputs × 3072 dims as decimal floats is about 120 MiB.
+const DefaultMaxResponseBytes = 256 << 20
 
 const (
 	defaultMaxRetryAfter = time.Minute
 	defaultIdleConns     = 64
-	// maxResponseBytes bounds a reply: 2048 inputs × 3072 dims as decimal
-	// floats is about 120 MiB.
-	maxResponseBytes = 256 << 20
 )
 
 func (c Config) withDefaults() Config {
@@ -69,6 +75,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxRetryAfter == 0 {
 		c.MaxRetryAfter = defaultMaxRetryAfter
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.HTTPClient == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
@@ -101,6 +110,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRetryAfter < 0 {
 		return errors.New("embedder: MaxRetryAfter must not be negative")
+	}
+	if c.MaxResponseBytes < 0 {
+		return fmt.Errorf("embedder: MaxResponseBytes = %d, want a positive size, or 0 for the default of %d", c.MaxResponseBytes, DefaultMaxResponseBytes)
 	}
 	return nil
 }
@@ -218,7 +230,7 @@ func (c *OpenAI) decode(resp *http.Response, n int) ([][]float32, error) {
 	d := getDecoder()
 	defer putDecoder(d)
 	var err error
-	if d.body, err = readAll(d.body[:0], resp); err != nil {
+	if d.body, err = readAll(d.body[:0], resp, c.cfg.MaxResponseBytes); err != nil {
 		return nil, err
 	}
 	if err := d.parse(); err != nil {
@@ -239,12 +251,21 @@ func (c *OpenAI) decode(resp *http.Response, n int) ([][]float32, error) {
 	return vecs, nil
 }
 
-// readAll reads the reply into buf, reusing its capacity.
-func readAll(buf []byte, resp *http.Response) ([]byte, error) {
-	if n := resp.ContentLength; n > 0 && n <= maxResponseBytes && int64(cap(buf)) < n+1 {
+// readAll reads the reply into buf, reusing its capacity, and refuses one
+// over limit bytes without reading past it.
+func readAll(buf []byte, resp *http.Response, limit int64) ([]byte, error) {
+	tooLarge := func(size string) error {
+		return classify.Retryable(classify.ClassServerError,
+			malformed("reply of %s is over the limit of %d bytes: raise MaxResponseBytes to accept it", size, limit))
+	}
+	n := resp.ContentLength
+	if n > limit {
+		return buf, tooLarge(strconv.FormatInt(n, 10) + " bytes")
+	}
+	if n > 0 && int64(cap(buf)) < n+1 {
 		buf = make([]byte, 0, n+1)
 	}
-	r := io.LimitReader(resp.Body, maxResponseBytes+1)
+	r := io.LimitReader(resp.Body, limit+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -258,8 +279,8 @@ func readAll(buf []byte, resp *http.Response) ([]byte, error) {
 			return buf, fmt.Errorf("read embeddings response: %w", err)
 		}
 	}
-	if len(buf) > maxResponseBytes {
-		return buf, classify.Retryable(classify.ClassServerError, malformed("reply larger than %d bytes", maxResponseBytes))
+	if int64(len(buf)) > limit {
+		return buf, tooLarge("more than " + strconv.FormatInt(limit, 10) + " bytes")
 	}
 	return buf, nil
 }

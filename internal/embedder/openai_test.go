@@ -339,3 +339,48 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("valid config: %v", err)
 	}
 }
+
+// A reply over MaxResponseBytes fails the batch with an error naming the
+// limit and the setting, whether the server announces its length or
+// streams it.
+func TestResponseOverLimit(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, err error) {
+		t.Helper()
+		if !errors.Is(err, embedder.ErrMalformedResponse) || !classify.IsRetryable(err) {
+			t.Fatalf("err = %v; want a retryable malformed response", err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "limit of 1024 bytes") || !strings.Contains(msg, "MaxResponseBytes") {
+			t.Errorf("error %q does not name the limit and MaxResponseBytes", msg)
+		}
+	}
+	t.Run("announced length", func(t *testing.T) {
+		t.Parallel()
+		_, c := simClient(t, embedsim.Faults{}, embedder.Config{Encoding: embedder.EncodingFloat, MaxResponseBytes: 1024})
+		inputs := strings.Fields("one two three four five six seven eight nine ten eleven twelve")
+		_, err := c.Embed(context.Background(), inputs)
+		check(t, err)
+		_, roomy := simClient(t, embedsim.Faults{}, embedder.Config{Encoding: embedder.EncodingFloat, MaxResponseBytes: 64 << 10})
+		if _, err := roomy.Embed(context.Background(), inputs); err != nil {
+			t.Fatalf("the same reply under a higher limit: %v", err)
+		}
+	})
+	t.Run("streamed", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"data":[`))
+			for i := 0; i < 1000 && r.Context().Err() == nil; i++ {
+				_, _ = w.Write([]byte(strings.Repeat(" ", 1024)))
+				w.(http.Flusher).Flush()
+			}
+		}))
+		t.Cleanup(srv.Close)
+		c, err := embedder.NewOpenAI(embedder.Config{URL: srv.URL, Model: "m", MaxResponseBytes: 1024})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Embed(context.Background(), []string{"x"})
+		check(t, err)
+	})
+}

@@ -20,6 +20,8 @@ type apiError struct {
 	Type    string
 	Param   string
 	Code    string
+	// status is the HTTP status to answer with; 0 means 400.
+	status int
 }
 
 // MarshalJSON writes empty Param and Code as null, as the provider does.

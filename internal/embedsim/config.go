@@ -39,7 +39,14 @@ type Config struct {
 	// ones are dropped. Counts and Seen are not bounded by it. Defaults to
 	// 10000; negative keeps none.
 	MaxRecords int
+	// MaxRequestBytes bounds a request body; a larger one is answered 413
+	// without being read further. Defaults to DefaultMaxRequestBytes.
+	MaxRequestBytes int64
 }
+
+// DefaultMaxRequestBytes is the default Config.MaxRequestBytes (64 MiB);
+// real providers cap far lower.
+const DefaultMaxRequestBytes = 64 << 20
 
 const (
 	defaultDims       = 384
@@ -57,6 +64,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxRecords == 0 {
 		c.MaxRecords = defaultMaxRecords
 	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
 	return c
 }
 
@@ -66,6 +76,9 @@ func (c Config) Validate() error {
 	c = c.withDefaults()
 	if c.Dims < 1 || c.Dims > MaxDims {
 		return fmt.Errorf("embedsim: dims = %d, want 1..%d", c.Dims, MaxDims)
+	}
+	if c.MaxRequestBytes < 0 {
+		return fmt.Errorf("embedsim: max request bytes = %d, want a positive size, or 0 for the default of %d", c.MaxRequestBytes, DefaultMaxRequestBytes)
 	}
 	if err := c.Faults.Validate(); err != nil {
 		return fmt.Errorf("embedsim: %w", err)

@@ -1,6 +1,7 @@
 package embedsim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,9 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 )
-
-// maxRequestBytes bounds a request body; real providers cap far lower.
-const maxRequestBytes = 64 << 20
 
 type embeddingRequest struct {
 	Model          string          `json:"model"`
@@ -54,7 +52,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 		return writeError(w, http.StatusUnauthorized, e, 0), "", rec
 	}
 	if aerr != nil {
-		return writeError(w, http.StatusBadRequest, *aerr, 0), "", rec
+		return writeError(w, cmp.Or(aerr.status, http.StatusBadRequest), *aerr, 0), "", rec
 	}
 
 	fs := s.faults.Load()
@@ -90,7 +88,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 // parseRequest decodes and checks a request. The inputs are returned
 // whenever they could be read, even if another field is invalid.
 func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request) (*embeddingRequest, []string, *apiError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, nil, &apiError{
+			Message: fmt.Sprintf("the request body is over the limit of %d bytes: send fewer inputs per request, or raise MaxRequestBytes", tooLarge.Limit),
+			Type:    typeInvalidRequest, status: http.StatusRequestEntityTooLarge,
+		}
+	}
 	if err != nil {
 		return nil, nil, &apiError{Message: "could not read the request body: " + err.Error(), Type: typeInvalidRequest}
 	}

@@ -194,6 +194,23 @@ func TestEmbeddingsRejectsBadRequests(t *testing.T) {
 	}
 }
 
+// A body over MaxRequestBytes is refused with 413 and a message naming the
+// limit; the next request is served normally.
+func TestRequestBodyLimit(t *testing.T) {
+	t.Parallel()
+	s := StartTest(t, Config{MaxRequestBytes: 1024})
+	r := mustPost(t, s.URL(), embedReq(strings.Repeat("x", 2048)))
+	if r.status != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", r.status)
+	}
+	if e := apiErr(t, r); !strings.Contains(e.Error.Message, "limit of 1024 bytes") || !strings.Contains(e.Error.Message, "MaxRequestBytes") {
+		t.Errorf("message %q does not name the limit and MaxRequestBytes", e.Error.Message)
+	}
+	if r := mustPost(t, s.URL(), embedReq("fits")); r.status != http.StatusOK {
+		t.Errorf("a request under the limit: status %d", r.status)
+	}
+}
+
 func TestAPIKeyRequired(t *testing.T) {
 	t.Parallel()
 	s := StartTest(t, Config{APIKey: "sekret"})
