@@ -41,6 +41,10 @@ test-go: $(NATS_BIN)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(FUZZTIME) ./pkg/messages/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(FUZZTIME) ./internal/corpus/
+	$(GO) test -run '^$$' -fuzz '^FuzzReduceHTML$$' -fuzztime $(FUZZTIME) ./internal/corpus/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./internal/chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./internal/secrets/
 
 ## lint: formatting, go vet and staticcheck
 lint:
