@@ -23,7 +23,8 @@
 //	flagged := secrets.Touched(matches, spans) // chunk indexes, ascending
 //
 // A non-empty metadata result concerns every chunk, since each chunk carries
-// the document's metadata. Name the rule (Match.Rule, Finding.Rule) in
+// the document's metadata; ScanMetadataJSON reads metadata still encoded,
+// as a chunk job carries it. Name the rule (Match.Rule, Finding.Rule) in
 // errors and logs; never the matched text.
 //
 // # Rules
@@ -57,8 +58,12 @@
 //
 // # Cost
 //
-// Scan compiles nothing at run time. Each rule has literal substrings that
-// every match contains; a rule's regular expression runs only when the
-// text holds one of them, so text without credentials costs a few
-// substring searches per rule. Matching is linear in the text (RE2).
+// Scan compiles nothing at run time and makes one pass per rule over the
+// text with a substring search for the rule's literals ("-----BEGIN ",
+// "ghp_", "eyJ", "pass", …). Its regular expression runs only at those
+// places, on a window of bounded size, after a cheap check of the first
+// bytes: the cost follows the number of candidates, not the length of the
+// text, and matching is linear (RE2). The windows bound what a rule can
+// match: a password value past 1 KiB, a JWT or service-account key past
+// 16 KiB is not found whole (a private key block has no such bound).
 package secrets

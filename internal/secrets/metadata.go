@@ -1,6 +1,9 @@
 package secrets
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -28,6 +31,22 @@ func ScanMetadata(meta map[string]any) []Finding {
 	var out []Finding
 	walkValue("", "", meta, &out)
 	return out
+}
+
+// ScanMetadataJSON is ScanMetadata for metadata still encoded, such as a
+// chunk job's. Empty input and JSON null hold no secret; anything else
+// that is not a JSON object is an error.
+func ScanMetadataJSON(raw []byte) ([]Finding, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var meta map[string]any
+	if err := dec.Decode(&meta); err != nil {
+		return nil, fmt.Errorf("scan metadata: %w", err)
+	}
+	return ScanMetadata(meta), nil
 }
 
 func walkValue(path, key string, v any, out *[]Finding) {

@@ -28,7 +28,7 @@ const (
 // rule is one kind of secret.
 type rule struct {
 	name string
-	// re matches the secret at the start of its input.
+	// re matches the secret; it is anchored at the literal when back is 0.
 	re *regexp.Regexp
 	// literals are substrings of which every match contains one, starting
 	// at most back bytes after the match's start; a match never ends more

@@ -5,6 +5,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"slices"
 	"strings"
@@ -222,6 +223,21 @@ func TestScanMetadata(t *testing.T) {
 	}
 	if got := secrets.ScanMetadata(map[string]any{"path": "docs/a.md", "bytes": 10}); got != nil {
 		t.Fatalf("clean metadata: %v", got)
+	}
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := secrets.ScanMetadataJSON(raw); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("ScanMetadataJSON = %v, %v; want %v", got, err, want)
+	}
+	for _, empty := range []string{"", "null", " "} {
+		if got, err := secrets.ScanMetadataJSON([]byte(empty)); err != nil || got != nil {
+			t.Errorf("ScanMetadataJSON(%q) = %v, %v; want nothing", empty, got, err)
+		}
+	}
+	if _, err := secrets.ScanMetadataJSON([]byte(`["not an object"]`)); err == nil {
+		t.Error("an array was accepted as metadata")
 	}
 }
 
