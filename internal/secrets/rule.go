@@ -132,7 +132,7 @@ var rules = compile([]spec{
 	},
 	{
 		name:      RuleSlackToken,
-		pattern:   `xox[baprs]-[0-9]{6,}-[A-Za-z0-9-]{8,}`,
+		pattern:   `xox[baprs]-[0-9]+-[A-Za-z0-9-]{10,}`,
 		literals:  []string{"xox"},
 		reach:     512,
 		wordStart: true,

@@ -73,7 +73,9 @@ func TestScanRules(t *testing.T) {
 
 		{"slack bot token", "xoxb-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
 		{"slack user token", "xoxp-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
+		{"slack app token", "xoxa-2-" + alnum40[:30], secrets.RuleSlackToken, ""},
 		{"near miss: slack-like word", "xoxo-hugs-and-kisses-forever", "", ""},
+		{"near miss: slack prefix only", "xoxb-1234", "", ""},
 		{"slack webhook", "POST https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24] + " now", secrets.RuleSlackWebhook, "https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24]},
 		{"near miss: slack site", "see https://hooks.slack.com/ for docs", "", ""},
 		{"discord webhook", "https://discord.com/api/webhooks/" + "123456789012345678/" + alnum40, secrets.RuleDiscordWebhook, ""},
