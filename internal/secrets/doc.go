@@ -11,21 +11,23 @@
 //
 // # Wiring it in
 //
-// The producer sees the whole document before it chunks it:
+// The producer sees the whole document before it chunks it, and screens
+// it in one call with the text it splits:
 //
-//	matches := secrets.Scan(doc.Text)
-//	meta := secrets.ScanMetadata(doc.Metadata)
 //	chunks := chunk.Split(doc.Text, cfg)
 //	spans := make([]secrets.Span, len(chunks))
 //	for i, c := range chunks {
 //		spans[i] = secrets.Span{Start: c.Start, End: c.End}
 //	}
-//	flagged := secrets.Touched(matches, spans) // chunk indexes, ascending
+//	for _, f := range secrets.ScanDocument(doc.Text, doc.Metadata, spans) {
+//		// park chunk f.Chunk as an escalation under rule f.Rule
+//	}
 //
-// A non-empty metadata result concerns every chunk, since each chunk carries
-// the document's metadata; ScanMetadataJSON reads metadata still encoded,
-// as a chunk job carries it. Name the rule (Match.Rule, Finding.Rule) in
-// errors and logs; never the matched text.
+// ScanDocument is Scan, ScanMetadata and Touched together. A secret in the
+// metadata flags every chunk, since each chunk carries the document's
+// metadata; ScanMetadataJSON reads metadata still encoded, as a chunk job
+// carries it. The spans must be offsets in the very string scanned. Name
+// the rule in errors and logs; never the matched text.
 //
 // # Rules
 //

@@ -243,6 +243,26 @@ func TestScanMetadata(t *testing.T) {
 	}
 }
 
+func TestScanDocument(t *testing.T) {
+	t.Parallel()
+	text := "intro\n" + pemBlock("EC PRIVATE KEY") + "\noutro"
+	keyStart, keyEnd := len("intro\n"), len("intro\n")+len(pemBlock("EC PRIVATE KEY"))
+	spans := []secrets.Span{{0, 5}, {3, keyStart + 10}, {keyStart + 10, keyEnd - 5}, {keyEnd - 5, keyEnd}, {keyEnd + 1, len(text)}}
+	got := secrets.ScanDocument(text, map[string]any{"path": "notes.md"}, spans)
+	want := []secrets.Flag{{1, secrets.RulePrivateKey}, {2, secrets.RulePrivateKey}, {3, secrets.RulePrivateKey}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ScanDocument = %v; want %v", got, want)
+	}
+	got = secrets.ScanDocument("clean text", map[string]any{"db_password": "s3cr3t-Hunter2"}, []secrets.Span{{0, 5}, {5, 10}})
+	want = []secrets.Flag{{0, secrets.RulePassword}, {1, secrets.RulePassword}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("secret metadata: ScanDocument = %v; want every chunk flagged %v", got, want)
+	}
+	if got := secrets.ScanDocument("clean text", map[string]any{"title": "x"}, []secrets.Span{{0, 10}}); got != nil {
+		t.Fatalf("clean document flagged: %v", got)
+	}
+}
+
 func BenchmarkScan(b *testing.B) {
 	para := "Ordinary prose about deployments, passwords policies and keys, sk-learn and tasks.\n"
 	clean := strings.Repeat(para, (1<<20)/len(para))

@@ -12,12 +12,19 @@ type Span struct {
 func Touched(matches []Match, spans []Span) []int {
 	var out []int
 	for i, s := range spans {
-		for _, m := range matches {
-			if m.Start < s.End && s.Start < m.End {
-				out = append(out, i)
-				break
-			}
+		if _, ok := s.firstMatch(matches); ok {
+			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// firstMatch returns the first of matches that overlaps s.
+func (s Span) firstMatch(matches []Match) (Match, bool) {
+	for _, m := range matches {
+		if m.Start < s.End && s.Start < m.End {
+			return m, true
+		}
+	}
+	return Match{}, false
 }
