@@ -344,4 +344,9 @@ func TestAlerterOptionsValidate(t *testing.T) {
 			t.Errorf("NewAlerter(%+v) succeeded; want a validation error", o)
 		}
 	}
+	// The message about a bad URL must not repeat the token inside it.
+	_, err := dlq.NewAlerter(dlq.AlerterOptions{WebhookURL: "ftp://hooks.example.com/services/T0KEN-in-path"}, zerolog.Nop(), nil)
+	if err == nil || strings.Contains(err.Error(), "T0KEN") {
+		t.Errorf("bad webhook URL: %v; want an error without the token", err)
+	}
 }
