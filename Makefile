@@ -10,7 +10,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo bench test test-go fuzz lint clean
+.PHONY: all build demo bench test test-go fuzz lint chaos clean
 
 all: build
 
@@ -45,6 +45,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzReduceHTML$$' -fuzztime $(FUZZTIME) ./internal/corpus/
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./internal/chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./internal/secrets/
+
+## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s)
+CHAOS_DURATION ?= 90s
+chaos: $(NATS_BIN)
+	$(GO) test -count=1 -timeout 30m -run '^TestChaos$$' -v ./internal/chaos/ -args -chaos.duration=$(CHAOS_DURATION)
 
 ## lint: formatting, go vet and staticcheck
 lint:

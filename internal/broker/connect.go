@@ -22,6 +22,10 @@ type ConnConfig struct {
 	TLSCA, TLSCert, TLSKey string
 }
 
+// PubAckTimeout bounds the wait for one asynchronous publish's PubAck, so
+// no publisher waits forever on a silent connection.
+const PubAckTimeout = 10 * time.Second
+
 // Connect opens a connection that reconnects forever: a broker restart is
 // an outage to ride out, not a reason for a service to exit.
 func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStream, error) {
@@ -50,7 +54,7 @@ func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStrea
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to nats: %w", err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(PubAckTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)

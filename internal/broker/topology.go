@@ -25,6 +25,14 @@ const (
 	DLQSubjects    = "dlq.>"
 )
 
+// MaxPayload is the largest message, headers included, that every stream
+// accepts. It equals the NATS server's max_payload, which testenv, the demo
+// and compose set explicitly to this value: then a message the server
+// lets through is one the stream stores. messages.MaxMessageBytes keeps a
+// chunk job below it with room for headers, and a dead letter above it
+// travels by reference (see outbox).
+const MaxPayload = 1 << 20
+
 // Topology sizes the streams and consumers.
 type Topology struct {
 	// IngestMaxMsgs bounds INGEST; with DiscardNew a full stream refuses
@@ -41,10 +49,9 @@ type Topology struct {
 	// Replicas is the stream replica count: 1 alone, 3 in a cluster.
 	// Defaults to 1.
 	Replicas int
-	// MaxDeliveries is the application's delivery cap. The JetStream
-	// consumers' MaxDeliver is set above it (MaxDeliveries + 2) so that a
-	// worker that dies on the last attempt still gets a delivery in which
-	// it parks the message. Defaults to 5.
+	// MaxDeliveries is the application's delivery cap, enforced by the
+	// pipeline; it only validates here. The INGEST consumers' MaxDeliver
+	// is unlimited (see ConsumerConfig). Defaults to 5.
 	MaxDeliveries int
 	// AckWait is how long a delivery may go unacknowledged before
 	// redelivery; workers send InProgress heartbeats for long batches, so
@@ -102,12 +109,6 @@ func (t Topology) Validate() error {
 	return errors.Join(errs...)
 }
 
-// JetStreamMaxDeliver is the MaxDeliver set on the INGEST consumers.
-func (t Topology) JetStreamMaxDeliver() int {
-	t.applyDefaults()
-	return t.MaxDeliveries + 2
-}
-
 // IngestConfig is the INGEST stream's configuration.
 func (t Topology) IngestConfig() jetstream.StreamConfig {
 	t.applyDefaults()
@@ -122,6 +123,7 @@ func (t Topology) IngestConfig() jetstream.StreamConfig {
 		MaxBytes:    t.IngestMaxBytes,
 		Duplicates:  t.DuplicateWindow,
 		Replicas:    t.Replicas,
+		MaxMsgSize:  MaxPayload,
 	}
 }
 
@@ -138,10 +140,21 @@ func (t Topology) DLQConfig() jetstream.StreamConfig {
 		MaxAge:      t.DLQMaxAge,
 		Duplicates:  t.DuplicateWindow,
 		Replicas:    t.Replicas,
+		MaxMsgSize:  MaxPayload,
 	}
 }
 
 // ConsumerConfig returns the configuration of one of the named durables.
+//
+// The application owns the delivery budget completely, so every durable's
+// MaxDeliver is unlimited. A WorkQueue stream keeps a message that
+// reached JetStream's MaxDeliver but stops delivering it, stranding it
+// for good (nats-server #5564); with no server-side cap that cannot
+// happen. The pipeline parks a job whose delivery count passes its cap
+// before doing any work on it, so a job whose every delivery kills its
+// worker is parked on the next one, and time spent while a dependency is
+// down spends no delivery because consumers then hold their batch and
+// stop pulling.
 func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) {
 	t.applyDefaults()
 	cfg := jetstream.ConsumerConfig{
@@ -150,22 +163,19 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 		AckWait:       t.AckWait,
 		MaxAckPending: t.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxDeliver:    -1,
 	}
 	switch name {
 	case WorkersConsumer:
 		cfg.FilterSubject = ChunkSubjects
-		cfg.MaxDeliver = t.JetStreamMaxDeliver()
 	case ReplayConsumer:
 		cfg.FilterSubject = ReplaySubjects
-		cfg.MaxDeliver = t.JetStreamMaxDeliver()
 	case TriageConsumer, AlerterConsumer:
 		cfg.FilterSubject = DLQSubjects
-		cfg.MaxDeliver = -1
 	case ReplayerConsumer:
 		// The replayer only ever acts on recoverable dead letters; it waits
-		// for next_retry_at with NakWithDelay, so deliveries are unbounded.
+		// for next_retry_at with NakWithDelay.
 		cfg.FilterSubject = "dlq.retry.>"
-		cfg.MaxDeliver = -1
 	default:
 		return jetstream.ConsumerConfig{}, fmt.Errorf("unknown durable %q", name)
 	}

@@ -66,8 +66,8 @@ func TestEnsureDeclaresDesignTopology(t *testing.T) {
 		stream, name, filter string
 		maxDeliver           int
 	}{
-		{broker.IngestStream, broker.WorkersConsumer, "ingest.chunks.>", 6},
-		{broker.IngestStream, broker.ReplayConsumer, "ingest.replay.>", 6},
+		{broker.IngestStream, broker.WorkersConsumer, "ingest.chunks.>", -1},
+		{broker.IngestStream, broker.ReplayConsumer, "ingest.replay.>", -1},
 		{broker.DLQStream, broker.TriageConsumer, "dlq.>", -1},
 		{broker.DLQStream, broker.ReplayerConsumer, "dlq.retry.>", -1},
 		{broker.DLQStream, broker.AlerterConsumer, "dlq.>", -1},
@@ -148,8 +148,8 @@ func TestEnsureExistsLeavesTheOwnersSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg := cons.CachedInfo().Config; cfg.MaxDeliver != 5 || cfg.AckWait != 7*time.Second {
-		t.Fatalf("MaxDeliver %d AckWait %s: EnsureExists overwrote the owner's 5 and 7s", cfg.MaxDeliver, cfg.AckWait)
+	if cfg := cons.CachedInfo().Config; cfg.AckWait != 7*time.Second {
+		t.Fatalf("AckWait %s: EnsureExists overwrote the owner's 7s", cfg.AckWait)
 	}
 	if err := js.DeleteStream(ctx, broker.IngestStream); err != nil {
 		t.Fatal(err)
@@ -159,5 +159,46 @@ func TestEnsureExistsLeavesTheOwnersSettings(t *testing.T) {
 	}
 	if _, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer); err != nil {
 		t.Fatalf("EnsureExists did not recreate a lost stream and its durables: %v", err)
+	}
+}
+
+// A deployment whose INGEST durables still carry a server-side MaxDeliver
+// (which strands messages in a work queue) is moved to unlimited
+// deliveries by the topology owner, and both streams cap message size at
+// the server's max_payload.
+func TestEnsureLiftsServerSideDeliveryCapAndBoundsMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	js := setup(t)
+	topo := broker.Topology{}
+	if err := broker.Ensure(ctx, js, topo); err != nil {
+		t.Fatal(err)
+	}
+	old, err := topo.ConsumerConfig(broker.WorkersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.MaxDeliver = 7
+	if _, err := js.UpdateConsumer(ctx, broker.IngestStream, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.Ensure(ctx, js, topo); err != nil {
+		t.Fatal(err)
+	}
+	cons, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cons.CachedInfo().Config.MaxDeliver; got != -1 {
+		t.Errorf("MaxDeliver after Ensure = %d, want -1 (unlimited)", got)
+	}
+	for _, name := range []string{broker.IngestStream, broker.DLQStream} {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.CachedInfo().Config.MaxMsgSize; got != broker.MaxPayload {
+			t.Errorf("%s MaxMsgSize = %d, want %d", name, got, broker.MaxPayload)
+		}
 	}
 }

@@ -2,23 +2,26 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/redrive"
 )
 
 func runReconcile(ctx context.Context, env Env, args []string) error {
 	var c conn
-	var redrive bool
-	var staleAfter time.Duration
+	var doRedrive bool
+	var grace time.Duration
 	l := newLoader(env, "reconcile", &c, true)
-	l.Bool(&redrive, "redrive", "", false, "re-publish stale pending chunks from PostgreSQL (recreating INGEST if it is gone)")
-	l.Duration(&staleAfter, "stale-after", "", 15*time.Minute, "a pending chunk older than this counts as stale even when its source still has messages in INGEST")
+	l.Bool(&doRedrive, "redrive", "", false, "repair what is found from PostgreSQL: re-publish owed, lost and stranded chunks (recreating INGEST if it is gone), re-open leaked ones, resolve open dead letters of stored chunks")
+	l.Duration(&grace, "grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
@@ -32,7 +35,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	rep, err := reconcile.Run(ctx, pool, js, staleAfter, redrive)
+	rep, err := reconcile.Run(ctx, pool, js, reconcile.Options{Grace: grace, Redrive: doRedrive})
 	if err != nil {
 		return err
 	}
@@ -42,7 +45,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 		printReconcile(env, rep)
 	}
 	if !rep.OK {
-		return &ExitError{Code: 1, Err: errors.New("reconcile found leaked, duplicated or stale chunks")}
+		return &ExitError{Code: 1, Err: fmt.Errorf("reconcile found problems: %s", strings.Join(rep.Named(), ", "))}
 	}
 	return nil
 }
@@ -54,8 +57,19 @@ func printReconcile(env Env, r *reconcile.Report) {
 	fmt.Fprintf(w, "leaked: %d (stored without vector %d, parked without dead letter %d)\n",
 		r.Leaked.Total(), r.Leaked.StoredWithoutVector, r.Leaked.ParkedWithoutDeadLetter)
 	fmt.Fprintf(w, "duplicated: %d\n", r.Duplicated)
-	fmt.Fprintf(w, "stale pending: %d (redriven %d)\n", r.StalePending, r.Redriven)
-	if r.OK {
+	fmt.Fprintf(w, "unpublished (recorded, never confirmed by NATS): %d\n", r.Unpublished)
+	fmt.Fprintf(w, "lost (confirmed, but gone from INGEST): %d\n", r.Lost)
+	fmt.Fprintf(w, "stranded in INGEST (no durable will deliver them): %d\n", r.Stranded)
+	fmt.Fprintf(w, "stored with an open dead letter: %d\n", r.OpenDeadLetters)
+	for _, k := range slices.Sorted(maps.Keys(r.Redriven)) {
+		fmt.Fprintf(w, "redriven %s: %d\n", k, r.Redriven[k])
+	}
+	for _, f := range r.Failures {
+		fmt.Fprintf(env.Stderr, "repair failed: %s\n", f)
+	}
+	if r.OK && r.Problems() == 0 {
 		fmt.Fprintln(w, "OK: every chunk is stored, parked, or owed and queued")
+	} else if r.OK {
+		fmt.Fprintln(w, "REPAIRED: every problem found was re-driven; run reconcile again once the system is quiet")
 	}
 }

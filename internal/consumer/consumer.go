@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,26 +35,61 @@ type Config struct {
 	// Heartbeat is how often a batch in progress extends its messages'
 	// ack deadline. Defaults to 10s; keep it well below AckWait.
 	Heartbeat time.Duration
-	// ShutdownGrace bounds how long in-flight work may run after shutdown
-	// begins. Defaults to 30s.
+	// ShutdownGrace bounds how long in-flight work may run once shutdown
+	// begins (SIGTERM), whenever the batch started. Defaults to
+	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// BatchDeadline bounds one attempt at a batch: the embed stage (the
+	// pipeline's soft time limit) plus its commits. Defaults to
+	// DefaultBatchDeadline; the service derives it from its settings.
+	BatchDeadline time.Duration
 	// Durables are the INGEST consumers to pull from. Defaults to workers
 	// and replay.
 	Durables []string
+	// Ping checks PostgreSQL. When a batch cannot be committed and Ping
+	// fails too, the consumer holds the batch, heartbeating it so that no
+	// delivery is spent, stops every pull loop, and processes the batch
+	// again once Ping succeeds. Nil disables holding.
+	Ping func(context.Context) error
+}
+
+// Defaults of Config.
+const (
+	DefaultBatchSize     = 64
+	DefaultFetchWait     = 250 * time.Millisecond
+	DefaultHeartbeat     = 10 * time.Second
+	DefaultShutdownGrace = 30 * time.Second
+	DefaultBatchDeadline = 3 * time.Minute
+)
+
+// Validate says what is wrong with the configuration and how to fix it.
+func (c Config) Validate() error {
+	c.applyDefaults()
+	var errs []error
+	if c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("batch size %d: use at least 1", c.BatchSize))
+	}
+	if c.FetchWait <= 0 || c.Heartbeat <= 0 || c.ShutdownGrace <= 0 || c.BatchDeadline <= 0 {
+		errs = append(errs, errors.New("fetch wait, heartbeat, shutdown grace and batch deadline must be positive"))
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Config) applyDefaults() {
 	if c.BatchSize == 0 {
-		c.BatchSize = 64
+		c.BatchSize = DefaultBatchSize
 	}
 	if c.FetchWait == 0 {
-		c.FetchWait = 250 * time.Millisecond
+		c.FetchWait = DefaultFetchWait
 	}
 	if c.Heartbeat == 0 {
-		c.Heartbeat = 10 * time.Second
+		c.Heartbeat = DefaultHeartbeat
 	}
 	if c.ShutdownGrace == 0 {
-		c.ShutdownGrace = 30 * time.Second
+		c.ShutdownGrace = DefaultShutdownGrace
+	}
+	if c.BatchDeadline == 0 {
+		c.BatchDeadline = DefaultBatchDeadline
 	}
 	if len(c.Durables) == 0 {
 		c.Durables = []string{broker.WorkersConsumer, broker.ReplayConsumer}
@@ -65,6 +102,8 @@ type Consumer struct {
 	// breaker is half-open; the others wait rather than fetch work that
 	// the breaker would refuse, which would burn deliveries.
 	probing atomic.Bool
+	// db is closed while PostgreSQL is unreachable: no loop pulls then.
+	db gate
 
 	cfg      Config
 	js       jetstream.JetStream
@@ -165,6 +204,9 @@ func (c *Consumer) loop(ctx context.Context, durable string) error {
 // half-open, one message, by one loop of the process at a time. ok is
 // false when the caller should look again.
 func (c *Consumer) admit(ctx context.Context) (size int, probe, ok bool) {
+	if err := c.db.wait(ctx); err != nil {
+		return 0, false, false
+	}
 	if c.gate == nil {
 		return c.cfg.BatchSize, false, true
 	}
@@ -209,8 +251,9 @@ func (c *Consumer) pull(ctx context.Context, cons jetstream.Consumer, durable st
 }
 
 // handle runs one batch through the pipeline and settles every message.
-// Work in flight survives shutdown for ShutdownGrace: stopping halfway
-// would only turn finished work into redeliveries.
+// Work in flight survives shutdown for ShutdownGrace from the moment
+// shutdown begins: stopping halfway would only turn finished work into
+// redeliveries.
 func (c *Consumer) handle(ctx context.Context, durable string, msgs []jetstream.Msg, replay bool) error {
 	jobs := make([]*pipeline.Job, len(msgs))
 	for i, m := range msgs {
@@ -220,16 +263,76 @@ func (c *Consumer) handle(ctx context.Context, durable string, msgs []jetstream.
 		}
 		jobs[i] = j
 	}
-	work, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ShutdownGrace)
+	work, cancel := c.workContext(ctx)
 	defer cancel()
 	stop := c.heartbeat(work, msgs)
-	err := c.pipe.Process(work, jobs)
+	err := c.process(work, jobs)
 	stop()
 	for i, j := range jobs {
 		c.settle(durable, msgs[i], j)
 	}
 	return err
 }
+
+// workContext is the context in-flight work runs under: it ends
+// ShutdownGrace after ctx does, not when ctx does.
+func (c *Consumer) workContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	work, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(c.cfg.ShutdownGrace, cancel) })
+	return work, func() { stop(); cancel() }
+}
+
+// process runs a batch through the pipeline, each attempt bounded by
+// BatchDeadline. When an attempt cannot commit because PostgreSQL is
+// unreachable, the batch is held (its heartbeat keeps JetStream from
+// redelivering it, so no delivery is spent), every loop stops pulling,
+// and the batch runs again once PostgreSQL answers.
+func (c *Consumer) process(ctx context.Context, jobs []*pipeline.Job) error {
+	for {
+		attempt, cancel := context.WithTimeout(ctx, c.cfg.BatchDeadline)
+		err := c.pipe.Process(attempt, jobs)
+		cancel()
+		if err == nil || c.cfg.Ping == nil || ctx.Err() != nil || c.pingOK(ctx) {
+			return err
+		}
+		c.log.Warn().Err(err).Int("messages", len(jobs)).Msg("postgres unreachable: holding the batch and pausing pulls until it answers")
+		c.db.close()
+		if err := c.waitForDB(ctx); err != nil {
+			return err
+		}
+		c.db.open()
+		c.log.Info().Int("messages", len(jobs)).Msg("postgres answers again: processing the held batch")
+		for _, j := range jobs {
+			j.Reset()
+		}
+	}
+}
+
+func (c *Consumer) pingOK(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	return c.cfg.Ping(ctx) == nil
+}
+
+// pingTimeout bounds one database health check.
+const pingTimeout = 2 * time.Second
+
+// waitForDB pings PostgreSQL with capped exponential backoff until it
+// answers or ctx ends.
+func (c *Consumer) waitForDB(ctx context.Context) error {
+	policy := retrypolicy.NewBuilder[any]().
+		WithMaxRetries(-1).
+		WithBackoff(100*time.Millisecond, 2*time.Second).
+		Build()
+	return failsafe.With(policy).WithContext(ctx).Run(func() error {
+		if !c.pingOK(ctx) {
+			return errDBUnreachable
+		}
+		return nil
+	})
+}
+
+var errDBUnreachable = errors.New("postgres unreachable")
 
 func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
 	var err error

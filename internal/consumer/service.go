@@ -2,6 +2,8 @@ package consumer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -27,8 +29,39 @@ type PipelineSettings struct {
 	MaxReplays       int
 	EmbedMaxInputs   int
 	ParkRetryDelay   time.Duration
+	SoftTimeLimit    time.Duration
 	AllowSources     string
 	PolicyRules      string
+}
+
+// commitBudget is what a batch's deadline allows for its commits beyond
+// the embed stage.
+const commitBudget = 30 * time.Second
+
+// softTimeLimit is SOFT_TIME_LIMIT, or when unset the longest one embed
+// call may take (every in-process attempt timing out) plus a margin.
+func (c *PipelineSettings) softTimeLimit() time.Duration {
+	if c.SoftTimeLimit > 0 {
+		return c.SoftTimeLimit
+	}
+	return embedder.ResilientOptions{Timeout: c.Embedder.Timeout}.WorstCase() + 5*time.Second
+}
+
+// BatchDeadline is the deadline of one attempt at a batch: the soft time
+// limit of its embed stage plus its commits.
+func (c *PipelineSettings) BatchDeadline() time.Duration { return c.softTimeLimit() + commitBudget }
+
+// Validate says what is wrong with the pipeline settings and how to fix
+// it.
+func (c *PipelineSettings) Validate() error {
+	var errs []error
+	if err := c.Embedder.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SoftTimeLimit < 0 {
+		errs = append(errs, fmt.Errorf("SOFT_TIME_LIMIT %s: use a positive duration, or 0 to derive it from EMBEDDER_TIMEOUT", c.SoftTimeLimit))
+	}
+	return errors.Join(errs...)
 }
 
 // Register registers the pipeline settings on l; metricsAddr is the
@@ -36,18 +69,19 @@ type PipelineSettings struct {
 func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 	config.RegisterCommon(l, &c.Common, metricsAddr)
 	config.RegisterEmbedder(l, &c.Embedder)
-	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", 5, "delivery cap before a transient failure is parked")
-	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", 2, "retries of an unrecognised error before parking")
-	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", 3, "replay generations before a chunk is quarantined as replay_exhausted")
-	l.Int(&c.EmbedMaxInputs, "embed-max-inputs", "EMBED_MAX_INPUTS", 64, "inputs per embedding request")
-	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", 30*time.Second, "delay before the replayer retries a transient_exhausted chunk")
+	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", pipeline.DefaultMaxDeliveries, "delivery cap before a transient failure is parked")
+	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", pipeline.DefaultAmbiguousRetries, "retries of an unrecognised error before parking")
+	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", pipeline.DefaultMaxReplays, "replay generations before a chunk is quarantined as replay_exhausted")
+	l.Int(&c.EmbedMaxInputs, "embed-max-inputs", "EMBED_MAX_INPUTS", pipeline.DefaultEmbedMaxInputs, "inputs per embedding request")
+	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", pipeline.DefaultParkRetryDelay, "delay before the replayer retries a transient_exhausted chunk")
+	l.Duration(&c.SoftTimeLimit, "soft-time-limit", "SOFT_TIME_LIMIT", 0, "bound of one batch's embed stage; work that keeps hitting it is parked as timeout_exhausted (0 derives it from EMBEDDER_TIMEOUT and in-process retries)")
 	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
 }
 
 // Build creates the embedder and the pipeline on a started runtime.
 func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
-	if err := c.Embedder.Validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
 	rules, err := pipeline.ParseRules(splitNonEmpty(c.PolicyRules, ";"))
@@ -63,7 +97,8 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 		return nil, nil, err
 	}
 	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
-		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay},
+		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
+		SoftTimeLimit: c.softTimeLimit()},
 		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb,
 			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
@@ -77,10 +112,11 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 type ServiceConfig struct {
 	PipelineSettings
 	// Workers is the number of concurrent pull loops per durable.
-	Workers   int
-	BatchSize int
-	FetchWait time.Duration
-	AckWait   time.Duration
+	Workers       int
+	BatchSize     int
+	FetchWait     time.Duration
+	AckWait       time.Duration
+	ShutdownGrace time.Duration
 	// Replicas and the INGEST bounds size the streams, which the consumer
 	// owns.
 	Replicas       int
@@ -92,12 +128,32 @@ type ServiceConfig struct {
 func (c *ServiceConfig) Register(l *config.Loader) {
 	c.PipelineSettings.Register(l, "127.0.0.1:9101")
 	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
-	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", 64, "messages per fetch")
-	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", 250*time.Millisecond, "how long a fetch waits to fill a batch")
-	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: above the worst-case embed call plus commit")
+	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
+	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
+	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: how soon a dead worker's batch is redelivered (live workers heartbeat every ACK_WAIT/4)")
+	l.Duration(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", DefaultShutdownGrace, "how long in-flight batches may run after SIGTERM")
 	l.Int(&c.Replicas, "stream-replicas", "STREAM_REPLICAS", 1, "replicas of the INGEST and DLQ streams: 1, or 3 in a cluster")
 	l.Int(&c.IngestMaxMsgs, "ingest-max-msgs", "INGEST_MAX_MSGS", 1_000_000, "bound of the INGEST stream in messages (producers wait when it is full)")
 	l.Int(&c.IngestMaxBytes, "ingest-max-bytes", "INGEST_MAX_BYTES", 2<<30, "bound of the INGEST stream in bytes")
+}
+
+// Validate says what is wrong with the consumer's settings and how to fix
+// it.
+func (c *ServiceConfig) Validate() error {
+	var errs []error
+	if err := c.PipelineSettings.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, fmt.Errorf("ACK_WAIT %s: use at least 1s; a live worker heartbeats its batch every ACK_WAIT/4, so only a dead worker's batch waits this long", c.AckWait))
+	}
+	if c.Workers < 1 || c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("CONSUMER_WORKERS %d and BATCH_SIZE %d: use at least 1 each", c.Workers, c.BatchSize))
+	}
+	if c.ShutdownGrace <= 0 {
+		errs = append(errs, fmt.Errorf("SHUTDOWN_GRACE %s: use a positive duration", c.ShutdownGrace))
+	}
+	return errors.Join(errs...)
 }
 
 // Topology is the broker topology this configuration implies.
@@ -116,6 +172,9 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if _, err := l.Parse(args); err != nil {
 		return service.UsageError(err)
 	}
+	if err := cfg.Validate(); err != nil {
+		return service.UsageError(err)
+	}
 	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
 		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology(), OwnsTopology: true}, stderr)
 	if err != nil {
@@ -131,7 +190,8 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
 	rt.Registry.MustRegister(NewLagCollector(rt.JS))
-	c := New(Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables},
+	c := New(Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
+		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping},
 		rt.JS, pipe, emb, rt.Log, rt.Registry)
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)

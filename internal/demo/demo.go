@@ -295,5 +295,5 @@ func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.R
 		return nil, err
 	}
 	defer nc.Close()
-	return reconcile.Run(ctx, pool, js, 15*time.Minute, false)
+	return reconcile.Run(ctx, pool, js, reconcile.Options{})
 }

@@ -115,7 +115,8 @@ func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Durati
 	fmt.Fprintf(w, "  parked        %d (%s)\n", st.Parked, strings.Join(classes, ", "))
 	fmt.Fprintf(w, "  replayed      %d (parked by the outage, then stored by the replayer)\n", st.Resolved)
 	fmt.Fprintf(w, "  escalations   %d\n", st.Escalations)
-	fmt.Fprintf(w, "  reconcile     %d leaked, %d duplicated, %d stale pending\n", rep.Leaked.Total(), rep.Duplicated, rep.StalePending)
+	fmt.Fprintf(w, "  reconcile     %d leaked, %d duplicated, %d unpublished, %d lost, %d stranded\n",
+		rep.Leaked.Total(), rep.Duplicated, rep.Unpublished, rep.Lost, rep.Stranded)
 	fmt.Fprintf(w, "  throughput    %.0f chunks/s end to end, outage included\n", float64(st.Chunks)/took.Seconds())
 	fmt.Fprintln(w, "\nPoison documents:")
 	names := make([]string, 0, len(Poison))

@@ -3,13 +3,16 @@ package dlq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -21,6 +24,9 @@ type Letter struct {
 	OutboxID int64
 	// Delivered counts deliveries of this DLQ message, from 1.
 	Delivered int
+	// PayloadInPostgres says the message came without its payload, which
+	// is too large for the stream; WithPayloads fills it in.
+	PayloadInPostgres bool
 }
 
 // Result says how to settle a dead letter's message.
@@ -73,7 +79,8 @@ func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handle
 		_ = msg.Term()
 		return
 	}
-	l := Letter{DeadLetter: dl, OutboxID: outboxID(msg.Headers().Get(jetstream.MsgIDHeader)), Delivered: 1}
+	l := Letter{DeadLetter: dl, OutboxID: outboxID(msg.Headers().Get(jetstream.MsgIDHeader)), Delivered: 1,
+		PayloadInPostgres: msg.Headers().Get(pipeline.HeaderPayloadInPostgres) != ""}
 	if meta, err := msg.Metadata(); err == nil {
 		l.Delivered = int(meta.NumDelivered)
 	}
@@ -88,6 +95,21 @@ func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handle
 		if err := msg.Ack(); err != nil && !errors.Is(err, context.Canceled) {
 			log.Warn().Err(err).Msg("ack failed; the dead letter will be redelivered and handled idempotently")
 		}
+	}
+}
+
+// WithPayloads wraps h so that a dead letter published without its
+// payload (too large for the stream) reaches h with the payload read
+// from dead_letter_payloads.
+func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
+	return func(ctx context.Context, l Letter) (Result, error) {
+		if l.PayloadInPostgres && l.Payload == nil {
+			err := pool.QueryRow(ctx, `SELECT payload FROM dead_letter_payloads WHERE outbox_id = $1`, l.OutboxID).Scan(&l.Payload)
+			if err != nil {
+				return Result{}, fmt.Errorf("read payload of dead letter %s (outbox %d): %w", l.DeadLetterID, l.OutboxID, err)
+			}
+		}
+		return h(ctx, l)
 	}
 }
 

@@ -51,7 +51,7 @@ func NewReplayer(pipe *pipeline.Pipeline, maxDeliveries int, log zerolog.Logger,
 
 // Handle is the replayer's dlq.Handler.
 func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
-	if l.ErrorClass != classify.ClassTransientExhausted || l.Disposition != messages.DispositionRetry {
+	if (l.ErrorClass != classify.ClassTransientExhausted && l.ErrorClass != classify.ClassTimeoutExhausted) || l.Disposition != messages.DispositionRetry {
 		r.replays.WithLabelValues("skipped").Inc()
 		return Result{}, nil
 	}

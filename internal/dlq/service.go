@@ -84,7 +84,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := Consume(ctx, rt.JS, durable, rt.Log, h); err != nil {
+			if err := Consume(ctx, rt.JS, durable, rt.Log, WithPayloads(rt.Pool, h)); err != nil {
 				rt.Log.Error().Err(err).Str("durable", durable).Msg("DLQ consumer stopped")
 			}
 		}()

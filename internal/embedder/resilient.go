@@ -85,6 +85,14 @@ func (o ResilientOptions) withDefaults() ResilientOptions {
 	return o
 }
 
+// WorstCase is the longest one Embed call can take with these options:
+// every attempt running to its timeout, with the longest wait between
+// attempts.
+func (o ResilientOptions) WorstCase() time.Duration {
+	o = o.withDefaults()
+	return time.Duration(o.MaxRetries+1)*o.Timeout + time.Duration(o.MaxRetries)*o.RetryMaxDelay
+}
+
 // Validate reports the first problem with o, saying how to fix it.
 func (o ResilientOptions) Validate() error {
 	if o.Timeout < 0 || o.RetryDelay < 0 || o.RetryMaxDelay < 0 || o.BreakerDelay < 0 {

@@ -32,32 +32,54 @@ type Config struct {
 	// ParkRetryDelay is how long after parking a transient_exhausted chunk
 	// the replayer may try it, doubled per replay generation. Defaults to 30s.
 	ParkRetryDelay time.Duration
+	// SoftTimeLimit bounds the embed stage of one batch, whatever the
+	// embedder's own timeout. Work cut off by it fails as soft_time_limit,
+	// is retried like any timeout, and once the delivery budget is spent
+	// is parked as timeout_exhausted, as exhausted timeouts are: a hung
+	// embedder never holds a chunk past its budget. Defaults to
+	// DefaultSoftTimeLimit; services derive it from the embedder's timeout
+	// and retries (see consumer.PipelineSettings).
+	SoftTimeLimit time.Duration
 	// Model names the embedding model recorded with each vector. Defaults
 	// to the embedder's.
 	Model string
 }
 
+// Defaults of Config, written once: flags and applyDefaults both read them.
+const (
+	DefaultMaxDeliveries    = 5
+	DefaultAmbiguousRetries = 2
+	DefaultMaxReplays       = 3
+	DefaultEmbedMaxInputs   = 64
+	DefaultEmbedMaxBytes    = 512 << 10
+	DefaultParkRetryDelay   = 30 * time.Second
+	DefaultSoftTimeLimit    = 2 * time.Minute
+)
+
 func (c *Config) applyDefaults() {
 	if c.MaxDeliveries == 0 {
-		c.MaxDeliveries = 5
+		c.MaxDeliveries = DefaultMaxDeliveries
 	}
 	if c.AmbiguousRetries == 0 {
-		c.AmbiguousRetries = 2
+		c.AmbiguousRetries = DefaultAmbiguousRetries
 	}
 	if c.MaxReplays == 0 {
-		c.MaxReplays = 3
+		c.MaxReplays = DefaultMaxReplays
 	}
 	if c.EmbedMaxInputs == 0 {
-		c.EmbedMaxInputs = 64
+		c.EmbedMaxInputs = DefaultEmbedMaxInputs
 	}
 	if c.EmbedMaxBytes == 0 {
-		c.EmbedMaxBytes = 512 << 10
+		c.EmbedMaxBytes = DefaultEmbedMaxBytes
+	}
+	if c.SoftTimeLimit == 0 {
+		c.SoftTimeLimit = DefaultSoftTimeLimit
 	}
 	if c.Backoff.Base == 0 {
 		c.Backoff = classify.Backoff{Base: time.Second, Max: 2 * time.Minute, Rand: c.Backoff.Rand}
 	}
 	if c.ParkRetryDelay == 0 {
-		c.ParkRetryDelay = 30 * time.Second
+		c.ParkRetryDelay = DefaultParkRetryDelay
 	}
 }
 
@@ -73,6 +95,9 @@ func (c Config) Validate() error {
 	}
 	if c.EmbedMaxInputs < 1 || c.EmbedMaxBytes < 1 {
 		errs = append(errs, errors.New("embed request bounds must be positive"))
+	}
+	if c.SoftTimeLimit < 0 {
+		errs = append(errs, fmt.Errorf("soft time limit %s: use a positive duration", c.SoftTimeLimit))
 	}
 	return errors.Join(errs...)
 }

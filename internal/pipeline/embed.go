@@ -40,6 +40,10 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	p.crash("mid-embed")
 	start := time.Now()
 	vecs, err := p.emb.Embed(ctx, texts)
+	if err != nil && errors.Is(context.Cause(ctx), errSoftTimeLimit) {
+		err = classify.Retryable(classify.ClassSoftTimeLimit,
+			fmt.Errorf("embed stage passed the soft time limit of %s: %w", p.cfg.SoftTimeLimit, err))
+	}
 	d := classify.Classify(err)
 	outcome := "ok"
 	if err != nil {

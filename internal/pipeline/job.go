@@ -56,6 +56,13 @@ type Job struct {
 	prevClass string
 }
 
+// Reset clears what Process decided, so that a batch whose commit failed
+// can be processed again as if new.
+func (j *Job) Reset() {
+	j.Outcome, j.Delay, j.Failure = Undecided, 0, nil
+	j.chunk, j.vector, j.prevClass = messages.ChunkJob{}, nil, ""
+}
+
 // Chunk returns the decoded job; valid once Process has run and the job
 // was decodable.
 func (j *Job) Chunk() messages.ChunkJob { return j.chunk }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
@@ -77,7 +78,7 @@ func (p *Pipeline) deadLetter(j *Job) messages.DeadLetter {
 	f, c := j.Failure, &j.chunk
 	disposition, class := string(f.Decision.Disposition), f.ParkedClass
 	switch class {
-	case classify.ClassTransientExhausted:
+	case classify.ClassTransientExhausted, classify.ClassTimeoutExhausted:
 		disposition = messages.DispositionRetry
 		if c.ReplayGen >= p.cfg.MaxReplays {
 			disposition, class, f.NextRetryAt = messages.DispositionQuarantine, classify.ClassReplayExhausted, nil
@@ -129,19 +130,48 @@ func (p *Pipeline) nameUndecodable(j *Job, dl *messages.DeadLetter) {
 	}
 }
 
+// HeaderPayloadInPostgres marks a dead letter published without its
+// payload, because with it the message would pass the broker's
+// max_payload. The payload is in dead_letter_payloads under the outbox
+// row's id (the message id's "dl:<id>"); the DLQ consumers read it from
+// there (see dlq.WithPayloads).
+const HeaderPayloadInPostgres = "Sluice-Payload-In-Postgres"
+
+// headerRoom is what a dead letter's headers may take of the broker's
+// max_payload.
+const headerRoom = 4 << 10
+
 // WriteDeadLetter writes dl to the outbox in tx, on the DLQ subject for its
-// disposition and source.
+// disposition and source. A dead letter too large for the DLQ stream is
+// written without its payload, which is kept in PostgreSQL instead: it
+// still reaches triage, the replayer and the alerter, whole.
 func WriteDeadLetter(ctx context.Context, tx outbox.Tx, dl messages.DeadLetter) error {
 	payload, err := dl.Encode()
 	if err != nil {
 		return fmt.Errorf("encode dead letter: %w", err)
 	}
-	_, err = outbox.Write(ctx, tx, outbox.Message{
+	headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass}
+	var kept []byte
+	if len(payload)+headerRoom > broker.MaxPayload {
+		kept = dl.Payload
+		dl.Payload = nil
+		if payload, err = dl.Encode(); err != nil {
+			return fmt.Errorf("encode dead letter: %w", err)
+		}
+		headers[HeaderPayloadInPostgres] = "true"
+	}
+	id, err := outbox.Write(ctx, tx, outbox.Message{
 		Subject: messages.DLQSubject(dl.Disposition, dl.SourceID),
-		Headers: map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass},
+		Headers: headers,
 		Payload: payload,
 	})
-	return err
+	if err != nil || kept == nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO dead_letter_payloads (outbox_id, payload) VALUES ($1, $2)`, id, kept); err != nil {
+		return fmt.Errorf("keep dead letter payload: %w", err)
+	}
+	return nil
 }
 
 // recordAttempts notes the attempt count and error class of jobs going back

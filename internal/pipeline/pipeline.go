@@ -91,7 +91,9 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		return p.undecide(jobs, err)
 	}
 	live = p.applyPolicy(live)
-	p.embed(ctx, live)
+	embedCtx, cancel := context.WithTimeoutCause(ctx, p.cfg.SoftTimeLimit, errSoftTimeLimit)
+	p.embed(embedCtx, live)
+	cancel()
 	var toStore []*Job
 	for _, j := range live {
 		if j.Outcome == Undecided {
@@ -112,6 +114,10 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 	}
 	return nil
 }
+
+// errSoftTimeLimit is the cause of an embed stage cut off by the soft
+// time limit.
+var errSoftTimeLimit = errors.New("soft time limit")
 
 // undecide reverts outcomes that were not committed, so the caller naks.
 func (p *Pipeline) undecide(jobs []*Job, err error) error {
@@ -177,6 +183,9 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 			return
 		}
 		f.ParkedClass = classify.ClassTransientExhausted
+		if d.Class == classify.ClassSoftTimeLimit || d.Class == classify.ClassTimeout {
+			f.ParkedClass = classify.ClassTimeoutExhausted
+		}
 		next := p.now().Add(p.cfg.ParkRetryDelay << min(j.chunk.ReplayGen, 10))
 		f.NextRetryAt = &next
 	case classify.Ambiguous:

@@ -3,7 +3,9 @@ package producer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,6 +38,9 @@ type plannedJob struct {
 	version            int64
 	raw                []byte
 }
+
+// statusPending is the document status of a version with chunks to embed.
+const statusPending = "pending"
 
 type existing struct {
 	version int64
@@ -71,14 +76,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	now := p.now().UTC()
 	for i, d := range docs {
 		docID := ids[i]
-		meta, err := metadataJSON(d.Metadata)
-		if err != nil {
-			return nil, fmt.Errorf("document %s metadata: %w", d.NativeID, err)
-		}
-		hash, err := documentHash(d, meta)
-		if err != nil {
-			return nil, err
-		}
+		meta, hash, rejected := p.admit(d)
 		cur, seen := current[docID]
 		if seen && cur.hash == hash {
 			sum.Unchanged++
@@ -91,29 +89,26 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		} else {
 			sum.New++
 		}
-		pd := plannedDoc{docID: docID, nativeID: d.NativeID, hash: hash, codec: d.Codec, version: version, metadata: meta}
-		switch d.Status {
-		case corpus.StatusOK:
-			chunks := chunk.Split(d.Text, p.cfg.Chunk)
-			if len(chunks) == 0 {
+		pd := plannedDoc{docID: docID, nativeID: messages.StorableNativeID(d.NativeID), hash: hash, codec: d.Codec, version: version, metadata: meta}
+		if rejected == nil && d.Status == corpus.StatusOK {
+			jobs, err := p.chunkJobs(docID, d, version, meta, now)
+			switch {
+			case err != nil:
+				rejected = err
+			case len(jobs) == 0:
 				pd.status = "empty"
 				sum.Empty++
-				break
+			default:
+				pd.status, pd.chunkCount = statusPending, len(jobs)
+				pl.jobs = append(pl.jobs, jobs...)
 			}
-			pd.status, pd.chunkCount = "pending", len(chunks)
-			for _, c := range chunks {
-				job, err := p.job(docID, d, c, len(chunks), version, meta, now)
-				if err != nil {
-					return nil, err
-				}
-				pl.jobs = append(pl.jobs, job)
-			}
-		case corpus.StatusEmpty:
+		} else if rejected == nil && d.Status == corpus.StatusEmpty {
 			pd.status = "empty"
 			sum.Empty++
-		default:
-			pd.status, pd.chunkCount = "failed", 1
-			pl.parked = append(pl.parked, p.unreadable(docID, d, version, now))
+		}
+		if pd.status == "" {
+			pd.status, pd.chunkCount, pd.metadata = "failed", 1, nil
+			pl.parked = append(pl.parked, p.unreadable(docID, d, version, now, rejected))
 			pl.parkDoc[docID] = true
 			sum.Failed++
 			sum.ParkedDocs++
@@ -123,6 +118,55 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	return pl, nil
 }
 
+// admit checks what a document's jobs will carry besides text: its native
+// id and its metadata. It returns the canonical metadata and the
+// document's hash, and, for a document it rejects, the classified reason;
+// a rejected document is parked alone, and the run goes on.
+func (p *Producer) admit(d corpus.Document) (json.RawMessage, string, error) {
+	var rejected error
+	meta, err := metadataJSON(d.Metadata)
+	switch {
+	case messages.ValidateNativeID(d.NativeID) != nil:
+		rejected = classify.Permanent(classify.ClassInvalidMessage,
+			fmt.Errorf("document id: %w", messages.ValidateNativeID(d.NativeID)))
+	case err != nil:
+		rejected = classify.Permanent(classify.ClassInvalidMessage, fmt.Errorf("metadata: %w", err))
+	case len(meta) > messages.MaxMetadataBytes:
+		rejected = classify.Permanentf(classify.ClassTooLarge, "metadata is %d bytes, over the %d-byte limit", len(meta), messages.MaxMetadataBytes)
+	}
+	if rejected != nil {
+		meta = nil
+	}
+	hash, err := documentHash(d, meta, rejected)
+	if err != nil {
+		// Only the text can fail to hash; a valid document's text always
+		// hashes, so this document is as unreadable as it gets.
+		rejected = classify.Permanent(classify.ClassInvalidEncoding, err)
+		hash, _ = documentHash(d, nil, rejected)
+	}
+	return meta, hash, rejected
+}
+
+// chunkJobs splits a readable document and encodes a job per chunk. A
+// chunk whose job cannot be encoded (over the message limit, say) rejects
+// the whole document: half a document is never published.
+func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, meta json.RawMessage, now time.Time) ([]plannedJob, error) {
+	chunks := chunk.Split(d.Text, p.cfg.Chunk)
+	jobs := make([]plannedJob, 0, len(chunks))
+	for _, c := range chunks {
+		job, err := p.job(docID, d, c, len(chunks), version, meta, now)
+		if err != nil {
+			class := classify.ClassInvalidMessage
+			if errors.Is(err, messages.ErrOversize) {
+				class = classify.ClassTooLarge
+			}
+			return nil, classify.Permanent(class, err)
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs, nil
+}
+
 func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {
 	hash, err := messages.ContentHash(c.Text, meta)
 	if err != nil {
@@ -130,7 +174,7 @@ func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int
 	}
 	cj := messages.ChunkJob{
 		Schema: messages.ChunkJobSchema, DocID: docID, ChunkIndex: c.Index, DocVersion: version, ChunkCount: count,
-		SourceID: p.cfg.SourceID, SourceNativeID: d.NativeID, RunID: p.cfg.RunID, ContentHash: hash,
+		SourceID: p.cfg.SourceID, SourceNativeID: messages.StorableNativeID(d.NativeID), RunID: p.cfg.RunID, ContentHash: hash,
 		Text: c.Text, Metadata: meta, Codec: d.Codec, PublishedAt: now,
 	}
 	raw, err := cj.Encode()
@@ -141,34 +185,46 @@ func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int
 		index: c.Index, version: version, raw: raw}, nil
 }
 
-// unreadable is the dead letter of a document that could not be decoded
-// or read. There is no job to carry, so the payload describes the
-// document instead.
-func (p *Producer) unreadable(docID string, d corpus.Document, version int64, now time.Time) messages.DeadLetter {
+// unreadable is the dead letter of a document that could not be read,
+// decoded or admitted (rejected, when not nil, says why). There is no job
+// to carry, so the payload describes the document instead.
+func (p *Producer) unreadable(docID string, d corpus.Document, version int64, now time.Time, rejected error) messages.DeadLetter {
 	class := classify.ClassInvalidMessage
-	if d.Status == corpus.StatusUndecodable {
+	switch {
+	case errors.Is(d.Err, corpus.ErrTooLarge):
+		class = classify.ClassTooLarge
+	case d.Status == corpus.StatusUndecodable:
 		class = classify.ClassInvalidEncoding
 	}
 	detail := "unreadable document"
 	if d.Err != nil {
 		detail = d.Err.Error()
 	}
-	payload, _ := json.Marshal(map[string]any{"source_native_id": d.NativeID, "bytes": d.Size, "status": string(d.Status)})
+	if rejected != nil {
+		class, detail = classify.Classify(rejected).Class, rejected.Error()
+	}
+	nativeID := messages.StorableNativeID(d.NativeID)
+	payload, _ := json.Marshal(map[string]any{"source_native_id": nativeID, "bytes": d.Size, "status": string(d.Status)})
 	return messages.DeadLetter{
 		Schema: messages.DeadLetterSchema, DeadLetterID: messages.DeadLetterID(docID, 0),
-		DocID: docID, ChunkIndex: 0, DocVersion: version, SourceID: p.cfg.SourceID, SourceNativeID: d.NativeID,
+		DocID: docID, ChunkIndex: 0, DocVersion: version, SourceID: p.cfg.SourceID, SourceNativeID: nativeID,
 		RunID: p.cfg.RunID, Disposition: messages.DispositionQuarantine, ErrorClass: class,
-		ErrorDetail: messages.TruncateDetail(detail), Stage: "produce", Attempts: 1, FailedAt: now, Payload: payload,
+		ErrorDetail: messages.TruncateDetail(strings.ToValidUTF8(strings.ReplaceAll(detail, "\x00", "\\0"), "?")),
+		Stage:       "produce", Attempts: 1, FailedAt: now, Payload: payload,
 	}
 }
 
 // documentHash identifies a document's content, so an unchanged document
-// is skipped. Unreadable documents hash their status and size: re-running
-// over the same bad file does not park it again.
-func documentHash(d corpus.Document, meta json.RawMessage) (string, error) {
+// is skipped. Unreadable and rejected documents hash their status, size
+// and reason: re-running over the same bad record does not park it again.
+func documentHash(d corpus.Document, meta json.RawMessage, rejected error) (string, error) {
 	text := d.Text
-	if d.Status != corpus.StatusOK {
-		text = fmt.Sprintf("\x00%s:%d", d.Status, d.Size)
+	if d.Status != corpus.StatusOK || rejected != nil {
+		reason := ""
+		if rejected != nil {
+			reason = classify.Classify(rejected).Class
+		}
+		text = fmt.Sprintf("\x00%s:%d:%s", d.Status, d.Size, reason)
 	}
 	return messages.ContentHash(text, meta)
 }
@@ -203,15 +259,8 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 			p.cfg.SourceID, p.cfg.RunID, ids, natives, versions, hashes, counts, statuses, codecs, metas); err != nil {
 			return fmt.Errorf("record documents: %w", err)
 		}
-		// What an older, longer version left beyond the new chunk count will
-		// never be stored again: mark it superseded.
-		if _, err := tx.Exec(ctx, `
-			UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
-			FROM unnest($1::text[], $2::int8[], $3::int4[]) AS t(doc_id, version, chunks)
-			WHERE m.doc_id = ANY($1) AND m.doc_id = t.doc_id AND m.version < t.version
-			  AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
-			ids, versions, counts); err != nil {
-			return fmt.Errorf("supersede old chunks: %w", err)
+		if err := supersede(ctx, tx, pl, ids, versions, counts); err != nil {
+			return err
 		}
 		if err := p.recordManifest(ctx, tx, pl); err != nil {
 			return err
@@ -245,16 +294,56 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 		ids[i], hashes[i], indexes[i], versions[i], raws[i] = j.docID, j.hash, int32(j.index), j.version, j.raw
 	}
 	_, err := tx.Exec(ctx, `
-		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job, published_at)
-		SELECT t.doc_id, t.chunk_index, t.version, t.hash, 'pending', $1, t.job, now()
+		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job)
+		SELECT t.doc_id, t.chunk_index, t.version, t.hash, 'pending', $1, t.job
 		FROM unnest($2::text[], $3::int4[], $4::int8[], $5::text[], $6::bytea[]) AS t(doc_id, chunk_index, version, hash, job)
 		ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
 		    status = 'pending', attempts = 0, last_error_class = NULL, replay_gen = 0, run_id = EXCLUDED.run_id,
-		    job = EXCLUDED.job, published_at = EXCLUDED.published_at, updated_at = now()
+		    job = EXCLUDED.job, published_at = NULL, publish_seq = NULL, publish_gen = 0, updated_at = now()
 		WHERE ingest_manifest.version < EXCLUDED.version`,
 		p.cfg.RunID, ids, indexes, versions, hashes, raws)
 	if err != nil {
 		return fmt.Errorf("record manifest: %w", err)
+	}
+	return nil
+}
+
+// supersede clears what older versions of the batch's documents leave
+// behind. Manifest rows beyond a new, shorter chunk count will never be
+// stored again: they become superseded. Every unresolved dead letter of
+// an older version is resolved as superseded, so it is neither replayed
+// nor counted as ready to replay; the new version gets dead letters of its
+// own if it fails. A document whose new version is empty or unreadable
+// has nothing left to search: its old vectors go at once; one with a new
+// version to embed has its old chunks pruned when that version completes
+// (see the pipeline's completion).
+func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions []int64, counts []int32) error {
+	if _, err := tx.Exec(ctx, `
+		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
+		FROM unnest($1::text[], $2::int8[], $3::int4[]) AS t(doc_id, version, chunks)
+		WHERE m.doc_id = ANY($1) AND m.doc_id = t.doc_id AND m.version < t.version
+		  AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
+		ids, versions, counts); err != nil {
+		return fmt.Errorf("supersede old chunks: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE dead_letters d SET resolved_at = now(), resolution = 'superseded'
+		FROM unnest($1::text[], $2::int8[]) AS t(doc_id, version)
+		WHERE d.doc_id = ANY($1) AND d.doc_id = t.doc_id AND d.version < t.version AND d.resolved_at IS NULL`,
+		ids, versions); err != nil {
+		return fmt.Errorf("resolve superseded dead letters: %w", err)
+	}
+	var gone []string
+	for _, d := range pl.docs {
+		if d.status != statusPending && d.version > 1 {
+			gone = append(gone, d.docID)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = ANY($1)`, gone); err != nil {
+		return fmt.Errorf("prune chunks of emptied documents: %w", err)
 	}
 	return nil
 }

@@ -7,15 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -35,7 +36,21 @@ type Config struct {
 	// FullStreamWait is how long to wait before publishing again to a full
 	// stream. Defaults to 1s.
 	FullStreamWait time.Duration
+	// Patience is how long the producer keeps trying to reach an
+	// unreachable NATS before it records the rest of the run without
+	// publishing. Nothing is lost: the manifest holds every job as owed,
+	// and the outbox-relay's sweeper publishes it once NATS answers.
+	// Defaults to DefaultPatience.
+	Patience time.Duration
 }
+
+// Defaults of Config.
+const (
+	DefaultBatchDocs      = 200
+	DefaultMaxPending     = 1024
+	DefaultFullStreamWait = time.Second
+	DefaultPatience       = 30 * time.Second
+)
 
 func (c *Config) applyDefaults() {
 	if c.RunID == "" {
@@ -45,13 +60,16 @@ func (c *Config) applyDefaults() {
 		c.Chunk = chunk.DefaultConfig()
 	}
 	if c.BatchDocs == 0 {
-		c.BatchDocs = 200
+		c.BatchDocs = DefaultBatchDocs
 	}
 	if c.MaxPending == 0 {
-		c.MaxPending = 1024
+		c.MaxPending = DefaultMaxPending
 	}
 	if c.FullStreamWait == 0 {
-		c.FullStreamWait = time.Second
+		c.FullStreamWait = DefaultFullStreamWait
+	}
+	if c.Patience == 0 {
+		c.Patience = DefaultPatience
 	}
 }
 
@@ -87,6 +105,12 @@ type Summary struct {
 	Chunks      int    `json:"chunks_published"`
 	ParkedDocs  int    `json:"chunks_parked"`
 	PublishWait int    `json:"publish_retries"`
+	// Owed are chunks recorded but not confirmed by NATS when the run
+	// ended; the outbox-relay publishes them once NATS answers.
+	Owed int `json:"chunks_owed"`
+	// Republished are chunks of earlier runs of the source that were owed
+	// and that this run published first.
+	Republished int `json:"chunks_republished"`
 }
 
 // Producer records and publishes one run.
@@ -94,10 +118,18 @@ type Producer struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
+	pub  *redrive.Publisher
 	log  zerolog.Logger
 	now  func() time.Time
+	// unreachableSince is when publishing first failed to reach NATS;
+	// offline is set once that lasted past Patience.
+	unreachableSince time.Time
+	offline          bool
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
+	// Crash, when set, is called at the crash point
+	// "after-record-before-publish" (see package crashpoint).
+	Crash func(point string)
 }
 
 // New returns a producer.
@@ -106,7 +138,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Log
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Producer{cfg: cfg, pool: pool, js: js, log: log, now: time.Now}, nil
+	return &Producer{cfg: cfg, pool: pool, js: js, pub: redrive.NewPublisher(pool, js, cfg.MaxPending), log: log, now: time.Now}, nil
 }
 
 // RunID is the run's id.
@@ -119,6 +151,7 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	if _, err := p.pool.Exec(ctx, `INSERT INTO ingest_runs (run_id, source_id) VALUES ($1, $2)`, p.cfg.RunID, p.cfg.SourceID); err != nil {
 		return sum, fmt.Errorf("record run: %w", err)
 	}
+	p.republishOwed(ctx, &sum)
 	batch := make([]corpus.Document, 0, p.cfg.BatchDocs)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -150,15 +183,36 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		UPDATE ingest_runs SET documents = $2, published = $3, parked = parked + $4, status = $5,
 		       halted_reason = $6, publish_finished_at = now()
 		WHERE run_id = $1`, p.cfg.RunID, sum.Seen, sum.Chunks, sum.ParkedDocs, status, errText(err))
+	if sum.Owed > 0 {
+		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
+	}
 	return sum, errors.Join(err, uerr)
 }
 
+// errText is err's text as PostgreSQL can store it: no NUL, bounded.
 func errText(err error) *string {
 	if err == nil {
 		return nil
 	}
-	s := err.Error()
+	s := messages.TruncateDetail(strings.ReplaceAll(err.Error(), "\x00", "\\0"))
 	return &s
+}
+
+// republishOwed publishes what earlier runs of the source recorded but
+// never had confirmed, before this run adds its own.
+func (p *Producer) republishOwed(ctx context.Context, sum *Summary) {
+	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, p.pool, p.js, p.log, nil)
+	if err == nil {
+		var res redrive.Result
+		res, err = sweeper.Sweep(ctx, p.cfg.SourceID, 0)
+		sum.Republished = res.Confirmed
+		if err == nil && len(res.Failed) > 0 {
+			err = res.Err
+		}
+	}
+	if err != nil {
+		p.log.Warn().Err(err).Msg("could not republish owed chunks of earlier runs; the outbox-relay will")
+	}
 }
 
 // batch records a batch of documents in one transaction, then publishes
@@ -171,56 +225,54 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	if err := p.record(ctx, plan); err != nil {
 		return err
 	}
+	if p.Crash != nil {
+		p.Crash("after-record-before-publish")
+	}
 	return p.publish(ctx, plan, sum)
 }
 
-// publish sends every planned job asynchronously with a bounded window and
-// waits for every acknowledgement. A refused publish (the stream is full,
-// or the server is away) is retried after a pause, forever: the manifest
-// already promises the chunk, so dropping it is not an option.
+// publish sends every planned job and records each PubAck in the
+// manifest. A full stream is back-pressure: the producer waits and tries
+// again, as long as it takes. An unreachable NATS is an outage: after
+// Patience the producer stops publishing for the rest of the run and
+// leaves the jobs owed, for the outbox-relay's sweeper to publish.
 func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error {
-	pending := plan.jobs
-	for len(pending) > 0 {
-		futures := make([]jetstream.PubAckFuture, 0, len(pending))
-		for _, j := range pending {
-			msg := &nats.Msg{Subject: messages.ChunkSubject(p.cfg.SourceID), Data: j.raw, Header: nats.Header{}}
-			msg.Header.Set(jetstream.MsgIDHeader, j.msgID)
-			f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream("INGEST"))
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				futures = append(futures, nil)
-				continue
-			}
-			futures = append(futures, f)
+	pending := make([]redrive.Job, len(plan.jobs))
+	for i, j := range plan.jobs {
+		pending[i] = redrive.Job{DocID: j.docID, Index: j.index, Version: j.version, Source: p.cfg.SourceID, Raw: j.raw}
+	}
+	for len(pending) > 0 && !p.offline {
+		res, err := p.pub.Publish(ctx, pending)
+		sum.Chunks += res.Confirmed
+		if err != nil {
+			return err
 		}
-		var retry []plannedJob
-		for i, f := range futures {
-			if f == nil {
-				retry = append(retry, pending[i])
-				continue
+		pending = res.Failed
+		if len(pending) == 0 {
+			p.unreachableSince = time.Time{}
+			break
+		}
+		if redrive.Unavailable(res.Err) {
+			if p.unreachableSince.IsZero() {
+				p.unreachableSince = p.now()
 			}
-			select {
-			case <-f.Ok():
-				sum.Chunks++
-			case err := <-f.Err():
-				p.log.Debug().Err(err).Str("msg_id", pending[i].msgID).Msg("publish refused; will retry")
-				retry = append(retry, pending[i])
-			case <-ctx.Done():
-				return ctx.Err()
+			if p.now().Sub(p.unreachableSince) >= p.cfg.Patience {
+				p.offline = true
+				p.log.Warn().Err(res.Err).Dur("patience", p.cfg.Patience).
+					Msg("NATS unreachable: recording the rest of the run without publishing; the outbox-relay publishes it once NATS answers")
+				break
 			}
 		}
-		if len(retry) > 0 {
-			sum.PublishWait++
-			p.log.Warn().Int("chunks", len(retry)).Msg("stream full or unavailable; waiting to publish again")
-			select {
-			case <-time.After(p.cfg.FullStreamWait):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		sum.PublishWait++
+		p.log.Warn().Err(res.Err).Int("chunks", len(pending)).Msg("stream full or NATS unavailable; waiting to publish again")
+		select {
+		case <-time.After(p.cfg.FullStreamWait):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		pending = retry
+	}
+	if p.offline {
+		sum.Owed += len(pending)
 	}
 	return nil
 }

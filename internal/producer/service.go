@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/service"
 )
 
@@ -33,7 +34,8 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Int(&f.Config.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
 	l.Int(&f.Config.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
 	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (approximate) or chars")
-	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", 200, "documents recorded per transaction")
+	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
+	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 
@@ -63,7 +65,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "producer", *common, service.Options{MaxConns: 4}, stderr)
+	rt, err := service.Start(ctx, "producer", *common, service.Options{MaxConns: 4, NATSOptional: true}, stderr)
 	if err != nil {
 		return err
 	}
@@ -73,6 +75,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	p.Progress = progress(stderr, rt)
+	p.Crash = crashpoint.FromEnv(lookup)
 	start := time.Now()
 	sum, err := p.Run(ctx, reader)
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
@@ -109,5 +112,11 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 	}
 	_, err := fmt.Fprintf(w, "run %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
 		s.RunID, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+	if err == nil && s.Republished > 0 {
+		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
+	}
+	if err == nil && s.Owed > 0 {
+		_, err = fmt.Fprintf(w, "  chunks owed (NATS unreachable; the outbox-relay publishes them when it answers): %d\n", s.Owed)
+	}
 	return err
 }

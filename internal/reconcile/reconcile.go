@@ -1,36 +1,49 @@
 // Package reconcile proves DESIGN §7 from the database and the broker: no
 // silent drop (every manifest row stored with a vector, parked with a dead
-// letter, or pending with a message to deliver it), no duplicate, and no
-// stale pending work. With Redrive it re-publishes owed work from
-// PostgreSQL alone, even when the INGEST stream is gone.
+// letter, or pending with a message in INGEST to deliver it), no
+// duplicate, nothing stranded, and no stored chunk with an open dead
+// letter. With Redrive it repairs what it finds, from PostgreSQL alone,
+// even when the INGEST stream is gone, and goes on past a failed repair,
+// reporting it.
+//
+// It is meant for a quiet system: work in flight can look owed or
+// stranded for as long as it is in flight.
 package reconcile
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/internal/redrive"
 )
 
-// Report is what a reconciliation found (DESIGN §7).
+// Report is what a reconciliation found, and with Redrive what it
+// repaired.
 type Report struct {
 	Chunks     map[string]int `json:"chunks_by_status"`
 	Leaked     Leaks          `json:"leaked"`
 	Duplicated int            `json:"duplicated"`
-	// StalePending are pending chunks with no message left to deliver
-	// them: their source has none in INGEST (or INGEST is gone), or they
-	// have waited longer than --stale-after.
-	StalePending int  `json:"stale_pending"`
-	Redriven     int  `json:"redriven"`
-	OK           bool `json:"ok"`
+	// Unpublished are pending chunks recorded more than the grace ago
+	// whose publish JetStream never confirmed.
+	Unpublished int `json:"unpublished"`
+	// Lost are pending chunks whose confirmed message is no longer in
+	// INGEST (the stream was lost, purged or recreated).
+	Lost int `json:"lost"`
+	// Stranded are messages in INGEST that no durable will deliver again.
+	Stranded int `json:"stranded"`
+	// OpenDeadLetters are stored chunks whose dead letter is unresolved.
+	OpenDeadLetters int `json:"stored_with_open_dead_letter"`
+	// Redriven counts the repairs made, by problem.
+	Redriven map[string]int `json:"redriven,omitempty"`
+	// Failures are repairs that did not succeed.
+	Failures []string `json:"failures,omitempty"`
+	OK       bool     `json:"ok"`
 }
 
 // Leaks are chunks the system lost track of.
@@ -46,135 +59,205 @@ type Leaks struct {
 // Total is the number of leaked chunks.
 func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadLetter }
 
-// Run checks the invariants; with redrive it re-publishes stale pending
-// chunks. staleAfter is how long a pending chunk may wait even while its
-// source still has messages in INGEST.
-func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, staleAfter time.Duration, redrive bool) (*Report, error) {
-	rep := &Report{Chunks: map[string]int{}}
-	rows, err := pool.Query(ctx, `SELECT status, count(*) FROM ingest_manifest GROUP BY status`)
+// Problems is the number of problems found.
+func (r *Report) Problems() int {
+	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters
+}
+
+// Named lists the problems found, by name and count.
+func (r *Report) Named() []string {
+	var out []string
+	for _, p := range []struct {
+		name string
+		n    int
+	}{
+		{"stored without vector", r.Leaked.StoredWithoutVector},
+		{"parked without dead letter", r.Leaked.ParkedWithoutDeadLetter},
+		{"duplicated", r.Duplicated},
+		{"unpublished", r.Unpublished},
+		{"lost from INGEST", r.Lost},
+		{"stranded in INGEST", r.Stranded},
+		{"stored with an open dead letter", r.OpenDeadLetters},
+	} {
+		if p.n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
+		}
+	}
+	if len(r.Failures) > 0 {
+		out = append(out, fmt.Sprintf("%d failed repairs", len(r.Failures)))
+	}
+	return out
+}
+
+// Options tune a reconciliation.
+type Options struct {
+	// Grace is how long a recorded chunk may wait for its producer's
+	// publish before it counts as unpublished. Defaults to
+	// redrive.DefaultGrace.
+	Grace time.Duration
+	// Redrive repairs what is found.
+	Redrive bool
+	// Log receives a line per repair. Defaults to a no-op logger.
+	Log zerolog.Logger
+}
+
+// Run checks the invariants and, with Redrive, repairs what it found.
+func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts Options) (*Report, error) {
+	if opts.Grace == 0 {
+		opts.Grace = redrive.DefaultGrace
+	}
+	c := &checker{pool: pool, js: js, opts: opts, pub: redrive.NewPublisher(pool, js, 0),
+		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
+	for _, step := range []func(context.Context) error{
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost,
+	} {
+		if err := step(ctx); err != nil {
+			return c.rep, err
+		}
+	}
+	// A duplicate cannot be repaired by re-driving; every other problem is
+	// repaired unless a repair failed.
+	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0)
+	return c.rep, nil
+}
+
+type checker struct {
+	pool *pgxpool.Pool
+	js   jetstream.JetStream
+	opts Options
+	pub  *redrive.Publisher
+	rep  *Report
+}
+
+func (c *checker) fail(what string, err error) {
+	c.rep.Failures = append(c.rep.Failures, fmt.Sprintf("%s: %v", what, err))
+}
+
+func (c *checker) countChunks(ctx context.Context) error {
+	rows, err := c.pool.Query(ctx, `SELECT status, count(*) FROM ingest_manifest GROUP BY status`)
 	if err != nil {
-		return nil, fmt.Errorf("count chunks: %w", err)
+		return fmt.Errorf("count chunks: %w", err)
 	}
 	var status string
 	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { rep.Chunks[status] = n; return nil }); err != nil {
-		return nil, fmt.Errorf("count chunks: %w", err)
+	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { c.rep.Chunks[status] = n; return nil }); err != nil {
+		return fmt.Errorf("count chunks: %w", err)
 	}
-	err = pool.QueryRow(ctx, `
-		SELECT
-		  (SELECT count(*) FROM ingest_manifest m WHERE m.status = 'stored' AND NOT EXISTS (
-		     SELECT 1 FROM chunk_embeddings e WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index AND e.version >= m.version)),
-		  (SELECT count(*) FROM ingest_manifest m WHERE m.status = 'parked'
-		     AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index)
-		     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payload->>'doc_id' = m.doc_id
-		                     AND (o.payload->>'chunk_index')::int = m.chunk_index)),
-		  (SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d)`).
-		Scan(&rep.Leaked.StoredWithoutVector, &rep.Leaked.ParkedWithoutDeadLetter, &rep.Duplicated)
+	return c.pool.QueryRow(ctx, `
+		SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d`).
+		Scan(&c.rep.Duplicated)
+}
+
+// leakedSQL selects leaked manifest rows: stored without a vector of
+// their version, or parked with neither a dead letter nor an outbox row.
+const leakedSQL = `
+	SELECT m.doc_id, m.chunk_index, m.status FROM ingest_manifest m
+	WHERE (m.status = 'stored' AND NOT EXISTS (
+	         SELECT 1 FROM chunk_embeddings e WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index AND e.version >= m.version))
+	   OR (m.status = 'parked'
+	       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index)
+	       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payload->>'doc_id' = m.doc_id
+	                       AND (o.payload->>'chunk_index')::int = m.chunk_index))`
+
+// leaks counts leaked rows; a repair sends each back through the pipeline
+// as pending work, which stores or parks it properly this time.
+func (c *checker) leaks(ctx context.Context) error {
+	rows, err := c.pool.Query(ctx, leakedSQL)
 	if err != nil {
-		return nil, fmt.Errorf("leak queries: %w", err)
+		return fmt.Errorf("leak query: %w", err)
 	}
-	stale, err := stalePending(ctx, pool, js, staleAfter)
-	if err != nil {
-		return nil, err
-	}
-	rep.StalePending = len(stale)
-	if redrive && len(stale) > 0 {
-		if rep.Redriven, err = redriveChunks(ctx, pool, js, stale); err != nil {
-			return rep, err
+	var jobs []redrive.Job
+	var j redrive.Job
+	var index int32
+	var status string
+	if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &status}, func() error {
+		if status == "stored" {
+			c.rep.Leaked.StoredWithoutVector++
+		} else {
+			c.rep.Leaked.ParkedWithoutDeadLetter++
 		}
-	}
-	rep.OK = rep.Leaked.Total() == 0 && rep.Duplicated == 0 && rep.StalePending == rep.Redriven
-	return rep, nil
-}
-
-type pendingChunk struct {
-	docID, source string
-	index         int
-	version       int64
-	job           []byte
-}
-
-// stalePending finds pending chunks nothing will deliver: those of sources
-// with no message in INGEST (or when INGEST is gone), and those pending
-// longer than staleAfter.
-func stalePending(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, staleAfter time.Duration) ([]pendingChunk, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT m.doc_id, d.source_id, m.chunk_index, m.version, m.job, m.updated_at < now() - make_interval(secs => $1)
-		FROM ingest_manifest m JOIN documents d USING (doc_id)
-		WHERE m.status = 'pending'`, staleAfter.Seconds())
-	if err != nil {
-		return nil, fmt.Errorf("read pending chunks: %w", err)
-	}
-	var all []pendingChunk
-	var old []bool
-	var p pendingChunk
-	var isOld bool
-	if _, err := pgx.ForEachRow(rows, []any{&p.docID, &p.source, &p.index, &p.version, &p.job, &isOld}, func() error {
-		all = append(all, p)
-		old = append(old, isOld)
+		j.Index = int(index)
+		jobs = append(jobs, j)
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("read pending chunks: %w", err)
+		return fmt.Errorf("leak query: %w", err)
 	}
-	queued := map[string]bool{}
-	stream, err := js.Stream(ctx, broker.IngestStream)
-	switch {
-	case errors.Is(err, jetstream.ErrStreamNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("inspect INGEST: %w", err)
-	default:
-		info, err := stream.Info(ctx, jetstream.WithSubjectFilter("ingest.>"))
-		if err != nil {
-			return nil, fmt.Errorf("inspect INGEST: %w", err)
-		}
-		for subject := range info.State.Subjects {
-			if src, err := messages.SourceFromSubject(subject); err == nil {
-				queued[src] = true
-			}
-		}
+	if !c.opts.Redrive || len(jobs) == 0 {
+		return nil
 	}
-	var stale []pendingChunk
-	for i, c := range all {
-		if old[i] || !queued[c.source] {
-			stale = append(stale, c)
-		}
+	ids, indexes := keys(jobs)
+	tag, err := c.pool.Exec(ctx, `
+		UPDATE ingest_manifest m SET status = 'pending', published_at = NULL, publish_seq = NULL,
+		       publish_gen = m.publish_gen + 1, updated_at = now() - interval '1 day'
+		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status IN ('stored', 'parked')`, ids, indexes)
+	if err != nil {
+		c.fail("re-open leaked chunks", err)
+		return nil
 	}
-	return stale, nil
+	c.rep.Redriven["leaked"] = int(tag.RowsAffected())
+	// Re-opened rows are now unpublished work, which the next step
+	// publishes under their new generation.
+	return nil
 }
 
-// redriveChunks re-publishes pending chunks from the manifest's stored job
-// bytes, under their original message ids; the pipeline makes any
-// duplicate delivery harmless.
-func redriveChunks(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, chunks []pendingChunk) (int, error) {
-	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
-		return 0, err
+// openDeadLetters counts stored chunks whose dead letter is still open; a
+// repair resolves them, as the store transaction would have.
+func (c *checker) openDeadLetters(ctx context.Context) error {
+	const where = `FROM dead_letters d JOIN ingest_manifest m ON m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
+		WHERE m.status = 'stored' AND d.version <= m.version AND d.resolved_at IS NULL`
+	if err := c.pool.QueryRow(ctx, `SELECT count(*) `+where).Scan(&c.rep.OpenDeadLetters); err != nil {
+		return fmt.Errorf("open dead letters: %w", err)
 	}
-	futures := make([]jetstream.PubAckFuture, len(chunks))
-	for i, c := range chunks {
-		msg := &nats.Msg{Subject: messages.ChunkSubject(c.source), Data: c.job, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, messages.ChunkMsgID(c.docID, c.index, c.version))
-		var err error
-		if futures[i], err = js.PublishMsgAsync(msg); err != nil {
-			return 0, fmt.Errorf("redrive: %w", err)
-		}
+	if !c.opts.Redrive || c.rep.OpenDeadLetters == 0 {
+		return nil
 	}
-	done := 0
-	var docIDs []string
-	var indexes []int32
-	for i, f := range futures {
-		select {
-		case <-f.Ok():
-			done++
-			docIDs, indexes = append(docIDs, chunks[i].docID), append(indexes, int32(chunks[i].index))
-		case err := <-f.Err():
-			return done, fmt.Errorf("redrive: %w", err)
-		case <-ctx.Done():
-			return done, ctx.Err()
-		}
+	tag, err := c.pool.Exec(ctx, `
+		UPDATE dead_letters d SET resolved_at = now(), resolution = 'stored'
+		FROM ingest_manifest m WHERE m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
+		  AND m.status = 'stored' AND d.version <= m.version AND d.resolved_at IS NULL`)
+	if err != nil {
+		c.fail("resolve open dead letters", err)
+		return nil
 	}
-	_, err := pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET published_at = now(), updated_at = now()
-		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status = 'pending'`, docIDs, indexes)
-	return done, err
+	c.rep.Redriven["stored_with_open_dead_letter"] = int(tag.RowsAffected())
+	return nil
+}
+
+// unpublished counts pending chunks never confirmed; a repair publishes
+// them through the same verified path as the relay's sweeper.
+func (c *checker) unpublished(ctx context.Context) error {
+	err := c.pool.QueryRow(ctx, `
+		SELECT count(*) FROM ingest_manifest
+		WHERE status = 'pending' AND published_at IS NULL AND updated_at < now() - make_interval(secs => $1)`,
+		c.opts.Grace.Seconds()).Scan(&c.rep.Unpublished)
+	if err != nil {
+		return fmt.Errorf("unpublished chunks: %w", err)
+	}
+	reopened := c.rep.Redriven["leaked"]
+	c.rep.Unpublished -= reopened
+	if !c.opts.Redrive || c.rep.Unpublished+reopened == 0 {
+		return nil
+	}
+	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{Grace: c.opts.Grace}, c.pool, c.js, c.opts.Log, nil)
+	if err != nil {
+		return err
+	}
+	res, err := sweeper.Sweep(ctx, "", c.opts.Grace)
+	if err != nil {
+		c.fail("publish unpublished chunks", err)
+	}
+	if len(res.Failed) > 0 {
+		c.fail("publish unpublished chunks", fmt.Errorf("%d not confirmed: %w", len(res.Failed), res.Err))
+	}
+	c.rep.Redriven["unpublished"] = max(res.Confirmed-reopened, 0)
+	return nil
+}
+
+func keys(jobs []redrive.Job) ([]string, []int32) {
+	ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
+	for i, j := range jobs {
+		ids[i], indexes[i] = j.DocID, int32(j.Index)
+	}
+	return ids, indexes
 }

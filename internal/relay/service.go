@@ -6,7 +6,10 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/config"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/sluicehq/sluice/internal/crashpoint"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/service"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
@@ -15,6 +18,7 @@ import (
 type Flags struct {
 	Common config.Common
 	Relay  outbox.RelayConfig
+	Owed   redrive.SweeperConfig
 }
 
 // Register registers the relay's settings on l.
@@ -23,9 +27,12 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", 256, "outbox rows claimed per batch")
 	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", time.Second, "polling fallback when no notification arrives")
 	l.Duration(&f.Relay.Retention, "retention", "OUTBOX_RETENTION", 7*24*time.Hour, "how long published outbox rows are kept")
+	l.Duration(&f.Owed.Grace, "owed-grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk job may wait for its producer's publish before the relay publishes it")
+	l.Duration(&f.Owed.Interval, "owed-interval", "OWED_INTERVAL", redrive.DefaultSweepInterval, "how often the relay looks for owed chunk jobs")
 }
 
-// Run is the outbox-relay service: it runs until ctx ends.
+// Run is the outbox-relay service: the relay of dead letters and the
+// sweeper of owed chunk jobs, until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
 	l := config.NewLoader("outbox-relay", lookup)
 	l.FlagSet().SetOutput(stderr)
@@ -41,6 +48,13 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer rt.Close()
 	relay := outbox.NewRelay(cfg, rt.Pool, rt.JS, rt.Log, rt.Registry, crashpoint.FromEnv(lookup))
+	sweeper, err := redrive.NewSweeper(f.Owed, rt.Pool, rt.JS, rt.Log, rt.Registry)
+	if err != nil {
+		return service.UsageError(err)
+	}
 	rt.Log.Info().Msg("outbox relay started")
-	return relay.Run(ctx)
+	var g errgroup.Group
+	g.Go(func() error { return relay.Run(ctx) })
+	g.Go(func() error { return sweeper.Run(ctx) })
+	return g.Wait()
 }

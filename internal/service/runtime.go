@@ -28,6 +28,7 @@ type Runtime struct {
 	Health   *telemetry.Server
 
 	waitHTTP func() error
+	stopHTTP context.CancelFunc
 }
 
 // Options adjust Start.
@@ -42,6 +43,10 @@ type Options struct {
 	OwnsTopology bool
 	// NoNATS skips the NATS connection, for services that do not use it.
 	NoNATS bool
+	// NATSOptional lets the service start while NATS is unreachable, after
+	// one short try to declare the topology: the producer then records its
+	// run, and what it cannot publish stays owed for the outbox-relay.
+	NATSOptional bool
 }
 
 // Start builds a service's runtime. Close releases it.
@@ -53,7 +58,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }}
+	rt := &Runtime{Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }, stopHTTP: func() {}}
 	pcfg, err := pgxpool.ParseConfig(c.DatabaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -81,7 +86,14 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		if opts.OwnsTopology {
 			ensure = broker.Ensure
 		}
-		if err := waitFor(ctx, log, "nats", func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }); err != nil {
+		declare := func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }
+		if opts.NATSOptional {
+			attempt, cancel := context.WithTimeout(ctx, natsOptionalWait)
+			if err := declare(attempt); err != nil {
+				log.Warn().Err(err).Msg("NATS unreachable at startup; going on without it")
+			}
+			cancel()
+		} else if err := waitFor(ctx, log, "nats", declare); err != nil {
 			rt.Close()
 			return nil, fmt.Errorf("declare jetstream topology: %w", err)
 		}
@@ -93,16 +105,25 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		}})
 	}
 	rt.Health = telemetry.NewServer(rt.Registry, log, checks...)
-	if rt.waitHTTP, err = rt.Health.ListenAndServe(ctx, c.MetricsAddr); err != nil {
+	// The HTTP server stops when the service closes, not only on a signal:
+	// a one-shot service such as the producer must exit once its work is
+	// done, metrics on or off.
+	httpCtx, stopHTTP := context.WithCancel(ctx)
+	rt.stopHTTP = stopHTTP
+	if rt.waitHTTP, err = rt.Health.ListenAndServe(httpCtx, c.MetricsAddr); err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("METRICS_ADDR %s: %w", c.MetricsAddr, err)
 	}
 	return rt, nil
 }
 
-// Close releases the connections and waits for the HTTP server, which
-// stops when the context given to Start ends.
+// natsOptionalWait is how long a service with Options.NATSOptional tries
+// to reach NATS at startup.
+const natsOptionalWait = 5 * time.Second
+
+// Close releases the connections, stops the HTTP server and waits for it.
 func (rt *Runtime) Close() {
+	rt.stopHTTP()
 	if rt.NC != nil {
 		_ = rt.NC.Drain()
 	}

@@ -116,11 +116,11 @@ func (s *system) startAll(resilient embedder.ResilientOptions) {
 	s.background("relay", relay.Run)
 	triage := dlq.NewTriage(s.db.Pool, zerolog.Nop(), nil, dlq.TriageOptions{})
 	s.background("triage", func(ctx context.Context) error {
-		return dlq.Consume(ctx, s.js, broker.TriageConsumer, zerolog.Nop(), triage.Handle)
+		return dlq.Consume(ctx, s.js, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, triage.Handle))
 	})
 	replayer := dlq.NewReplayer(pipe, s.topology().MaxDeliveries, zerolog.Nop(), prometheus.NewRegistry(), nil)
 	s.background("replayer", func(ctx context.Context) error {
-		return dlq.Consume(ctx, s.js, broker.ReplayerConsumer, zerolog.Nop(), replayer.Handle)
+		return dlq.Consume(ctx, s.js, broker.ReplayerConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, replayer.Handle))
 	})
 }
 

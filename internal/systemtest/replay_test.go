@@ -26,7 +26,7 @@ func TestTransientExhaustedIsReplayedAfterRecovery(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 3 * time.Second})
 	start := time.Now()
-	s.sim.SetOutage(start, start.Add(1500*time.Millisecond))
+	s.sim.SetOutage(start, start.Add(3*time.Second))
 	s.startAll(noBreaker)
 	s.produce("outage", docs("o", 30))
 	s.eventually(20*time.Second, "chunks parked by the outage", func() bool {

@@ -84,6 +84,15 @@ const (
 	ClassAmbiguousExhausted = "ambiguous_exhausted"
 	// ClassReplayExhausted: parked after max_replays replay generations.
 	ClassReplayExhausted = "replay_exhausted"
+	// ClassSoftTimeLimit: the embed stage of a batch ran past the soft
+	// time limit and was cut off; retried like any timeout.
+	ClassSoftTimeLimit = "soft_time_limit"
+	// ClassTimeoutExhausted: parked after the delivery budget was spent
+	// on soft time limits, before JetStream's hard redelivery.
+	ClassTimeoutExhausted = "timeout_exhausted"
+	// ClassTooLarge: an input, record, chunk, metadata or message over a
+	// configured size limit.
+	ClassTooLarge = "too_large"
 )
 
 // Sentinels that callers branch on with errors.Is. An *Error matches the one

@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -318,6 +319,30 @@ func checkChunkIndex(index, count int) error {
 		return invalid("chunk_index", fmt.Sprintf("is %d but chunk_count is %d; it must be less", index, count))
 	}
 	return nil
+}
+
+// ValidateNativeID checks a document's id in its source system: non-empty,
+// at most 4,096 bytes of UTF-8 without NUL. A producer parks a document
+// whose id fails, under StorableNativeID.
+func ValidateNativeID(s string) error { return checkNativeID(s, true) }
+
+// StorableNativeID returns s when it is a valid native id, and otherwise a
+// stand-in that is: s with invalid UTF-8 and NUL escaped, cut to 200
+// bytes, and suffixed with a hash of the whole original, so that distinct
+// bad ids stay distinct and an operator can still recognise the record.
+func StorableNativeID(s string) string {
+	if ValidateNativeID(s) == nil {
+		return s
+	}
+	if s == "" {
+		return "(empty id)"
+	}
+	q := strconv.QuoteToASCII(s)
+	q = q[1 : len(q)-1]
+	if len(q) > 200 {
+		q = q[:200] + "…"
+	}
+	return q + " #" + shortHash(s)[:16]
 }
 
 func checkNativeID(s string, required bool) error {

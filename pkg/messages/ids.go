@@ -49,13 +49,20 @@ func ChunkMsgID(docID string, chunkIndex int, docVersion int64) string {
 
 // ParseChunkMsgID splits a ChunkMsgID. A consumer that cannot decode a job's
 // body uses it to learn which chunk to park. It fails, matching ErrInvalid,
-// unless s has exactly three parts: a valid doc id and two unsigned decimal
-// integers.
+// unless s has three parts, a valid doc id and two unsigned decimal
+// integers, optionally followed by a fourth, "r" and a decimal publish
+// generation, which a republish appends.
 func ParseChunkMsgID(s string) (docID string, chunkIndex int, docVersion int64, err error) {
 	bad := func(why string) error {
 		return invalid(HeaderMsgID, fmt.Sprintf("%q is not <doc_id>:<chunk_index>:<doc_version>: %s", displayKey(s), why))
 	}
 	parts := strings.Split(s, ":")
+	if len(parts) == 4 {
+		if gen, ok := strings.CutPrefix(parts[3], "r"); !ok || !isDecimal(gen) {
+			return "", 0, 0, bad("bad publish generation")
+		}
+		parts = parts[:3]
+	}
 	if len(parts) != 3 {
 		return "", 0, 0, bad("want three parts separated by ':'")
 	}
@@ -71,6 +78,11 @@ func ParseChunkMsgID(s string) (docID string, chunkIndex int, docVersion int64, 
 		return "", 0, 0, bad("bad doc version")
 	}
 	return parts[0], int(index), version, nil
+}
+
+func isDecimal(s string) bool {
+	_, ok := parseDecimal(s, maxInt32)
+	return ok
 }
 
 // parseDecimal accepts only plain decimal digits: strconv would also take a

@@ -49,8 +49,12 @@ func TestParseChunkMsgID(t *testing.T) {
 	if err != nil || docID != "d_abc" || index != 7 || version != 12 {
 		t.Errorf("ParseChunkMsgID = %q, %d, %d, %v; want d_abc, 7, 12, nil", docID, index, version, err)
 	}
+	docID, index, version, err = messages.ParseChunkMsgID("d_abc:7:12:r3")
+	if err != nil || docID != "d_abc" || index != 7 || version != 12 {
+		t.Errorf("ParseChunkMsgID(republished) = %q, %d, %d, %v; want d_abc, 7, 12, nil", docID, index, version, err)
+	}
 	for _, bad := range []string{
-		"", "d_abc", "d_abc:7", "d_abc:7:12:1", ":7:12", "d abc:7:12", "d_abc:-7:12", "d_abc:+7:12",
+		"", "d_abc", "d_abc:7", "d_abc:7:12:1", "d_abc:7:12:r", "d_abc:7:12:rx", "d_abc:7:12:r1:r2", ":7:12", "d abc:7:12", "d_abc:-7:12", "d_abc:+7:12",
 		"d_abc:7:0", "d_abc:x:12", "d_abc:2147483648:12", "d_abc:7:9223372036854775808",
 		"replay:dl_x:1", "dl:5",
 	} {

@@ -14,10 +14,11 @@ import (
 // Size limits, checked before any parsing so that a hostile or runaway
 // message costs no more than a length comparison.
 const (
-	// MaxMessageBytes caps an encoded ChunkJob. Set the INGEST stream's
-	// MaxMsgSize to exactly this: then anything the stream accepts can be
-	// decoded, and its dead letter can carry it whole.
-	MaxMessageBytes = 4 << 20
+	// MaxMessageBytes caps an encoded ChunkJob. It sits below NATS's
+	// default max_payload of 1 MiB, which the INGEST stream's MaxMsgSize
+	// matches, leaving room for headers: a job that encodes is a job the
+	// stream accepts. A producer parks anything larger as too_large.
+	MaxMessageBytes = 960 << 10
 	// MaxDeadLetterBytes caps an encoded DeadLetter. It leaves room for a
 	// MaxMessageBytes payload after base64 (a third larger) plus every other
 	// field at its limit. The DLQ stream's MaxMsgSize, and the server's
@@ -31,7 +32,10 @@ const (
 	maxIDLen         = 128  // doc_id, dead_letter_id, run_id, replay_id
 	maxSourceIDLen   = 64   // a subject token
 	maxNativeIDBytes = 4096 // a path or URL in the source system
-	maxTokenLen      = 64   // codec, error_class, error_code, stage
+	// MaxMetadataBytes caps a document's canonical metadata, which every
+	// chunk job of the document carries.
+	MaxMetadataBytes = 64 << 10
+	maxTokenLen      = 64 // codec, error_class, error_code, stage
 	maxInt32         = math.MaxInt32
 )
 

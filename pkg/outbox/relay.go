@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -84,6 +85,12 @@ func (r *Relay) Run(ctx context.Context) error {
 	lastPurge := time.Time{}
 	for ctx.Err() == nil {
 		n, err := r.RelayOnce(ctx)
+		if errors.Is(err, ErrPublish) && ctx.Err() == nil {
+			// Each refused row backs off on its own; the rows behind
+			// it are claimed at once.
+			r.log.Warn().Err(err).Msg("outbox rows refused; each backs off on its own")
+			continue
+		}
 		if err != nil && ctx.Err() == nil {
 			backoff = min(max(2*backoff, 100*time.Millisecond), r.cfg.MaxBackoff)
 			r.log.Warn().Err(err).Dur("backoff", backoff).Msg("relay failed; backing off")
@@ -109,8 +116,10 @@ func (r *Relay) Run(ctx context.Context) error {
 	return nil
 }
 
-// RelayOnce claims one batch, publishes it and marks what JetStream
-// acknowledged. It returns how many rows it published.
+// RelayOnce claims one batch of due rows, publishes it and marks what
+// JetStream acknowledged. It returns how many rows it published, and an
+// error matching ErrPublish when some rows were refused (those back off
+// on their own), or another error when PostgreSQL failed.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
@@ -119,7 +128,8 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	rows, err := tx.Query(ctx, `
 		SELECT id, subject, msg_id, headers, payload::text FROM outbox
-		WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
+		WHERE published_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("claim: %w", err)
 	}
@@ -151,9 +161,11 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	var errs []error
+	var failed []int64
+	var failures []string
 	for _, rw := range claimed {
 		if rw.future, err = r.js.PublishMsgAsync(rw.msg); err != nil {
-			errs = append(errs, err)
+			errs, failed, failures = append(errs, err), append(failed, rw.id), append(failures, err.Error())
 		}
 	}
 	var done []int64
@@ -165,25 +177,49 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		case <-rw.future.Ok():
 			done = append(done, rw.id)
 		case err := <-rw.future.Err():
-			errs = append(errs, err)
+			errs, failed, failures = append(errs, err), append(failed, rw.id), append(failures, err.Error())
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
 	r.crash("after-publish-before-mark")
+	if err := r.mark(ctx, tx, done, failed, failures); err != nil {
+		return 0, err
+	}
+	r.published.Add(float64(len(done)))
+	if len(errs) == 0 {
+		return len(done), nil
+	}
+	return len(done), fmt.Errorf("%w: %d of %d rows: %w", ErrPublish, len(failed), len(claimed), errors.Join(errs...))
+}
+
+// ErrPublish means JetStream refused or did not confirm some claimed
+// rows. Each of them was given a time before which it is not claimed
+// again, so the rows behind it go on being relayed.
+var ErrPublish = errors.New("outbox: publish failed")
+
+// mark records, in the claiming transaction, which rows were published
+// and when each failed one may be tried again: a row that keeps failing
+// backs off on its own, so it can never hold up the rows behind it.
+func (r *Relay) mark(ctx context.Context, tx pgx.Tx, done, failed []int64, failures []string) error {
 	if len(done) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now() WHERE id = ANY($1)`, done); err != nil {
-			return 0, fmt.Errorf("mark published: %w", err)
+		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now(), last_error = NULL WHERE id = ANY($1)`, done); err != nil {
+			return fmt.Errorf("mark published: %w", err)
 		}
-		if err := tx.Commit(ctx); err != nil {
-			return 0, fmt.Errorf("mark published: %w", err)
+	}
+	if len(failed) > 0 {
+		if _, err := tx.Exec(ctx, `
+			UPDATE outbox o SET attempts = o.attempts + 1, last_error = left(t.err, 500),
+			       next_attempt_at = now() + least(make_interval(secs => 0.1 * 2 ^ least(o.attempts, 20)), make_interval(secs => $3))
+			FROM unnest($1::int8[], $2::text[]) AS t(id, err) WHERE o.id = t.id`,
+			failed, failures, r.cfg.MaxBackoff.Seconds()); err != nil {
+			return fmt.Errorf("mark failed: %w", err)
 		}
-		r.published.Add(float64(len(done)))
 	}
-	if len(errs) > 0 {
-		return len(done), fmt.Errorf("publish %d of %d rows failed: %w", len(claimed)-len(done), len(claimed), errors.Join(errs...))
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("mark published: %w", err)
 	}
-	return len(done), nil
+	return nil
 }
 
 // listen turns NOTIFY on NotifyChannel into wake-ups. It is only a hint:

@@ -1,0 +1,185 @@
+package chaos_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var (
+	chaosDuration = flag.Duration("chaos.duration", 20*time.Second, "how long TestChaos injects faults (make chaos: 90s)")
+	chaosSeed     = flag.Uint64("chaos.seed", 0, "seed of TestChaos's fault schedule (0: from the clock)")
+)
+
+// faultLog counts the faults injected, by kind.
+type faultLog struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (l *faultLog) add(kind string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n[kind]++
+}
+
+func (l *faultLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var kinds []string
+	total := 0
+	for k, n := range l.n {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		total += n
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("%d faults (%s)", total, strings.Join(kinds, ", "))
+}
+
+// TestChaos runs live load (producers still running, a slow and flaky
+// embed-sim) while faults land at random for -chaos.duration: kill -9 of
+// every service, the producer included; kill -9 of nats-server; immediate
+// PostgreSQL stops, one a 15 s outage (5 s in the short run); embedder
+// outages and hangs on top of random 429s. Then, with no operator action,
+// everything must converge: nothing pending, INGEST empty, 0 lost, 0
+// duplicated, every vector the embedder's for its text, reconcile exit 0.
+func TestChaos(t *testing.T) {
+	t.Parallel()
+	seed := *chaosSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("chaos seed %d (rerun with -chaos.seed=%d), duration %s", seed, seed, *chaosDuration)
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	simFlags := []string{"--latency", "uniform:5ms-60ms", "--rate-429", "0.05", "--seed", fmt.Sprint(seed % 1000)}
+	f := newFleet(t, fleetOptions{sim: simFlags,
+		env: []string{"OWED_GRACE=3s", "EMBEDDER_TIMEOUT=2s", "BREAKER_DELAY=1s", "PARK_RETRY_DELAY=2s",
+			"MAX_REPLAYS=10", "BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "ACK_WAIT=10s", "PUBLISH_PATIENCE=5s"}})
+	services := map[string]*proc{}
+	var smu sync.Mutex
+	names := []string{"consumer-a", "consumer-b", "outbox-relay", "dlq-replayer"}
+	bin := map[string]string{"consumer-a": "consumer", "consumer-b": "consumer", "outbox-relay": "outbox-relay", "dlq-replayer": "dlq-replayer"}
+	for _, n := range names {
+		services[n] = f.service(bin[n])
+	}
+
+	faults := &faultLog{n: map[string]int{}}
+	ctx, stop := context.WithTimeout(context.Background(), *chaosDuration)
+	defer stop()
+
+	// Live load: producers keep publishing new corpora; a run killed or
+	// refused by an outage is run again, as its scheduler would.
+	var docs atomic.Int64
+	var producers sync.WaitGroup
+	var runningProducer atomic.Pointer[proc]
+	producers.Go(func() {
+		prng := rand.New(rand.NewPCG(seed+1, seed))
+		for i := 0; ctx.Err() == nil; i++ {
+			n := 10 + prng.IntN(15)
+			dir := f.writeCorpus(fmt.Sprintf("c%03d", i), n, 20+prng.IntN(40))
+			docs.Add(int64(n))
+			for attempt := 0; ; attempt++ {
+				p := f.produce(fmt.Sprintf("src%d", i%3), dir)
+				runningProducer.Store(p)
+				code, err := p.wait(5 * time.Minute)
+				runningProducer.Store(nil)
+				if err == nil && code == 0 {
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	})
+
+	longOutage := 15 * time.Second
+	if *chaosDuration < time.Minute {
+		longOutage = 5 * time.Second
+	}
+	longDone := false
+	// Every kind of fault lands once per round, in a random order, so
+	// even the short run covers them all; services are killed twice as
+	// often as anything else.
+	kinds := []string{"service", "service", "producer", "nats", "postgres", "embedder-outage", "embedder-hangs"}
+	for ctx.Err() == nil {
+		rng.Shuffle(len(kinds), func(i, j int) { kinds[i], kinds[j] = kinds[j], kinds[i] })
+		for _, kind := range kinds {
+			if ctx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+			switch kind {
+			case "service":
+				name := names[rng.IntN(len(names))]
+				smu.Lock()
+				services[name].kill()
+				smu.Unlock()
+				faults.add("kill -9 " + bin[name])
+				time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
+				smu.Lock()
+				services[name] = f.spawn(bin[name], f.env(freeAddr(t)))
+				smu.Unlock()
+			case "producer":
+				if p := runningProducer.Load(); p != nil {
+					p.kill()
+					faults.add("kill -9 producer")
+				}
+			case "nats":
+				if err := f.nats.Kill(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				faults.add("kill -9 nats-server")
+				time.Sleep(time.Duration(500+rng.IntN(2000)) * time.Millisecond)
+				if err := f.nats.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			case "postgres":
+				outage := time.Duration(1000+rng.IntN(2000)) * time.Millisecond
+				what := "postgres immediate stop"
+				if !longDone {
+					outage, what, longDone = longOutage, fmt.Sprintf("postgres outage %s", longOutage), true
+				}
+				if err := f.pg.StopImmediate(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				faults.add(what)
+				time.Sleep(outage)
+				if err := f.pg.Start(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			case "embedder-outage":
+				f.sim.kill()
+				faults.add("embedder outage")
+				time.Sleep(time.Duration(1000+rng.IntN(3000)) * time.Millisecond)
+				f.startSim(simFlags...)
+			case "embedder-hangs":
+				f.sim.kill()
+				f.startSim(append(simFlags, "--rate-hang", "0.3", "--hang-for", "4s")...)
+				faults.add("embedder hangs")
+				time.Sleep(time.Duration(2000+rng.IntN(2000)) * time.Millisecond)
+				f.sim.kill()
+				f.startSim(simFlags...)
+			}
+		}
+	}
+	// The faults stop; whatever is down comes back as a supervisor would
+	// bring it back, and the last producer run finishes.
+	smu.Lock()
+	for _, n := range names {
+		if !services[n].running() {
+			services[n] = f.spawn(bin[n], f.env(freeAddr(t)))
+		}
+	}
+	smu.Unlock()
+	producers.Wait()
+	end := time.Now()
+	v := f.converge(5*time.Minute, int(docs.Load()))
+	t.Logf("chaos: %d documents, %d chunks (%d stored, %d parked), %s, converged %s after the last fault",
+		v.documents, v.stored+v.parked, v.stored, v.parked, faults, time.Since(end).Round(100*time.Millisecond))
+}

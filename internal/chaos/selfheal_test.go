@@ -1,0 +1,131 @@
+package chaos_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/broker"
+)
+
+// workersDelivered is how many deliveries the workers durable has made.
+func (f *fleet) workersDelivered() uint64 {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := f.js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return info.Delivered.Consumer
+}
+
+func (f *fleet) runProducer(source, dir string, extra ...string) string {
+	f.t.Helper()
+	p := f.produce(source, dir, extra...)
+	code, err := p.wait(3 * time.Minute)
+	if err != nil || code != 0 {
+		f.t.Fatalf("producer exited %d (%v):\n%s", code, err, p.logTail())
+	}
+	return p.logTail()
+}
+
+// A 20-second PostgreSQL outage during live ingest, with default
+// settings, converges by itself; while the database is down the
+// consumers hold their batches and stop pulling, so deliveries do not
+// climb and no delivery budget is spent.
+func TestPostgresOutageConverges(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:40ms"}})
+	f.services()
+	dir := f.writeCorpus("pg", 60, 40)
+	f.runProducer("pgout", dir)
+	f.eventually(time.Minute, "some chunks stored before the outage", func() bool {
+		return f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`) > 20
+	})
+	if pending := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`); pending == 0 {
+		t.Fatal("nothing left in flight when the outage began; the test proves nothing")
+	}
+	ctx := context.Background()
+	if err := f.pg.StopImmediate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	outage := time.Now()
+	time.Sleep(3 * time.Second) // batches in flight meet the outage and are held
+	before := f.workersDelivered()
+	time.Sleep(17 * time.Second)
+	after := f.workersDelivered()
+	if err := f.pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("outage of %s; deliveries during its last 17s: %d", time.Since(outage).Round(time.Second), after-before)
+	if after != before {
+		t.Errorf("deliveries climbed from %d to %d while PostgreSQL was down", before, after)
+	}
+	v := f.converge(2*time.Minute, 60)
+	if v.parked != 0 {
+		t.Errorf("%d chunks parked: a database outage must not spend delivery budgets", v.parked)
+	}
+}
+
+// A producer killed right after its record transaction commits leaves
+// chunks recorded but never published; the outbox-relay's sweeper
+// publishes them and they are stored, with no operator action.
+func TestProducerKilledAfterRecordIsPublished(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, fleetOptions{env: []string{"OWED_GRACE=2s"}})
+	f.services()
+	dir := f.writeCorpus("crash", 20, 30)
+	p := f.produce("crash", dir, "SLUICE_CRASH_POINT=after-record-before-publish")
+	if code, err := p.wait(time.Minute); err != nil || code != 137 {
+		t.Fatalf("producer exited %d (%v), want the crash point's 137:\n%s", code, err, p.logTail())
+	}
+	if n := f.count(`SELECT count(*) FROM ingest_manifest WHERE published_at IS NULL`); n == 0 {
+		t.Fatal("the crash left nothing unpublished; the test proves nothing")
+	}
+	f.converge(2*time.Minute, 20)
+	if n := f.count(`SELECT count(*) FROM ingest_manifest WHERE published_at IS NULL AND status <> 'superseded'`); n != 0 {
+		t.Errorf("%d chunks never confirmed as published", n)
+	}
+}
+
+// A producer run while NATS is down records its run, waits out its
+// patience, exits 0 saying what it owes, and once NATS is back the
+// outbox-relay publishes the owed chunks and they are stored.
+func TestProducerWithNATSDownConverges(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, fleetOptions{env: []string{"OWED_GRACE=2s"}})
+	f.services()
+	ctx := context.Background()
+	if err := f.nats.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	dir := f.writeCorpus("down", 15, 30)
+	out := f.runProducer("down", dir, "PUBLISH_PATIENCE=2s")
+	if !strings.Contains(out, "chunks owed") {
+		t.Errorf("producer summary does not report owed chunks:\n%s", out)
+	}
+	if n := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending' AND published_at IS NULL`); n == 0 {
+		t.Fatal("nothing owed while NATS was down; the test proves nothing")
+	}
+	if err := f.nats.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.converge(2*time.Minute, 15)
+}
+
+// A one-shot producer exits 0 after its run with its metrics server on.
+func TestProducerExitsWithMetricsOn(t *testing.T) {
+	t.Parallel()
+	f := newFleet(t, fleetOptions{})
+	dir := f.writeCorpus("exit", 3, 10)
+	p := f.produce("exit", dir) // produce always sets METRICS_ADDR
+	if code, err := p.wait(time.Minute); err != nil || code != 0 {
+		t.Fatalf("producer with METRICS_ADDR set exited %d (%v):\n%s", code, err, p.logTail())
+	}
+}

@@ -1,0 +1,251 @@
+package redrive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// DefaultWindow is how many publishes may await their PubAck at once.
+const DefaultWindow = 1024
+
+// maxRegenerations bounds how often one call publishes a vanished job
+// again; a job that keeps vanishing is left owed for the next sweep.
+const maxRegenerations = 3
+
+// Publisher publishes chunk jobs to INGEST and confirms them in the
+// manifest. It is safe for concurrent use.
+type Publisher struct {
+	pool   *pgxpool.Pool
+	js     jetstream.JetStream
+	window int
+}
+
+// NewPublisher returns a publisher; window bounds publishes awaiting a
+// PubAck, and 0 means DefaultWindow. How long one PubAck may take is the
+// JetStream context's async publish timeout (broker.Connect sets it), so
+// no publish waits forever on a silent connection.
+func NewPublisher(pool *pgxpool.Pool, js jetstream.JetStream, window int) *Publisher {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	return &Publisher{pool: pool, js: js, window: window}
+}
+
+// Result is what one Publish call achieved.
+type Result struct {
+	// Confirmed jobs are in INGEST, and the manifest says so.
+	Confirmed int
+	// Regenerated jobs had vanished from the stream while still owed and
+	// were published again under their next generation.
+	Regenerated int
+	// Failed jobs were refused or not confirmed; they stay owed.
+	Failed []Job
+	// Err is the last refusal, for logs and for telling a full stream
+	// from an unreachable server (see Unavailable).
+	Err error
+}
+
+// Publish sends jobs, waits for every PubAck, checks that a deduplicated
+// PubAck points at a message that still exists, publishes vanished jobs
+// again under a new generation, and records published_at and publish_seq
+// of every confirmed job. It returns an error only when it could not
+// record confirmations; the jobs are then in the stream but still count as
+// owed, which costs at most a harmless republish.
+func (p *Publisher) Publish(ctx context.Context, jobs []Job) (Result, error) {
+	var res Result
+	for start := 0; start < len(jobs); start += p.window {
+		if err := p.publishWindow(ctx, jobs[start:min(start+p.window, len(jobs))], &res, 0); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Republish publishes jobs whose messages are known to be gone under
+// their next generation, so that the duplicate window cannot swallow
+// them; jobs no longer pending are left alone.
+func (p *Publisher) Republish(ctx context.Context, jobs []Job) (Result, error) {
+	var res Result
+	for start := 0; start < len(jobs); start += p.window {
+		next, err := p.regenerate(ctx, jobs[start:min(start+p.window, len(jobs))])
+		if err != nil {
+			return res, err
+		}
+		res.Regenerated += len(next)
+		if err := p.publishWindow(ctx, next, &res, 1); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+type confirmation struct {
+	job Job
+	seq uint64
+}
+
+func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, depth int) error {
+	futures := make([]jetstream.PubAckFuture, len(jobs))
+	for i, j := range jobs {
+		msg := &nats.Msg{Subject: messages.ChunkSubject(j.Source), Data: j.Raw, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, j.MsgID())
+		f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream))
+		if err != nil {
+			res.Failed, res.Err = append(res.Failed, j), err
+			continue
+		}
+		futures[i] = f
+	}
+	var confirmed []confirmation
+	var duplicates []confirmation
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			c := confirmation{job: jobs[i], seq: ack.Sequence}
+			if ack.Duplicate {
+				duplicates = append(duplicates, c)
+			} else {
+				confirmed = append(confirmed, c)
+			}
+		case err := <-f.Err():
+			res.Failed, res.Err = append(res.Failed, jobs[i]), err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	present, gone, err := p.verify(ctx, duplicates)
+	if err != nil {
+		for _, d := range duplicates {
+			res.Failed = append(res.Failed, d.job)
+		}
+		res.Err = err
+	}
+	confirmed = append(confirmed, present...)
+	if err := p.confirm(ctx, confirmed); err != nil {
+		return err
+	}
+	res.Confirmed += len(confirmed)
+	if len(gone) == 0 {
+		return nil
+	}
+	if depth >= maxRegenerations {
+		res.Failed = append(res.Failed, gone...)
+		res.Err = fmt.Errorf("%d jobs vanished from INGEST %d times in a row", len(gone), depth+1)
+		return nil
+	}
+	next, err := p.regenerate(ctx, gone)
+	if err != nil {
+		return err
+	}
+	res.Regenerated += len(next)
+	return p.publishWindow(ctx, next, res, depth+1)
+}
+
+// verify splits deduplicated publishes into those whose first copy is
+// still in the stream and those whose message is gone. In a work queue a
+// message leaves the stream only when a consumer acknowledges it, which it
+// does after committing the chunk's outcome, so a gone message of a chunk
+// that regenerate finds still pending was lost, not consumed.
+func (p *Publisher) verify(ctx context.Context, dups []confirmation) (present []confirmation, gone []Job, err error) {
+	if len(dups) == 0 {
+		return nil, nil, nil
+	}
+	stream, err := p.js.Stream(ctx, broker.IngestStream)
+	if err != nil {
+		return nil, nil, fmt.Errorf("verify deduplicated publishes: %w", err)
+	}
+	for _, d := range dups {
+		msg, err := stream.GetMsg(ctx, d.seq)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			gone = append(gone, d.job)
+		case err != nil:
+			return nil, nil, fmt.Errorf("verify deduplicated publish %s: %w", d.job.MsgID(), err)
+		case msg.Header.Get(jetstream.MsgIDHeader) != d.job.MsgID():
+			gone = append(gone, d.job)
+		default:
+			present = append(present, d)
+		}
+	}
+	return present, gone, nil
+}
+
+// regenerate moves vanished jobs that are still owed to their next
+// publish generation and returns them; jobs settled meanwhile drop out.
+func (p *Publisher) regenerate(ctx context.Context, jobs []Job) ([]Job, error) {
+	ids, indexes, versions := columns(jobs)
+	rows, err := p.pool.Query(ctx, `
+		UPDATE ingest_manifest m SET publish_gen = m.publish_gen + 1, published_at = NULL, publish_seq = NULL
+		FROM unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'
+		RETURNING t.ord, m.publish_gen`, ids, indexes, versions)
+	if err != nil {
+		return nil, fmt.Errorf("next publish generation: %w", err)
+	}
+	var next []Job
+	var ord int64
+	var gen int
+	if _, err := pgx.ForEachRow(rows, []any{&ord, &gen}, func() error {
+		j := jobs[ord-1]
+		j.Gen = gen
+		next = append(next, j)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("next publish generation: %w", err)
+	}
+	return next, nil
+}
+
+// confirm records that JetStream holds each job, whatever the chunk's
+// status meanwhile: a fast consumer may already have stored it.
+func (p *Publisher) confirm(ctx context.Context, cs []confirmation) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	jobs := make([]Job, len(cs))
+	seqs := make([]int64, len(cs))
+	for i, c := range cs {
+		jobs[i], seqs[i] = c.job, int64(c.seq)
+	}
+	ids, indexes, versions := columns(jobs)
+	_, err := p.pool.Exec(ctx, `
+		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq
+		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version`,
+		ids, indexes, versions, seqs)
+	if err != nil {
+		return fmt.Errorf("confirm %d publishes: %w", len(cs), err)
+	}
+	return nil
+}
+
+func columns(jobs []Job) ([]string, []int32, []int64) {
+	ids, indexes, versions := make([]string, len(jobs)), make([]int32, len(jobs)), make([]int64, len(jobs))
+	for i, j := range jobs {
+		ids[i], indexes[i], versions[i] = j.DocID, int32(j.Index), j.Version
+	}
+	return ids, indexes, versions
+}
+
+// Unavailable reports whether a publish error means the server could not
+// be reached or did not answer, as opposed to a refusal it sent (a full
+// stream, which is back-pressure to wait out).
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	return !errors.As(err, &apiErr)
+}
