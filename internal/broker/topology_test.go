@@ -192,6 +192,9 @@ func TestEnsureLiftsServerSideDeliveryCapAndBoundsMessages(t *testing.T) {
 	if got := cons.CachedInfo().Config.MaxDeliver; got != -1 {
 		t.Errorf("MaxDeliver after Ensure = %d, want -1 (unlimited)", got)
 	}
+	if got := js.Conn().MaxPayload(); got != broker.MaxPayload {
+		t.Errorf("server max_payload = %d, want %d, the streams' MaxMsgSize", got, broker.MaxPayload)
+	}
 	for _, name := range []string{broker.IngestStream, broker.DLQStream} {
 		s, err := js.Stream(ctx, name)
 		if err != nil {

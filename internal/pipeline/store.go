@@ -55,8 +55,23 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		docs := distinctDocs(jobs)
 		// Locking documents in a fixed order serialises the completion
 		// check per document without deadlocks between workers.
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM documents WHERE doc_id = ANY($1) ORDER BY doc_id FOR UPDATE`, docs); err != nil {
+		var reindexing bool
+		if err := tx.QueryRow(ctx, `
+			SELECT coalesce(bool_or(l.live_version < l.version), false) FROM (
+				SELECT live_version, version FROM documents WHERE doc_id = ANY($1) ORDER BY doc_id FOR UPDATE) l`,
+			docs).Scan(&reindexing); err != nil {
 			return fmt.Errorf("lock documents: %w", err)
+		}
+		if reindexing {
+			// The served version's rows are about to be replaced by the new
+			// version's: keep them searchable until it is complete.
+			ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
+			for i, j := range jobs {
+				ids[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+			}
+			if err := p.store.Retain(ctx, tx, ids, indexes); err != nil {
+				return err
+			}
 		}
 		recs := make([]vectorstore.Record, len(jobs))
 		for i, j := range jobs {
@@ -103,8 +118,9 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 }
 
 // complete moves each document to ready once every chunk of its current
-// version is stored — pruning what an older, longer version left behind —
-// or to failed while any is parked.
+// version is stored — serving that version from then on, and pruning what
+// older versions left behind — or to failed while any is parked, when
+// search keeps serving the version it replaces.
 func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error {
 	rows, err := tx.Query(ctx, `
 		WITH c AS (
@@ -119,6 +135,7 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error
 		SET status = CASE WHEN c.stored = d.chunk_count THEN 'ready'
 		                  WHEN c.parked > 0 THEN 'failed'
 		                  ELSE 'processing' END,
+		    live_version = CASE WHEN c.stored = d.chunk_count THEN d.version ELSE d.live_version END,
 		    updated_at = now()
 		FROM c WHERE d.doc_id = c.doc_id
 		RETURNING d.doc_id, d.chunk_count, d.status = 'ready' AND d.version > 1`, docs)
@@ -145,12 +162,14 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("complete documents: %w", err)
 	}
+	released := make([]string, 0, len(done))
 	for _, r := range done {
 		if _, err := p.store.PruneVersion(ctx, tx, r.docID, r.count); err != nil {
 			return fmt.Errorf("prune %s: %w", r.docID, err)
 		}
+		released = append(released, r.docID)
 	}
-	return nil
+	return p.store.Release(ctx, tx, released)
 }
 
 func distinctDocs(jobs []*Job) []string {

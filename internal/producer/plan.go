@@ -13,16 +13,28 @@ import (
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // plan is what one batch will write and publish.
 type plan struct {
-	docs    []plannedDoc
-	jobs    []plannedJob
-	parked  []messages.DeadLetter
-	parkDoc map[string]bool
+	docs      []plannedDoc
+	jobs      []plannedJob
+	parked    []messages.DeadLetter
+	escalated []escalation
+	parkDoc   map[string]bool
+}
+
+// escalation is a chunk held back because it touches a secret: its job
+// and dead letter carry redacted text, and the real text is kept once, in
+// escalated_chunks.
+type escalation struct {
+	job  plannedJob
+	dl   messages.DeadLetter
+	rule string
+	text string
 }
 
 type plannedDoc struct {
@@ -91,16 +103,21 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		}
 		pd := plannedDoc{docID: docID, nativeID: messages.StorableNativeID(d.NativeID), hash: hash, codec: d.Codec, version: version, metadata: meta}
 		if rejected == nil && d.Status == corpus.StatusOK {
-			jobs, err := p.chunkJobs(docID, d, version, meta, now)
+			jobs, escalated, err := p.chunkJobs(docID, d, version, meta, now)
 			switch {
 			case err != nil:
 				rejected = err
-			case len(jobs) == 0:
+			case len(jobs)+len(escalated) == 0:
 				pd.status = "empty"
 				sum.Empty++
 			default:
-				pd.status, pd.chunkCount = statusPending, len(jobs)
+				pd.status, pd.chunkCount = statusPending, len(jobs)+len(escalated)
+				if len(jobs) == 0 {
+					pd.status = "failed"
+				}
 				pl.jobs = append(pl.jobs, jobs...)
+				pl.escalated = append(pl.escalated, escalated...)
+				sum.ParkedDocs += len(escalated)
 			}
 		} else if rejected == nil && d.Status == corpus.StatusEmpty {
 			pd.status = "empty"
@@ -149,22 +166,64 @@ func (p *Producer) admit(d corpus.Document) (json.RawMessage, string, error) {
 
 // chunkJobs splits a readable document and encodes a job per chunk. A
 // chunk whose job cannot be encoded (over the message limit, say) rejects
-// the whole document: half a document is never published.
-func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, meta json.RawMessage, now time.Time) ([]plannedJob, error) {
+// the whole document: half a document is never published. The whole
+// document and its metadata are screened for secrets before anything
+// leaves: every chunk a secret touches is escalated instead of published,
+// so no part of a secret reaches NATS, the embedder or the vector store.
+func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, meta json.RawMessage, now time.Time) ([]plannedJob, []escalation, error) {
 	chunks := chunk.Split(d.Text, p.cfg.Chunk)
+	spans := make([]secrets.Span, len(chunks))
+	for i, c := range chunks {
+		spans[i] = secrets.Span{Start: c.Start, End: c.End}
+	}
+	flagged := map[int]string{}
+	for _, f := range secrets.ScanDocument(d.Text, d.Metadata, spans) {
+		if _, ok := flagged[f.Chunk]; !ok {
+			flagged[f.Chunk] = f.Rule
+		}
+	}
 	jobs := make([]plannedJob, 0, len(chunks))
-	for _, c := range chunks {
+	var escalated []escalation
+	for i, c := range chunks {
+		if rule, ok := flagged[i]; ok {
+			e, err := p.escalate(docID, d, c, len(chunks), version, rule, now)
+			if err != nil {
+				return nil, nil, err
+			}
+			escalated = append(escalated, e)
+			continue
+		}
 		job, err := p.job(docID, d, c, len(chunks), version, meta, now)
 		if err != nil {
 			class := classify.ClassInvalidMessage
 			if errors.Is(err, messages.ErrOversize) {
 				class = classify.ClassTooLarge
 			}
-			return nil, classify.Permanent(class, err)
+			return nil, nil, classify.Permanent(class, err)
 		}
 		jobs = append(jobs, job)
 	}
-	return jobs, nil
+	return jobs, escalated, nil
+}
+
+// escalate builds the escalation of a chunk that touches a secret: a job
+// whose text is a redaction naming the rule and which carries no
+// metadata, and its dead letter.
+func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, rule string, now time.Time) (escalation, error) {
+	redacted := c
+	redacted.Text = "[redacted: " + rule + "]"
+	job, err := p.job(docID, d, redacted, count, version, nil, now)
+	if err != nil {
+		return escalation{}, classify.Permanent(classify.ClassInvalidMessage, err)
+	}
+	return escalation{job: job, rule: rule, text: c.Text, dl: messages.DeadLetter{
+		Schema: messages.DeadLetterSchema, DeadLetterID: messages.DeadLetterID(docID, c.Index),
+		DocID: docID, ChunkIndex: c.Index, DocVersion: version, SourceID: p.cfg.SourceID,
+		SourceNativeID: messages.StorableNativeID(d.NativeID), RunID: p.cfg.RunID,
+		Disposition: messages.DispositionEscalate, ErrorClass: classify.ClassPolicyViolation, ErrorCode: rule,
+		ErrorDetail: "the document holds a secret (" + rule + ") that this chunk touches; its text is withheld",
+		Stage: "screen", Attempts: 1, FailedAt: now, Payload: job.raw,
+	}}, nil
 }
 
 func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {
@@ -265,6 +324,9 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 		if err := p.recordManifest(ctx, tx, pl); err != nil {
 			return err
 		}
+		if err := recordEscalations(ctx, tx, pl.escalated); err != nil {
+			return err
+		}
 		for _, dl := range pl.parked {
 			if _, err := tx.Exec(ctx, `
 				INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, last_error_class, run_id, job)
@@ -314,9 +376,9 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 // an older version is resolved as superseded, so it is neither replayed
 // nor counted as ready to replay; the new version gets dead letters of its
 // own if it fails. A document whose new version is empty or unreadable
-// has nothing left to search: its old vectors go at once; one with a new
-// version to embed has its old chunks pruned when that version completes
-// (see the pipeline's completion).
+// has nothing left to search: its old vectors go at once. One with a new
+// version to embed keeps its old version searchable until the new one is
+// complete (see the pipeline's completion).
 func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions []int64, counts []int32) error {
 	if _, err := tx.Exec(ctx, `
 		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
@@ -344,6 +406,39 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions 
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = ANY($1)`, gone); err != nil {
 		return fmt.Errorf("prune chunks of emptied documents: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings_previous WHERE doc_id = ANY($1)`, gone); err != nil {
+		return fmt.Errorf("prune chunks of emptied documents: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE documents SET live_version = NULL WHERE doc_id = ANY($1)`, gone); err != nil {
+		return fmt.Errorf("prune chunks of emptied documents: %w", err)
+	}
+	return nil
+}
+
+// recordEscalations parks escalated chunks: the manifest row holds the
+// redacted job, the outbox its dead letter, and escalated_chunks the one
+// copy of the real text.
+func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
+	for _, e := range es {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, last_error_class, run_id, job)
+			VALUES ($1, $2, $3, $4, 'parked', 1, $5, $6, $7)
+			ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
+			    status = 'parked', attempts = 1, last_error_class = EXCLUDED.last_error_class, run_id = EXCLUDED.run_id,
+			    job = EXCLUDED.job, replay_gen = 0, published_at = NULL, publish_seq = NULL, publish_gen = 0, updated_at = now()
+			WHERE ingest_manifest.version < EXCLUDED.version`,
+			e.job.docID, e.job.index, e.job.version, e.job.hash, classify.ClassPolicyViolation, e.dl.RunID, e.job.raw); err != nil {
+			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT DO NOTHING`, e.job.docID, e.job.index, e.job.version, e.rule, e.text); err != nil {
+			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
+		}
+		if err := pipeline.WriteDeadLetter(ctx, tx, e.dl); err != nil {
+			return err
+		}
 	}
 	return nil
 }

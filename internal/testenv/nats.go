@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/sluicehq/sluice/internal/broker"
 )
 
 // NATS is a running nats-server with JetStream. A local one can be killed
@@ -32,12 +34,19 @@ func StartLocalNATS(ctx context.Context, bin, dir string) (*NATS, error) {
 	if err != nil {
 		return nil, err
 	}
+	// max_payload has no command-line flag; it is set explicitly, to the
+	// size every stream's MaxMsgSize is declared with.
+	conf := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(conf, []byte(fmt.Sprintf("max_payload: %d\n", broker.MaxPayload)), 0o644); err != nil {
+		return nil, err
+	}
 	n := &NATS{
 		URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
 		proc: &process{
 			name: "nats-server",
 			path: bin,
 			args: []string{
+				"-c", conf,
 				"-a", "127.0.0.1", "-p", strconv.Itoa(port),
 				"-js", "-sd", store,
 				// No monitoring port: tests talk to the server only as clients.

@@ -10,10 +10,12 @@ import (
 )
 
 // Both search statements take the same parameters: $1 the query as
-// float4[], $2 a source_id or ” for all, $3 K. The join on version keeps
-// the chunks of a document's current version only: a new version's chunks
-// may already be stored while the document is still being re-indexed, and
-// the old version's beyond the new chunk_count linger until PruneVersion.
+// float4[], $2 a source_id or ” for all, $3 K. A ready document serves its
+// current version; one whose new version is still being indexed (or
+// failed) serves the version it replaces, live_version, from the rows the
+// new one has not replaced yet and those Retain kept (blue/green). Rows
+// of other versions, such as an older, longer version's beyond the new
+// chunk_count, linger until PruneVersion but are never served.
 const (
 	// searchVectorSQL ranks by pgvector's own cosine distance operator. The
 	// tie-breakers make the order total, at the price that the planner may
@@ -23,9 +25,12 @@ const (
 	searchVectorSQL = `
 SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata,
        1 - (c.embedding <=> $1::float4[]::vector) AS score
-FROM chunk_embeddings c
-JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version
-WHERE d.status = 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+FROM (SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings
+      UNION ALL
+      SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings_previous) c
+JOIN documents d ON d.doc_id = c.doc_id
+WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
+  AND ($2::text = '' OR d.source_id = $2::text)
 ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
 LIMIT $3`
 
@@ -38,14 +43,17 @@ WITH q AS (
 	FROM unnest($1::float4[]) AS x
 )
 SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata, s.score
-FROM chunk_embeddings c
-JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version
+FROM (SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings
+      UNION ALL
+      SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings_previous) c
+JOIN documents d ON d.doc_id = c.doc_id
 CROSS JOIN q
 CROSS JOIN LATERAL (
 	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
 	FROM unnest(c.embedding, q.v) AS u(a, b)
 ) s
-WHERE d.status = 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
+  AND ($2::text = '' OR d.source_id = $2::text)
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`
 )

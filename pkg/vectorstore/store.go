@@ -126,9 +126,17 @@ type Store interface {
 	// it only once the new version is complete, in the transaction that
 	// marks the document ready, so that the document is never half-indexed.
 	PruneVersion(ctx context.Context, db DB, docID string, chunkCount int) (int64, error)
+	// Retain keeps the rows of the given chunks that search serves while a
+	// newer version of their document is indexed (documents.live_version),
+	// so that Upsert may replace them; Release drops what was kept once
+	// the new version is complete or gone.
+	Retain(ctx context.Context, db DB, docIDs []string, indexes []int32) error
+	Release(ctx context.Context, db DB, docIDs []string) error
 	// Search returns the K nearest chunks to query by cosine similarity,
-	// nearest first (ties by doc_id, then chunk_index), among documents
-	// whose status is 'ready' and only at their current version. A query of
+	// nearest first (ties by doc_id, then chunk_index): the chunks of
+	// documents whose status is 'ready', at their current version, and
+	// while a document's new version is being indexed, those of the
+	// version it replaces (live_version), retained ones included. A query of
 	// the wrong length, with NaN or ±Inf, or of zero norm is a permanent
 	// classify error.
 	Search(ctx context.Context, db DB, query []float32, opts SearchOptions) ([]Hit, error)

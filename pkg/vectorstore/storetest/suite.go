@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (vectorstore.Store, vectorsto
 		{"SearchOnlyReadyCurrentVersion", testSearchVisibility},
 		{"SearchSourceAndK", testSearchSourceAndK},
 		{"SearchRejectsBadQueries", testSearchValidation},
+		{"RetainServesOldVersion", testRetainServesOldVersion},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
