@@ -29,6 +29,7 @@ CREATE TABLE dead_letter_history (
     outbox_id      bigint
 );
 CREATE INDEX dead_letter_history_letter ON dead_letter_history (dead_letter_id, id);
+CREATE INDEX dead_letter_history_arrivals ON dead_letter_history (at) WHERE event = 'failed';
 
 -- +goose StatementBegin
 CREATE FUNCTION dead_letter_history_append() RETURNS trigger LANGUAGE plpgsql AS $$
