@@ -112,7 +112,8 @@ func (l *letter) view(withText bool) {
 	default:
 		p.TextBytes = len(job.Text)
 		if withText {
-			p.Text = &job.Text
+			text := job.Text
+			p.Text = &text
 		}
 		job.Text = ""
 		if l.Escalated {

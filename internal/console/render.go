@@ -52,6 +52,7 @@ var funcs = template.FuncMap{
 	"pct":          func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
 	"human":        func(s string) string { return strings.ReplaceAll(s, "_", " ") },
 	"query":        query,
+	"minus":        func(a int64, b int) int64 { return a - int64(b) },
 	"dispositions": func() []string { return []string{"retry", "quarantine", "ambiguous", "escalate"} },
 }
 

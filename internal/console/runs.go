@@ -21,13 +21,23 @@ type runRow struct {
 	DeadLetters                             int64
 }
 
+// ParkedNow is how many of the run's chunks are parked: the live manifest
+// count, or the run's own counter once the manifest holds none of its
+// chunks (they were republished by a later run, or never recorded).
+func (r runRow) ParkedNow() int64 {
+	if r.Pending+r.ManifestStored+r.ManifestParked == 0 {
+		return int64(r.Parked)
+	}
+	return r.ManifestParked
+}
+
 // Rejection is parked over published, the share of the run's chunks that
 // ended in the DLQ; 0 before anything was published.
 func (r runRow) Rejection() float64 {
 	if r.Published == 0 {
 		return 0
 	}
-	return float64(r.ManifestParked) / float64(r.Published)
+	return float64(r.ParkedNow()) / float64(r.Published)
 }
 
 const runColumns = `
