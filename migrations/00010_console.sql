@@ -66,11 +66,14 @@ CREATE TRIGGER dead_letter_history AFTER INSERT OR UPDATE ON dead_letters
 CREATE INDEX dead_letters_recent ON dead_letters (last_failed_at, dead_letter_id);
 CREATE INDEX dead_letters_attempts ON dead_letters (attempts, last_failed_at, dead_letter_id);
 CREATE INDEX dead_letters_run ON dead_letters (run_id);
+-- The list's stage choices walk it (a loose index scan).
+CREATE INDEX dead_letters_stage ON dead_letters (stage);
 CREATE INDEX dead_letters_detail_search ON dead_letters
     USING gin (to_tsvector('simple', coalesce(error_detail, '')));
 
 -- +goose Down
 DROP INDEX dead_letters_detail_search;
+DROP INDEX dead_letters_stage;
 DROP INDEX dead_letters_run;
 DROP INDEX dead_letters_attempts;
 DROP INDEX dead_letters_recent;

@@ -81,7 +81,7 @@ func (s *Server) dryRun(r *http.Request, values url.Values) (*replayData, int, e
 		return nil, http.StatusBadRequest, err
 	}
 	d := &replayData{Form: form, Hidden: form.absolute(), MaxLimit: replay.MaxLimit, Narrow: form.Filter.Narrow(), HasNATS: s.js != nil}
-	if d.Matched, err = countMatching(r.Context(), s.pool, form.Filter); err != nil {
+	if d.Matched, _, err = countMatching(r.Context(), s.pool, form.Filter, 0); err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
 	if !d.Narrow {

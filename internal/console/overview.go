@@ -63,51 +63,11 @@ type example struct {
 
 func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 	o := &overview{}
-	rows, err := pool.Query(ctx, `
-		SELECT disposition, error_class, count(*) FROM dead_letters
-		WHERE resolved_at IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`)
+	if err := o.readDepth(ctx, pool); err != nil {
+		return nil, err
+	}
+	err := o.readShape(ctx, pool)
 	if err != nil {
-		return nil, fmt.Errorf("depth by class: %w", err)
-	}
-	if o.ByClass, err = pgx.CollectRows(rows, pgx.RowToStructByPos[classCount]); err != nil {
-		return nil, fmt.Errorf("depth by class: %w", err)
-	}
-	byDisp := map[string]int64{}
-	for _, c := range o.ByClass {
-		o.Unresolved += c.N
-		byDisp[c.Disposition] += c.N
-	}
-	for _, d := range []string{"retry", "quarantine", "ambiguous", "escalate"} {
-		o.ByDisposition = append(o.ByDisposition, count{d, byDisp[d]})
-	}
-	rows, err = pool.Query(ctx, `
-		SELECT source_id, count(*),
-		       count(*) FILTER (WHERE (replayed_at IS NULL OR replayed_at < last_failed_at) AND next_retry_at <= now()),
-		       count(*) FILTER (WHERE disposition = 'escalate'),
-		       count(*) FILTER (WHERE disposition = 'quarantine')
-		FROM dead_letters WHERE resolved_at IS NULL GROUP BY 1 ORDER BY 2 DESC, 1`)
-	if err != nil {
-		return nil, fmt.Errorf("depth by source: %w", err)
-	}
-	if o.BySource, err = pgx.CollectRows(rows, pgx.RowToStructByPos[sourceCount]); err != nil {
-		return nil, fmt.Errorf("depth by source: %w", err)
-	}
-	r := &o.Readiness
-	err = pool.QueryRow(ctx, `
-		WITH t AS (
-			SELECT next_retry_at, replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
-			FROM dead_letters WHERE resolved_at IS NULL)
-		SELECT count(*) FILTER (WHERE NOT dispatched AND next_retry_at <= now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
-		       count(*) FILTER (WHERE dispatched),
-		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       now()
-		FROM t`).Scan(&r.Ready, &r.BackingOff, &r.Manual, &r.Dispatched, &r.NextDue, &o.AsOf)
-	if err != nil {
-		return nil, fmt.Errorf("replay readiness: %w", err)
-	}
-	if err := o.readShape(ctx, pool); err != nil {
 		return nil, err
 	}
 	if o.Chart, err = arrivalsChart(ctx, pool, o.AsOf); err != nil {
@@ -153,6 +113,64 @@ func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 	o.ShapeExamples, err = pgx.CollectRows(rows, pgx.RowToStructByPos[example])
 	if err != nil {
 		return fmt.Errorf("shape examples: %w", err)
+	}
+	return nil
+}
+
+// readDepth reads the unresolved depth by class and by source, and the
+// replay readiness, in one pass over the table (grouping sets), so the
+// overview costs one scan however large the DLQ.
+func (o *overview) readDepth(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, `
+		WITH t AS (
+			SELECT disposition, error_class, source_id, next_retry_at,
+			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
+			FROM dead_letters WHERE resolved_at IS NULL)
+		SELECT grouping(source_id) = 1, coalesce(disposition, ''), coalesce(error_class, ''), coalesce(source_id, ''), count(*),
+		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at <= now()),
+		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
+		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
+		       count(*) FILTER (WHERE dispatched),
+		       count(*) FILTER (WHERE disposition = 'escalate'),
+		       count(*) FILTER (WHERE disposition = 'quarantine'),
+		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
+		       now()
+		FROM t GROUP BY GROUPING SETS ((disposition, error_class), (source_id))
+		ORDER BY 5 DESC, 2, 3, 4`)
+	if err != nil {
+		return fmt.Errorf("dead-letter depth: %w", err)
+	}
+	var byClass bool
+	var disp, class, source string
+	var n, ready, backing, manual, dispatched, escalated, quarantined int64
+	var due *time.Time
+	byDisp := map[string]int64{}
+	r := &o.Readiness
+	_, err = pgx.ForEachRow(rows, []any{&byClass, &disp, &class, &source, &n, &ready, &backing, &manual, &dispatched, &escalated, &quarantined, &due, &o.AsOf}, func() error {
+		if !byClass {
+			o.BySource = append(o.BySource, sourceCount{Source: source, N: n, Ready: ready, Escalated: escalated, Quarantine: quarantined})
+			return nil
+		}
+		o.ByClass = append(o.ByClass, classCount{Disposition: disp, ErrorClass: class, N: n})
+		o.Unresolved += n
+		byDisp[disp] += n
+		r.Ready, r.BackingOff, r.Manual, r.Dispatched = r.Ready+ready, r.BackingOff+backing, r.Manual+manual, r.Dispatched+dispatched
+		if due != nil && (r.NextDue == nil || due.Before(*r.NextDue)) {
+			d := *due
+			r.NextDue = &d
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("dead-letter depth: %w", err)
+	}
+	if o.AsOf.IsZero() {
+		if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&o.AsOf); err != nil {
+			return fmt.Errorf("dead-letter depth: %w", err)
+		}
+	}
+	for _, d := range []string{"retry", "quarantine", "ambiguous", "escalate"} {
+		o.ByDisposition = append(o.ByDisposition, count{d, byDisp[d]})
 	}
 	return nil
 }

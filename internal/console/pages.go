@@ -52,15 +52,20 @@ func (s *Server) overviewFragment(w http.ResponseWriter, r *http.Request) {
 	s.renderTemplate(w, r, http.StatusOK, "overview.html", "live", page{Data: d})
 }
 
+// listCountCap is where the list stops counting matches.
+const listCountCap = 100000
+
 // listData is the dead-letter list's content.
 type listData struct {
 	Form    listForm
 	Choices filterChoices
 	States  []string
 	Matched int64
-	Items   []listItem
-	Next    url.Values
-	First   bool
+	// Capped is set when more than Matched match.
+	Capped bool
+	Items  []listItem
+	Next   url.Values
+	First  bool
 }
 
 func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
@@ -91,7 +96,7 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Next.Set("after", next.String())
 	}
-	if d.Matched, err = countMatching(ctx, s.pool, form.Filter); err != nil {
+	if d.Matched, d.Capped, err = countMatching(ctx, s.pool, form.Filter, listCountCap); err != nil {
 		s.internal(w, r, err)
 		return
 	}

@@ -79,7 +79,7 @@ func TestConsoleScale(t *testing.T) {
 		{"count, all open", open, n - n/10},
 	} {
 		start := time.Now()
-		got, err := countMatching(ctx, db.Pool, c.f)
+		got, _, err := countMatching(ctx, db.Pool, c.f, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,6 +88,17 @@ func TestConsoleScale(t *testing.T) {
 			t.Errorf("%s: %d; want %d", c.name, got, c.want)
 		}
 	}
+
+	start = time.Now()
+	if got, capped, err := countMatching(ctx, db.Pool, open, listCountCap); err != nil || capped != (n-n/10 > listCountCap) {
+		t.Errorf("capped count: %d, capped %v, %v", got, capped, err)
+	}
+	t.Logf("%-50s %8.1f ms", fmt.Sprintf("count, all open, capped at %d", listCountCap), ms(time.Since(start)))
+	start = time.Now()
+	if _, err := readChoices(ctx, db.Pool); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%-50s %8.1f ms", "filter choices (loose index scans)", ms(time.Since(start)))
 
 	srv, err := New(Config{Tokens: []Token{{Principal: "scale", Role: Operator, Secret: "scale-test-token-0123456789"}}}, db.Pool, nil)
 	if err != nil {

@@ -128,14 +128,24 @@ func listPage(ctx context.Context, pool *pgxpool.Pool, q listQuery) (items []lis
 	return items, next, nil
 }
 
-// countMatching counts every dead letter the filter matches.
-func countMatching(ctx context.Context, pool *pgxpool.Pool, f replay.Filter) (int64, error) {
+// countMatching counts the dead letters the filter matches, stopping at
+// limit (0: no limit): an exact count of a million rows costs a scan, and
+// "more than 100,000" is all a list page needs to say. capped reports that
+// the count stopped there.
+func countMatching(ctx context.Context, pool *pgxpool.Pool, f replay.Filter, limit int64) (n int64, capped bool, err error) {
 	var args replay.Args
-	var n int64
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM dead_letters d WHERE `+f.Where(&args), args...).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count dead letters: %w", err)
+	where := f.Where(&args)
+	sql := `SELECT count(*) FROM dead_letters d WHERE ` + where
+	if limit > 0 {
+		sql = `SELECT count(*) FROM (SELECT 1 FROM dead_letters d WHERE ` + where + ` LIMIT ` + args.Add(limit+1) + `) x`
 	}
-	return n, nil
+	if err := pool.QueryRow(ctx, sql, args...).Scan(&n); err != nil {
+		return 0, false, fmt.Errorf("count dead letters: %w", err)
+	}
+	if limit > 0 && n > limit {
+		return limit, true, nil
+	}
+	return n, false, nil
 }
 
 // filterChoices are the values the list's selects offer.
@@ -145,12 +155,16 @@ type filterChoices struct {
 
 func readChoices(ctx context.Context, pool *pgxpool.Pool) (filterChoices, error) {
 	var c filterChoices
-	// A loose index scan would be faster on huge tables; these columns
-	// have few distinct values and their indexes make this cheap enough.
-	err := pool.QueryRow(ctx, `
-		SELECT (SELECT coalesce(array_agg(s ORDER BY s), '{}') FROM (SELECT DISTINCT source_id s FROM dead_letters) x),
-		       (SELECT coalesce(array_agg(s ORDER BY s), '{}') FROM (SELECT DISTINCT error_class s FROM dead_letters) x),
-		       (SELECT coalesce(array_agg(s ORDER BY s), '{}') FROM (SELECT DISTINCT stage s FROM dead_letters) x)`).
+	// A loose index scan per column: one index probe per distinct value,
+	// so the cost follows the number of values, not of rows.
+	distinct := func(col string) string {
+		return `(WITH RECURSIVE v AS (
+			(SELECT ` + col + ` AS x FROM dead_letters ORDER BY ` + col + ` LIMIT 1)
+			UNION ALL
+			SELECT (SELECT ` + col + ` FROM dead_letters WHERE ` + col + ` > v.x ORDER BY ` + col + ` LIMIT 1) FROM v WHERE v.x IS NOT NULL)
+			SELECT coalesce(array_agg(x ORDER BY x), '{}') FROM v WHERE x IS NOT NULL)`
+	}
+	err := pool.QueryRow(ctx, `SELECT `+distinct("source_id")+`, `+distinct("error_class")+`, `+distinct("stage")).
 		Scan(&c.Sources, &c.Classes, &c.Stages)
 	if err != nil {
 		return c, fmt.Errorf("filter choices: %w", err)
