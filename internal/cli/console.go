@@ -32,6 +32,10 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 		t := console.Token{Principal: "operator", Role: console.Operator, Secret: console.NewSecret()}
 		tokens, generated = []console.Token{t}, t.Secret
 	}
+	cfg := console.Config{Addr: addr, Tokens: tokens}
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
 	log := zerolog.New(env.Stderr).With().Timestamp().Str("service", "console").Logger()
 	pool, err := openPool(ctx, c.DatabaseURL)
 	if err != nil {
@@ -43,9 +47,10 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer nc.Close()
-	srv, err := console.New(console.Config{Addr: addr, Tokens: tokens, Log: &log}, pool, js)
+	cfg.Log = &log
+	srv, err := console.New(cfg, pool, js)
 	if err != nil {
-		return usageErr("%v", err)
+		return err
 	}
 	if generated != "" {
 		fmt.Fprintf(env.Stderr, "no CONSOLE_*_TOKEN set: generated an operator token for this run.\nopen http://%s/login?token=%s\n", addr, generated)

@@ -77,8 +77,12 @@ func (c *Config) applyDefaults() {
 // minSecret is the shortest token accepted: anything shorter is guessable.
 const minSecret = 16
 
-// Validate says how to fix a configuration the console cannot serve.
+// Validate says how to fix a configuration the console cannot serve. Zero
+// values stand for their defaults.
 func (c Config) Validate() error {
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
 		return fmt.Errorf("console address %q: want host:port, e.g. 127.0.0.1:8089: %w", c.Addr, err)
 	}
@@ -101,8 +105,8 @@ func (c Config) Validate() error {
 		}
 		seen[t.Secret] = true
 	}
-	if c.PageSize < 1 || c.PageSize > 1000 {
-		return fmt.Errorf("page size %d: want 1..1000", c.PageSize)
+	if c.PageSize < 0 || c.PageSize > 1000 {
+		return fmt.Errorf("page size %d: want 1..1000 (0 for the default)", c.PageSize)
 	}
 	return nil
 }
