@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/replay"
@@ -18,8 +19,36 @@ type overviewData struct {
 	RefreshMS  int64
 }
 
-func (s *Server) readOverviewData(r *http.Request) (*overviewData, error) {
+// overviewCache shares one reading of the overview among every open page:
+// at a million dead letters the depth takes a full scan, so it is read at
+// most once per Refresh, or per four times as long as the last reading
+// took, whichever is longer. The lock also makes concurrent readers wait
+// for one reading instead of starting their own.
+type overviewCache struct {
+	mu  sync.Mutex
+	v   *overview
+	at  time.Time
+	ttl time.Duration
+}
+
+func (s *Server) cachedOverview(r *http.Request) (*overview, error) {
+	c := &s.overview
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.v != nil && time.Since(c.at) < c.ttl {
+		return c.v, nil
+	}
+	start := time.Now()
 	o, err := readOverview(r.Context(), s.pool)
+	if err != nil {
+		return nil, err
+	}
+	c.v, c.at, c.ttl = o, time.Now(), max(s.cfg.Refresh, 4*time.Since(start))
+	return o, nil
+}
+
+func (s *Server) readOverviewData(r *http.Request) (*overviewData, error) {
+	o, err := s.cachedOverview(r)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type Server struct {
 	sessions *sessions
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	overview overviewCache
 }
 
 // New returns a console over pool. js reaches JetStream for replays and
