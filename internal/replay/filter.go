@@ -35,13 +35,20 @@ var States = []string{StateOpen, StateReady, StateBackingOff, StateManual, State
 // Filter selects dead letters. Empty strings and zero times do not filter;
 // Since and Until bound last_failed_at.
 type Filter struct {
-	Source      string    `json:"source,omitempty"`
-	ErrorClass  string    `json:"error_class,omitempty"`
-	Disposition string    `json:"disposition,omitempty"`
-	Stage       string    `json:"stage,omitempty"`
-	Run         string    `json:"run,omitempty"`
-	Since       time.Time `json:"since,omitzero"`
-	Until       time.Time `json:"until,omitzero"`
+	// Source selects one source_id.
+	Source string `json:"source,omitempty"`
+	// ErrorClass selects one error class.
+	ErrorClass string `json:"error_class,omitempty"`
+	// Disposition selects retry, quarantine, ambiguous or escalate.
+	Disposition string `json:"disposition,omitempty"`
+	// Stage selects the pipeline stage that failed.
+	Stage string `json:"stage,omitempty"`
+	// Run selects one ingest run.
+	Run string `json:"run,omitempty"`
+	// Since selects failures at or after it (last_failed_at).
+	Since time.Time `json:"since,omitzero"`
+	// Until selects failures before it (last_failed_at).
+	Until time.Time `json:"until,omitzero"`
 	// State is one of the State constants, or empty for any.
 	State string `json:"state,omitempty"`
 	// Detail is a full-text query (web search syntax) over error_detail.

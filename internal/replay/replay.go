@@ -50,11 +50,15 @@ func (s Scope) Validate() error {
 
 // Preview is the report of a replay, dry or executed.
 type Preview struct {
+	// ReplayID names the replay_audit row of an executed replay.
 	ReplayID string `json:"replay_id,omitempty"`
-	DryRun   bool   `json:"dry_run"`
-	Scope    Scope  `json:"scope"`
+	// DryRun is true when nothing was marked or dispatched.
+	DryRun bool `json:"dry_run"`
+	// Scope is what was asked for.
+	Scope Scope `json:"scope"`
 	// Selected is how many dead letters the replay takes (at most Limit).
-	Selected int            `json:"selected"`
+	Selected int `json:"selected"`
+	// ByClass and BySource split Selected.
 	ByClass  map[string]int `json:"by_error_class"`
 	BySource map[string]int `json:"by_source"`
 	// AlreadyStored counts those whose chunk already has a vector with the
@@ -62,7 +66,8 @@ type Preview struct {
 	AlreadyStored int `json:"already_have_vector"`
 	// NotReplayable counts those whose payload is not a chunk job.
 	NotReplayable int `json:"not_replayable"`
-	Dispatched    int `json:"dispatched"`
+	// Dispatched counts the jobs JetStream acknowledged.
+	Dispatched int `json:"dispatched"`
 }
 
 // candidate is one dead letter a replay selected.
