@@ -10,7 +10,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo bench test test-go fuzz lint chaos clean
+.PHONY: all build demo bench test test-go fuzz lint chaos clean chromium
 
 all: build
 
@@ -35,8 +35,12 @@ bench: build
 ## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
 test: test-go fuzz
 
-test-go: $(NATS_BIN)
+test-go: $(NATS_BIN) chromium
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+## chromium: the headless browser the console's browser tests drive (Debian's package)
+chromium:
+	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/

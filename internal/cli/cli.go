@@ -37,6 +37,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
+		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|pause|resume", runDLQ},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/shape"
 )
 
 // reportExamples is how many dead letters each report cell names.
@@ -18,15 +20,15 @@ const reportExamples = 3
 // dlqReport is the output of `sluice dlq report`: the dead letters that
 // last failed in [Since, Until) by source × error class, and their shape.
 type dlqReport struct {
-	Since      time.Time       `json:"since"`
-	Until      time.Time       `json:"until"`
-	Thresholds shapeThresholds `json:"thresholds"`
+	Since      time.Time        `json:"since"`
+	Until      time.Time        `json:"until"`
+	Thresholds shape.Thresholds `json:"thresholds"`
 	// Total counts every dead letter in the window, resolved or not: the
 	// shape is about what failed, not about what is still open.
 	Total int `json:"total"`
 	// Unresolved counts those of Total not resolved yet.
-	Unresolved int      `json:"unresolved"`
-	Shape      dlqShape `json:"shape"`
+	Unresolved int           `json:"unresolved"`
+	Shape      shape.Verdict `json:"shape"`
 	// ErrorClasses are the matrix columns, largest first.
 	ErrorClasses []string `json:"error_classes"`
 	// Sources are the matrix rows, largest first. A source that ran in the
@@ -62,7 +64,7 @@ func runDLQReport(ctx context.Context, env Env, args []string) error {
 	var c conn
 	l := newLoader(env, "dlq report", &c, false)
 	var since, until string
-	var th shapeThresholds
+	var th shape.Thresholds
 	l.String(&since, "since", "", "24h", "window start: RFC 3339 time or a duration ago")
 	l.String(&until, "until", "", "", "window end: RFC 3339 time or a duration ago; empty means now")
 	l.Int(&th.SpikeCount, "spike", "", 20, "dead letters in the window at or above which a source is spiking")
@@ -75,7 +77,7 @@ func runDLQReport(ctx context.Context, env Env, args []string) error {
 	if err := noArgs("dlq report", rest); err != nil {
 		return err
 	}
-	if err := th.validate(); err != nil {
+	if err := validateThresholds(th); err != nil {
 		return err
 	}
 	from, to, err := reportWindow(since, until, time.Now())
@@ -120,7 +122,7 @@ func reportWindow(since, until string, now time.Time) (time.Time, time.Time, err
 }
 
 // buildReport reads the matrix and the active sources, then labels them.
-func buildReport(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, th shapeThresholds) (*dlqReport, error) {
+func buildReport(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, th shape.Thresholds) (*dlqReport, error) {
 	cells, err := readReportCells(ctx, pool, from, to)
 	if err != nil {
 		return nil, err
@@ -187,7 +189,7 @@ func (rep *dlqReport) assemble(cells []sourceCell, active []string) {
 	for _, id := range byCountDesc(counts) {
 		rep.Sources = append(rep.Sources, *bySource[id])
 	}
-	rep.Shape = labelShape(counts, rep.Thresholds)
+	rep.Shape = shape.Label(counts, rep.Thresholds)
 }
 
 // sourceCell is a report cell with its source.

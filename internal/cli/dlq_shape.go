@@ -1,45 +1,9 @@
 package cli
 
-import (
-	"fmt"
-	"sort"
-)
+import "github.com/sluicehq/sluice/internal/shape"
 
-// Shape codes of the DLQ, after seed 002: what the distribution of dead
-// letters across sources says about their cause.
-const (
-	shapeQuiet       = "quiet"
-	shapeTrickle     = "trickle"
-	shapeOneSource   = "one_source"
-	shapeEverySource = "every_source"
-	shapeMixed       = "mixed"
-)
-
-// shapeLabels are the human labels of the shape codes.
-var shapeLabels = map[string]string{
-	shapeQuiet:       "quiet",
-	shapeTrickle:     "trickle across sources (data quality)",
-	shapeOneSource:   "spike in one source (that source changed)",
-	shapeEverySource: "spike in every source (our deployment changed)",
-	shapeMixed:       "mixed: some sources spike, not most (compare what they share)",
-}
-
-// shapeThresholds tune labelShape.
-type shapeThresholds struct {
-	// SpikeCount is the number of dead letters in the window at or above
-	// which a source counts as spiking. Defaults to 20 (--spike).
-	SpikeCount int `json:"spike_count"`
-	// OneSourceShare is the share of the window's dead letters a spiking
-	// source must hold for the spike to be that source's alone. Defaults to
-	// 0.7 (--one-source-share).
-	OneSourceShare float64 `json:"one_source_share"`
-	// EverySourceShare is the share of active sources that must spike for
-	// the spike to be everyone's. Defaults to 0.6 (--every-source-share).
-	EverySourceShare float64 `json:"every_source_share"`
-}
-
-// validate says how to fix a threshold that cannot work.
-func (th shapeThresholds) validate() error {
+// validateThresholds says how to fix a shape threshold that cannot work.
+func validateThresholds(th shape.Thresholds) error {
 	if th.SpikeCount < 1 {
 		return usageErr("--spike %d: want a count of at least 1", th.SpikeCount)
 	}
@@ -50,77 +14,4 @@ func (th shapeThresholds) validate() error {
 		return usageErr("--every-source-share %g: want a fraction in (0, 1], e.g. 0.6", th.EverySourceShare)
 	}
 	return nil
-}
-
-// dlqShape is labelShape's verdict.
-type dlqShape struct {
-	// Code is one of the shape* constants, for machines.
-	Code string `json:"code"`
-	// Label is the human reading of Code.
-	Label string `json:"label"`
-	// Reason gives the numbers behind the verdict.
-	Reason string `json:"reason"`
-	// Source is the spiking source of a one_source shape.
-	Source string `json:"source,omitempty"`
-	// Spiking lists the sources at or above SpikeCount, sorted.
-	Spiking []string `json:"spiking_sources"`
-}
-
-// labelShape reads the shape of a window of dead letters from the count
-// per active source (sources that ran in the window count, with 0, even
-// without dead letters). The rules, first match wins:
-//
-//  1. no dead letters: quiet;
-//  2. the largest source reaches SpikeCount and holds at least
-//     OneSourceShare of all: spike in one source;
-//  3. at least two sources, and at least EverySourceShare of the active
-//     sources, reach SpikeCount: spike in every source;
-//  4. no source reaches SpikeCount: trickle across sources;
-//  5. otherwise: mixed.
-//
-// With a single active source rules 2 and 3 cannot be told apart; rule 2
-// wins, since "that source changed" is the narrower claim.
-func labelShape(counts map[string]int, th shapeThresholds) dlqShape {
-	names := make([]string, 0, len(counts))
-	total := 0
-	for s, n := range counts {
-		names = append(names, s)
-		total += n
-	}
-	// Largest first, then by name, so that ties resolve the same every run.
-	sort.Slice(names, func(i, j int) bool {
-		if counts[names[i]] != counts[names[j]] {
-			return counts[names[i]] > counts[names[j]]
-		}
-		return names[i] < names[j]
-	})
-	spiking := []string{}
-	for _, s := range names {
-		if counts[s] >= th.SpikeCount {
-			spiking = append(spiking, s)
-		}
-	}
-	sort.Strings(spiking)
-	verdict := func(code, reason string, args ...any) dlqShape {
-		return dlqShape{Code: code, Label: shapeLabels[code], Reason: fmt.Sprintf(reason, args...), Spiking: spiking}
-	}
-	if total == 0 {
-		return verdict(shapeQuiet, "no dead letters in the window")
-	}
-	top := names[0]
-	if share := float64(counts[top]) / float64(total); counts[top] >= th.SpikeCount && share >= th.OneSourceShare {
-		v := verdict(shapeOneSource, "%s holds %d of %d dead letters (%.0f%% ≥ %.0f%%)", top, counts[top], total, share*100, th.OneSourceShare*100)
-		v.Source = top
-		return v
-	}
-	if share := float64(len(spiking)) / float64(len(names)); len(spiking) >= 2 && share >= th.EverySourceShare {
-		return verdict(shapeEverySource, "%d of %d active sources have ≥ %d dead letters (%.0f%% ≥ %.0f%%)",
-			len(spiking), len(names), th.SpikeCount, share*100, th.EverySourceShare*100)
-	}
-	if len(spiking) == 0 {
-		return verdict(shapeTrickle, "%s over %s, none with ≥ %d",
-			plural(total, "dead letter", "dead letters"), plural(len(names), "source", "sources"), th.SpikeCount)
-	}
-	return verdict(shapeMixed, "%d of %d active sources have ≥ %d dead letters, none holds ≥ %.0f%% of them",
-		len(spiking), len(names), th.SpikeCount, th.OneSourceShare*100)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -143,12 +142,4 @@ func checkLimit(limit, max int) error {
 		return usageErr("--limit %d: want 1..%d", limit, max)
 	}
 	return nil
-}
-
-// plural returns "1 thing" or "n things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -137,6 +137,11 @@ func Run(ctx context.Context, o Options) error {
 		for _, m := range s.metrics {
 			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
 		}
+		stop, err := serveConsole(ctx, pool, nats.URL, o.Stdout)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		<-ctx.Done()
 	}
 	return nil

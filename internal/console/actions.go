@@ -1,0 +1,196 @@
+package console
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/replay"
+)
+
+// maxReason bounds a reason: a sentence, not a document.
+const maxReason = 500
+
+// loginData is the login page's content.
+type loginData struct {
+	Next  string
+	Error string
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	// A link with ?token= (sluice demo prints one) signs in and leaves the
+	// token out of the address bar and history at once.
+	if secret := r.URL.Query().Get("token"); secret != "" {
+		t, ok := s.tokens.match(secret)
+		if !ok {
+			s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Error: "That token is not valid."}})
+			return
+		}
+		s.setSession(w, r, t)
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	s.render(w, r, http.StatusOK, "login.html", page{Title: "Sign in", Data: loginData{Next: r.URL.Query().Get("next")}})
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r) {
+		s.fail(w, r, http.StatusForbidden, "Refused: the sign-in form must come from the console's own page.")
+		return
+	}
+	t, ok := s.tokens.match(r.PostFormValue("token"))
+	if !ok {
+		s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Error: "That token is not valid."}})
+		return
+	}
+	s.setSession(w, r, t)
+	next := r.PostFormValue("next")
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		next = "/"
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.sessions.drop(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+// replayData is the replay dialog's content: the dry run of the whole
+// filter.
+type replayData struct {
+	Form     listForm
+	Hidden   url.Values
+	Matched  int64
+	Preview  *replay.Preview
+	MaxLimit int
+	Narrow   bool
+	HasNATS  bool
+	Error    string
+}
+
+func (s *Server) dryRun(r *http.Request, values url.Values) (*replayData, int, error) {
+	p := principalOf(r.Context())
+	form, err := parseListForm(values, p, time.Now())
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	d := &replayData{Form: form, Hidden: form.absolute(), MaxLimit: replay.MaxLimit, Narrow: form.Filter.Narrow(), HasNATS: s.js != nil}
+	if d.Matched, _, err = countMatching(r.Context(), s.pool, form.Filter, 0); err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	if !d.Narrow {
+		return d, http.StatusOK, nil
+	}
+	d.Preview, err = replay.DryRun(r.Context(), s.pool, replay.Scope{Filter: form.Filter, Limit: replay.MaxLimit})
+	if err != nil {
+		return nil, http.StatusInternalServerError, err
+	}
+	return d, http.StatusOK, nil
+}
+
+// replayDialog shows the dry run of replaying everything the filter
+// matches, and asks for a reason.
+func (s *Server) replayDialog(w http.ResponseWriter, r *http.Request) {
+	d, status, err := s.dryRun(r, r.URL.Query())
+	if err != nil {
+		s.answer(w, r, status, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "replay.html", page{Title: "Replay: dry run", Nav: "list", Data: d})
+}
+
+// replayExecute replays the filter posted from the dialog, through the
+// same code as `sluice dlq replay --execute`.
+func (s *Server) replayExecute(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+		return
+	}
+	reason := strings.TrimSpace(r.PostForm.Get("reason"))
+	d, status, err := s.dryRun(r, r.PostForm)
+	switch {
+	case err != nil:
+		s.answer(w, r, status, err)
+		return
+	case s.js == nil:
+		s.fail(w, r, http.StatusServiceUnavailable, "This console has no NATS connection, so it cannot dispatch replays.")
+		return
+	case !d.Narrow:
+		s.fail(w, r, http.StatusBadRequest, "Narrow the filter first: a replay needs a source, an error class, a run or a start time.")
+		return
+	case reason == "" || len(reason) > maxReason:
+		d.Error = "Say why, in at most 500 characters: the reason goes into the audit trail."
+		s.render(w, r, http.StatusBadRequest, "replay.html", page{Title: "Replay: dry run", Nav: "list", Data: d})
+		return
+	}
+	p := principalOf(r.Context())
+	preview, err := replay.Execute(r.Context(), s.pool, s.js, replay.Scope{Filter: d.Form.Filter, Limit: replay.MaxLimit}, reason, p.Name)
+	if preview == nil && err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	msg := ""
+	if err != nil {
+		s.cfg.Log.Error().Err(err).Str("replay_id", preview.ReplayID).Msg("console replay dispatch")
+		msg = "Some jobs could not be dispatched and were unmarked; replay the same filter again."
+	}
+	s.render(w, r, http.StatusOK, "replayed.html", page{Title: "Replay " + preview.ReplayID, Nav: "audit", Flash: msg, Data: preview})
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if status >= 500 {
+		s.internal(w, r, err)
+		return
+	}
+	s.fail(w, r, status, err.Error())
+}
+
+func (s *Server) pause(w http.ResponseWriter, r *http.Request)  { s.pauseOrResume(w, r, true) }
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) { s.pauseOrResume(w, r, false) }
+
+// pauseOrResume acts on the replay durable exactly as `sluice dlq
+// pause|resume` does, and records who did it and why.
+func (s *Server) pauseOrResume(w http.ResponseWriter, r *http.Request, pause bool) {
+	reason := strings.TrimSpace(r.PostFormValue("reason"))
+	if reason == "" || len(reason) > maxReason {
+		http.Redirect(w, r, "/?flash="+url.QueryEscape("Pausing or resuming replays needs a reason (at most 500 characters)."), http.StatusSeeOther)
+		return
+	}
+	if s.js == nil {
+		s.fail(w, r, http.StatusServiceUnavailable, "This console has no NATS connection.")
+		return
+	}
+	ctx := r.Context()
+	action, detail := replay.ActionResume, map[string]any{}
+	var err error
+	if pause {
+		action = replay.ActionPause
+		var until time.Time
+		if d, perr := time.ParseDuration(r.PostFormValue("for")); perr == nil && d > 0 {
+			until = time.Now().Add(d)
+		}
+		until, err = replay.Pause(ctx, s.js, until)
+		detail["until"] = until.UTC()
+	} else {
+		err = replay.Resume(ctx, s.js)
+	}
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
+	if _, err := replay.RecordAction(ctx, s.pool, action, principalOf(ctx).Name, reason, detail); err != nil {
+		s.internal(w, r, errors.Join(err, errors.New("the durable changed but the audit row was not written")))
+		return
+	}
+	msg := "Replays resumed."
+	if pause {
+		msg = "Replays paused; live ingestion continues."
+	}
+	http.Redirect(w, r, "/?flash="+url.QueryEscape(msg), http.StatusSeeOther)
+}

@@ -1,0 +1,21 @@
+// Package console serves the triage console: a small server-rendered web
+// application over the dead-letter queue for operators and viewers.
+//
+// It shows the DLQ's depth, shape and arrivals, lists and searches dead
+// letters with filters that live in the URL and keyset pages that stay
+// fast at a million rows, shows one dead letter with its history, and lets
+// an operator replay everything a filter matches — dry-run counts first,
+// then a reason, then the same code as `sluice dlq replay --execute`
+// (internal/replay) — and pause or resume replays. Every action is written
+// to replay_audit with the principal who asked.
+//
+// Guarantees: every request but the login page and static assets needs a
+// token (a bearer header, or a session cookie set by the login form:
+// HttpOnly, SameSite=Strict); tokens are compared in constant time;
+// viewers read but never see payload text nor act; every state-changing
+// request from a cookie session carries a synchronizer token tied to the
+// session and passes an Origin / Sec-Fetch-Site check; the text of an
+// escalated dead letter is never rendered, to anyone; responses are
+// Cache-Control: no-store; request bodies are bounded; and the request log
+// never carries query strings or chunk text.
+package console

@@ -1,0 +1,130 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// runRow is one ingest run with its chunks counted live in the manifest.
+type runRow struct {
+	RunID, Source, Status                   string
+	StartedAt                               time.Time
+	FinishedAt                              *time.Time
+	Documents, Published, Stored, Parked    int
+	HaltedReason                            *string
+	Pending, ManifestStored, ManifestParked int64
+	DeadLetters                             int64
+}
+
+// ParkedNow is how many of the run's chunks are parked: the live manifest
+// count, or the run's own counter once the manifest holds none of its
+// chunks (they were republished by a later run, or never recorded).
+func (r runRow) ParkedNow() int64 {
+	if r.Pending+r.ManifestStored+r.ManifestParked == 0 {
+		return int64(r.Parked)
+	}
+	return r.ManifestParked
+}
+
+// Rejection is parked over published, the share of the run's chunks that
+// ended in the DLQ; 0 before anything was published.
+func (r runRow) Rejection() float64 {
+	if r.Published == 0 {
+		return 0
+	}
+	return float64(r.ParkedNow()) / float64(r.Published)
+}
+
+const runColumns = `
+		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.documents, r.published, r.stored,
+		       r.parked, r.halted_reason, m.pending, m.stored, m.parked,
+		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL)
+		FROM ingest_runs r
+		CROSS JOIN LATERAL (
+			SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
+			       count(*) FILTER (WHERE status = 'stored') AS stored,
+			       count(*) FILTER (WHERE status = 'parked') AS parked
+			FROM ingest_manifest WHERE run_id = r.run_id
+		) m`
+
+func scanRun(row pgx.CollectableRow) (runRow, error) {
+	var r runRow
+	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.Documents, &r.Published, &r.Stored,
+		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked, &r.DeadLetters)
+	return r, err
+}
+
+// listRuns reads the newest runs (only running ones with running).
+func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, running bool, limit int) ([]runRow, error) {
+	rows, err := pool.Query(ctx, runColumns+`
+		WHERE ($1 = '' OR r.source_id = $1) AND (NOT $2 OR r.status = 'running')
+		ORDER BY r.started_at DESC, r.run_id DESC LIMIT $3`, source, running, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	runs, err := pgx.CollectRows(rows, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return runs, nil
+}
+
+// runDetail is one run and its unresolved dead letters by class.
+type runDetail struct {
+	runRow
+	ByClass []classCount
+}
+
+func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, error) {
+	rows, err := pool.Query(ctx, runColumns+` WHERE r.run_id = $1`, id)
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, errNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	d := &runDetail{runRow: r}
+	rows, err = pool.Query(ctx, `
+		SELECT disposition, error_class, count(*) FROM dead_letters
+		WHERE run_id = $1 AND resolved_at IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, id)
+	if err != nil {
+		return nil, fmt.Errorf("run dead letters: %w", err)
+	}
+	if d.ByClass, err = pgx.CollectRows(rows, pgx.RowToStructByPos[classCount]); err != nil {
+		return nil, fmt.Errorf("run dead letters: %w", err)
+	}
+	return d, nil
+}
+
+// auditRow is one replay_audit row.
+type auditRow struct {
+	ID, Action, Reason                  string
+	RequestedBy                         *string
+	RequestedAt                         time.Time
+	Scope                               string
+	DryRun                              bool
+	Selected, Dispatched, AlreadyStored int
+}
+
+func listAudit(ctx context.Context, pool *pgxpool.Pool, limit int) ([]auditRow, error) {
+	rows, err := pool.Query(ctx, `
+		SELECT replay_id, action, reason, requested_by, requested_at, scope::text, dry_run, selected, dispatched, already_stored
+		FROM replay_audit ORDER BY requested_at DESC, replay_id DESC LIMIT $1`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[auditRow])
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return out, nil
+}

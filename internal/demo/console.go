@@ -1,0 +1,43 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/console"
+)
+
+// serveConsole serves the triage console from the demo process on a free
+// loopback port until ctx is done, with a fresh operator token, and prints
+// a sign-in link. It returns once the console listens.
+func serveConsole(ctx context.Context, pool *pgxpool.Pool, natsURL string, stdout io.Writer) (stop func(), err error) {
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: natsURL, Name: "sluice-demo-console"}, zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	secret := console.NewSecret()
+	srv, err := console.New(console.Config{Tokens: []console.Token{{Principal: "demo-operator", Role: console.Operator, Secret: secret}}}, pool, js)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("console listen: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ctx, ln)
+	}()
+	fmt.Fprintf(stdout, "  triage console: http://%s/login?token=%s\n", ln.Addr(), secret)
+	return func() { cancel(); <-done; nc.Close() }, nil
+}

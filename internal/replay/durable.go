@@ -1,0 +1,90 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/broker"
+)
+
+// Actions recorded in replay_audit besides replays.
+const (
+	ActionPause  = "pause"
+	ActionResume = "resume"
+)
+
+// Pause pauses the INGEST "replay" durable until until; live ingestion
+// ("workers") is untouched. A zero until means a hundred years: until
+// resumed.
+func Pause(ctx context.Context, js jetstream.JetStream, until time.Time) (time.Time, error) {
+	if until.IsZero() {
+		until = time.Now().AddDate(100, 0, 0)
+	}
+	if _, err := js.PauseConsumer(ctx, broker.IngestStream, broker.ReplayConsumer, until); err != nil {
+		return time.Time{}, fmt.Errorf("pause replay durable: %w", err)
+	}
+	return until, nil
+}
+
+// Resume resumes the INGEST "replay" durable.
+func Resume(ctx context.Context, js jetstream.JetStream) error {
+	if _, err := js.ResumeConsumer(ctx, broker.IngestStream, broker.ReplayConsumer); err != nil {
+		return fmt.Errorf("resume replay durable: %w", err)
+	}
+	return nil
+}
+
+// DurableState is what the replay durable is doing.
+type DurableState struct {
+	// Exists is false before the topology was created.
+	Exists bool
+	// Paused and PauseUntil report a pause in force.
+	Paused     bool
+	PauseUntil time.Time
+	// Pending counts replay jobs not yet delivered.
+	Pending uint64
+	// AckPending counts replay jobs delivered and not yet settled.
+	AckPending int
+}
+
+// State reads the replay durable's state.
+func State(ctx context.Context, js jetstream.JetStream) (DurableState, error) {
+	c, err := js.Consumer(ctx, broker.IngestStream, broker.ReplayConsumer)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return DurableState{}, nil
+	}
+	if err != nil {
+		return DurableState{}, fmt.Errorf("replay durable: %w", err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return DurableState{}, fmt.Errorf("replay durable: %w", err)
+	}
+	st := DurableState{Exists: true, Paused: info.Paused, Pending: info.NumPending, AckPending: info.NumAckPending}
+	if info.Config.PauseUntil != nil && info.Paused {
+		st.PauseUntil = info.Config.PauseUntil.UTC()
+	}
+	return st, nil
+}
+
+// RecordAction writes a pause or resume to replay_audit with who asked
+// and why, and returns its id.
+func RecordAction(ctx context.Context, pool *pgxpool.Pool, action, requestedBy, reason string, detail map[string]any) (string, error) {
+	if reason == "" {
+		return "", fmt.Errorf("%w: %s needs a reason, for the audit trail", ErrScope, action)
+	}
+	id := newID(action[:2])
+	scope, _ := json.Marshal(detail)
+	if _, err := pool.Exec(ctx, `
+		INSERT INTO replay_audit (replay_id, action, requested_by, reason, scope, dry_run, selected)
+		VALUES ($1, $2, NULLIF($3, ''), $4, $5, false, 0)`, id, action, requestedBy, reason, scope); err != nil {
+		return "", fmt.Errorf("record %s: %w", action, err)
+	}
+	return id, nil
+}

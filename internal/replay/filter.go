@@ -1,0 +1,144 @@
+package replay
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/pkg/messages"
+)
+
+// Replay states a Filter can select, derived from resolved_at,
+// replayed_at and next_retry_at.
+const (
+	// StateOpen is every unresolved dead letter.
+	StateOpen = "open"
+	// StateReady are unresolved, not replayed since they last failed, and
+	// due (next_retry_at has passed).
+	StateReady = "ready"
+	// StateBackingOff are unresolved and not due yet.
+	StateBackingOff = "backing_off"
+	// StateManual are unresolved without a retry time: only an operator
+	// replays them.
+	StateManual = "manual"
+	// StateDispatched were replayed after their last failure; the outcome
+	// is pending.
+	StateDispatched = "dispatched"
+	// StateResolved have had their chunk stored since.
+	StateResolved = "resolved"
+)
+
+// States lists the states in the order a form offers them.
+var States = []string{StateOpen, StateReady, StateBackingOff, StateManual, StateDispatched, StateResolved}
+
+// Filter selects dead letters. Empty strings and zero times do not filter;
+// Since and Until bound last_failed_at.
+type Filter struct {
+	// Source selects one source_id.
+	Source string `json:"source,omitempty"`
+	// ErrorClass selects one error class.
+	ErrorClass string `json:"error_class,omitempty"`
+	// Disposition selects retry, quarantine, ambiguous or escalate.
+	Disposition string `json:"disposition,omitempty"`
+	// Stage selects the pipeline stage that failed.
+	Stage string `json:"stage,omitempty"`
+	// Run selects one ingest run.
+	Run string `json:"run,omitempty"`
+	// Since selects failures at or after it (last_failed_at).
+	Since time.Time `json:"since,omitzero"`
+	// Until selects failures before it (last_failed_at).
+	Until time.Time `json:"until,omitzero"`
+	// State is one of the State constants, or empty for any.
+	State string `json:"state,omitempty"`
+	// Detail is a full-text query (web search syntax) over error_detail.
+	Detail string `json:"detail,omitempty"`
+	// PayloadText matches dead letters whose payload bytes contain it. It
+	// never matches an escalation, so a search cannot probe a secret.
+	PayloadText string `json:"payload_text,omitempty"`
+}
+
+// Validate says how to fix a filter that cannot select anything sensible.
+func (f Filter) Validate() error {
+	switch f.Disposition {
+	case "", messages.DispositionRetry, messages.DispositionQuarantine, messages.DispositionAmbiguous, messages.DispositionEscalate:
+	default:
+		return fmt.Errorf("disposition %q: use retry, quarantine, ambiguous or escalate", f.Disposition)
+	}
+	if f.State != "" && !contains(States, f.State) {
+		return fmt.Errorf("state %q: use one of %s", f.State, strings.Join(States, ", "))
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
+		return fmt.Errorf("since %s is not before until %s", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Narrow reports whether the filter names a scope a replay may take:
+// at least a source, an error class, a run or a start time. Replays are
+// never "everything".
+func (f Filter) Narrow() bool {
+	return f.Source != "" || f.ErrorClass != "" || f.Run != "" || !f.Since.IsZero()
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Args collects the positional parameters of a statement.
+type Args []any
+
+// Add appends v and returns its placeholder.
+func (a *Args) Add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// Where returns the filter as a SQL condition on dead_letters aliased d,
+// its values appended to args. It is "TRUE" for the empty filter.
+func (f Filter) Where(args *Args) string {
+	conds := []string{"TRUE"}
+	eq := func(col, v string) {
+		if v != "" {
+			conds = append(conds, col+" = "+args.Add(v))
+		}
+	}
+	eq("d.source_id", f.Source)
+	eq("d.error_class", f.ErrorClass)
+	eq("d.disposition", f.Disposition)
+	eq("d.stage", f.Stage)
+	eq("d.run_id", f.Run)
+	if !f.Since.IsZero() {
+		conds = append(conds, "d.last_failed_at >= "+args.Add(f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, "d.last_failed_at < "+args.Add(f.Until))
+	}
+	const notDispatched = "(d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at)"
+	switch f.State {
+	case StateOpen:
+		conds = append(conds, "d.resolved_at IS NULL")
+	case StateReady:
+		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at <= now()")
+	case StateBackingOff:
+		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at > now()")
+	case StateManual:
+		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at IS NULL")
+	case StateDispatched:
+		conds = append(conds, "d.resolved_at IS NULL", "d.replayed_at >= d.last_failed_at")
+	case StateResolved:
+		conds = append(conds, "d.resolved_at IS NOT NULL")
+	}
+	if f.Detail != "" {
+		conds = append(conds, "to_tsvector('simple', coalesce(d.error_detail, '')) @@ websearch_to_tsquery('simple', "+args.Add(f.Detail)+")")
+	}
+	if f.PayloadText != "" {
+		conds = append(conds, "d.disposition <> 'escalate'", "position("+args.Add([]byte(f.PayloadText))+"::bytea in d.payload) > 0")
+	}
+	return strings.Join(conds, " AND ")
+}
