@@ -30,6 +30,10 @@ var shared struct {
 	pg     *Postgres
 	pgErr  error
 
+	pgvectorOnce sync.Once
+	pgvector     *Postgres
+	pgvectorErr  error
+
 	tplMu     sync.Mutex
 	templates map[string]string
 
@@ -90,8 +94,9 @@ type Database struct {
 type DBOption func(*dbOptions)
 
 type dbOptions struct {
-	dims int
-	pg   *Postgres
+	dims    int
+	pg      *Postgres
+	backend Backend
 }
 
 // WithDims sets the embedding dimension the database is migrated for.
@@ -113,7 +118,7 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	defer cancel()
 	pg := o.pg
 	if pg == nil {
-		pg = sharedPostgres(t)
+		pg = sharedServer(t, o.backend)
 	}
 	tpl, err := template(ctx, pg, o.dims)
 	if err != nil {
