@@ -79,3 +79,16 @@ func NewPgvector(t testing.TB) *Postgres {
 	}
 	return pg
 }
+
+// requirePgvector fails the test unless the migration installed pgvector
+// in db: a pgvector test on a server without it would prove nothing.
+func requirePgvector(ctx context.Context, t testing.TB, db *Database) {
+	t.Helper()
+	var installed bool
+	if err := db.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&installed); err != nil {
+		t.Fatalf("testenv: check pgvector in %s: %v", db.Name, err)
+	}
+	if !installed {
+		t.Fatalf("testenv: the pgvector backend's database %s has no vector extension: does %s name a server with pgvector?", db.Name, PgvectorURLEnv)
+	}
+}

@@ -133,6 +133,9 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
 	}
+	if o.backend == PgvectorBackend {
+		requirePgvector(ctx, t, db)
+	}
 	t.Cleanup(func() {
 		db.Pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
