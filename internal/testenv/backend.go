@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"testing"
-	"time"
 )
 
 // Backend is a kind of PostgreSQL server that tests can ask NewDatabase for.
@@ -52,32 +51,18 @@ func WithPgvector() DBOption { return OnBackend(PgvectorBackend) }
 // shares, starting it on first use.
 func sharedServer(t testing.TB, b Backend) *Postgres {
 	t.Helper()
-	if b != PgvectorBackend {
-		return sharedPostgres(t)
-	}
 	env := sharedEnv(t)
-	shared.pgvectorOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		shared.pgvector, shared.pgvectorErr = env.Pgvector(ctx)
-	})
-	if shared.pgvectorErr != nil {
-		t.Fatalf("testenv: %v", shared.pgvectorErr)
+	if b == PgvectorBackend {
+		return shared.pgvector.get(t, env.Pgvector)
 	}
-	return shared.pgvector
+	return shared.pg.get(t, env.Postgres)
 }
 
 // NewPgvector starts a PostgreSQL server with pgvector private to the test
 // — one it can StopImmediate and Restart — and stops it when the test ends.
 func NewPgvector(t testing.TB) *Postgres {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	pg, err := privateEnv(t).LocalPgvector(ctx)
-	if err != nil {
-		t.Fatalf("testenv: %v", err)
-	}
-	return pg
+	return newPrivatePostgres(t, (*Env).LocalPgvector)
 }
 
 // requirePgvector fails the test unless the migration installed pgvector
