@@ -30,13 +30,15 @@ func TestTransientExhaustedIsReplayedAfterRecovery(t *testing.T) {
 
 func testTransientExhaustedIsReplayedAfterRecovery(t *testing.T, backend testenv.Backend) {
 	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 3 * time.Second})
-	start := time.Now()
-	s.sim.SetOutage(start, start.Add(1500*time.Millisecond))
+	// The outage lasts until it has parked something, however long a busy
+	// machine takes to get the first chunks to the embedder.
+	s.sim.SetOutage(time.Now().Add(-time.Second), time.Now().Add(time.Hour))
 	s.startAll(noBreaker)
 	s.produce("outage", docs("o", 30))
 	s.eventually(20*time.Second, "chunks parked by the outage", func() bool {
 		return s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'transient_exhausted'`) > 0
 	})
+	s.sim.SetOutage(time.Time{}, time.Time{})
 	parked := s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'transient_exhausted'`)
 	s.eventually(30*time.Second, "every chunk stored", func() bool {
 		return s.count(`SELECT count(*) FROM chunk_embeddings`) == 30
