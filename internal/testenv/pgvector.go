@@ -127,7 +127,11 @@ func StartChrootPostgres(ctx context.Context, root string) (*Postgres, func() er
 
 func startChrootPostgres(ctx context.Context, root, dir string, cred *syscall.Credential) (*Postgres, error) {
 	// Paths as the chrooted server sees them.
-	inside := "/" + strings.TrimPrefix(strings.TrimPrefix(dir, root), "/")
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	inside := "/" + rel
 	dataDir := filepath.Join(inside, "pgdata")
 	if err := os.Mkdir(filepath.Join(dir, "pgdata"), 0o700); err != nil {
 		return nil, err
