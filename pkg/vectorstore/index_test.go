@@ -43,17 +43,20 @@ func newIndexFixture(t *testing.T) *indexFixture {
 		return v
 	}
 	docs := &pgx.Batch{}
+	var recs []vectorstore.Record
 	for d := range indexDocs {
 		docID := fmt.Sprintf("doc-%03d", d)
 		docs.Queue(`INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
 			VALUES ($1, 'fixture', $1, 1, 'h', $2, 'ready')`, docID, indexChunks)
-		recs := make([]vectorstore.Record, indexChunks)
-		for c := range recs {
-			recs[c] = vectorstore.Record{DocID: docID, ChunkIndex: c, Version: 1, ContentHash: fmt.Sprintf("h%d", c),
-				Model: "fixture", Embedding: randomVector(), Text: fmt.Sprintf("%s/%d", docID, c)}
+		for c := range indexChunks {
+			recs = append(recs, vectorstore.Record{DocID: docID, ChunkIndex: c, Version: 1, ContentHash: fmt.Sprintf("h%d", c),
+				Model: "fixture", Embedding: randomVector(), Text: fmt.Sprintf("%s/%d", docID, c)})
 		}
-		if _, err := store.Upsert(ctx, db.Pool, recs); err != nil {
-			t.Fatalf("Upsert: %v", err)
+		if len(recs) == 250 || d == indexDocs-1 {
+			if _, err := store.Upsert(ctx, db.Pool, recs); err != nil {
+				t.Fatalf("Upsert: %v", err)
+			}
+			recs = recs[:0]
 		}
 	}
 	if err := db.Pool.SendBatch(ctx, docs).Close(); err != nil {
