@@ -1,6 +1,7 @@
 # Sluice build, test and run targets. Everything a target needs it sets up
 # itself: the nats-server comes from the Go module pinned in go.mod, and
-# PostgreSQL from the machine's own server binaries.
+# PostgreSQL from the machine's own server binaries plus, for pgvector, a
+# cached Debian root with PostgreSQL 17 and pgvector (pgvector-root).
 
 GO        ?= go
 BIN       := $(CURDIR)/bin
@@ -10,7 +11,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo bench test test-go fuzz lint chaos clean chromium
+.PHONY: all build demo bench test test-go pgvector-root fuzz lint chaos clean chromium
 
 all: build
 
@@ -35,12 +36,21 @@ bench: build
 ## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
 test: test-go fuzz
 
-test-go: $(NATS_BIN) chromium
+# The tests build nothing as root themselves: test-go builds the pgvector
+# root first when it can (as root, and unless PGVECTOR_DATABASE_URL names a
+# server); otherwise the pgvector tests fail saying how to provide one.
+PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u)),pgvector-root))
+
+test-go: $(NATS_BIN) $(PGVECTOR_SETUP) chromium
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
+
+## pgvector-root: the cached Debian trixie root with PostgreSQL 17 + pgvector 0.8 that tests start with chroot (as root; installs debootstrap if missing; minutes the first time)
+pgvector-root:
+	internal/testenv/pgvector-root.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/

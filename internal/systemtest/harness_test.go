@@ -43,10 +43,11 @@ type system struct {
 	pipe pipeline.Config
 }
 
-func newSystem(t *testing.T, sim embedsim.Config, pipe pipeline.Config) *system {
+// newSystem deploys the system on a fresh database of backend.
+func newSystem(t *testing.T, backend testenv.Backend, sim embedsim.Config, pipe pipeline.Config) *system {
 	t.Helper()
 	sim.Dims = dims
-	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, sim), nats: testenv.NewNATS(t), pipe: pipe}
+	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend)), sim: embedsim.StartTest(t, sim), nats: testenv.NewNATS(t), pipe: pipe}
 	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.nats.URL, Name: t.Name()}, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // noBreaker keeps the breaker shut so that an outage burns deliveries:
@@ -24,14 +25,20 @@ var noBreaker = embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 1000
 // dead letters are resolved, nothing is duplicated and reconcile passes.
 func TestTransientExhaustedIsReplayedAfterRecovery(t *testing.T) {
 	t.Parallel()
-	s := newSystem(t, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 3 * time.Second})
-	start := time.Now()
-	s.sim.SetOutage(start, start.Add(3*time.Second))
+	testenv.ForEachBackend(t, testTransientExhaustedIsReplayedAfterRecovery)
+}
+
+func testTransientExhaustedIsReplayedAfterRecovery(t *testing.T, backend testenv.Backend) {
+	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 3 * time.Second})
+	// The outage lasts until it has parked something, however long a busy
+	// machine takes to get the first chunks to the embedder.
+	s.sim.SetOutage(time.Now().Add(-time.Second), time.Now().Add(time.Hour))
 	s.startAll(noBreaker)
 	s.produce("outage", docs("o", 30))
 	s.eventually(20*time.Second, "chunks parked by the outage", func() bool {
 		return s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'transient_exhausted'`) > 0
 	})
+	s.sim.SetOutage(time.Time{}, time.Time{})
 	parked := s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'transient_exhausted'`)
 	s.eventually(30*time.Second, "every chunk stored", func() bool {
 		return s.count(`SELECT count(*) FROM chunk_embeddings`) == 30
@@ -64,7 +71,11 @@ func TestTransientExhaustedIsReplayedAfterRecovery(t *testing.T) {
 // after max_replays generations, and then left alone.
 func TestReplayExhaustedStops(t *testing.T) {
 	t.Parallel()
-	s := newSystem(t, embedsim.Config{Faults: embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "doomed", Sequence: "503"}}}},
+	testenv.ForEachBackend(t, testReplayExhaustedStops)
+}
+
+func testReplayExhaustedStops(t *testing.T, backend testenv.Backend) {
+	s := newSystem(t, backend, embedsim.Config{Faults: embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "doomed", Sequence: "503"}}}},
 		pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, MaxReplays: 3, ParkRetryDelay: 50 * time.Millisecond})
 	s.startAll(noBreaker)
 	text := "a doomed chunk the provider never accepts"
@@ -93,7 +104,11 @@ func TestReplayExhaustedStops(t *testing.T) {
 // --limit and marks before dispatch, and the same replay again selects 0.
 func TestOperatorReplay(t *testing.T) {
 	t.Parallel()
-	s := newSystem(t, embedsim.Config{Faults: embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "fixable", Kind: embedsim.PoisonInvalidInput}}}},
+	testenv.ForEachBackend(t, testOperatorReplay)
+}
+
+func testOperatorReplay(t *testing.T, backend testenv.Backend) {
+	s := newSystem(t, backend, embedsim.Config{Faults: embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "fixable", Kind: embedsim.PoisonInvalidInput}}}},
 		pipeline.Config{})
 	s.startAll(noBreaker)
 	s.produce("ops", docs("fixable", 6))
@@ -154,7 +169,11 @@ func TestOperatorReplay(t *testing.T) {
 // ingestion; resuming lets them through.
 func TestPauseAndResumeReplay(t *testing.T) {
 	t.Parallel()
-	s := newSystem(t, embedsim.Config{}, pipeline.Config{})
+	testenv.ForEachBackend(t, testPauseAndResumeReplay)
+}
+
+func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
+	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{})
 	if code, _, errOut := s.sluice("dlq", "pause"); code != 0 {
 		t.Fatalf("pause: %d %s", code, errOut)
 	}
@@ -181,7 +200,11 @@ func TestPauseAndResumeReplay(t *testing.T) {
 // system converges with every chunk stored once.
 func TestBrokerLossRedrive(t *testing.T) {
 	t.Parallel()
-	s := newSystem(t, embedsim.Config{Faults: embedsim.Faults{Latency: embedsim.Latency{Dist: embedsim.LatencyFixed, Value: 50 * time.Millisecond}}},
+	testenv.ForEachBackend(t, testBrokerLossRedrive)
+}
+
+func testBrokerLossRedrive(t *testing.T, backend testenv.Backend) {
+	s := newSystem(t, backend, embedsim.Config{Faults: embedsim.Faults{Latency: embedsim.Latency{Dist: embedsim.LatencyFixed, Value: 50 * time.Millisecond}}},
 		pipeline.Config{})
 	s.startAll(noBreaker)
 	s.produce("loss", docs("l", 200))

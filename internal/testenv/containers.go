@@ -12,9 +12,11 @@ import (
 
 // Container images used when no local binaries are available. pgvector's
 // image is PostgreSQL with the vector extension, so the vector store runs
-// in its native mode there.
+// in its native mode there; pgvectorImage matches the versions of the
+// pgvector root (PostgreSQL 17, pgvector 0.8).
 const (
 	postgresImage = "pgvector/pgvector:pg16"
+	pgvectorImage = "pgvector/pgvector:0.8.0-pg17"
 	natsImage     = "nats:2.11-alpine"
 )
 
@@ -40,17 +42,17 @@ func dockerAvailable(ctx context.Context) (err error) {
 // restarted container may come back on another host port.
 var errContainerCrash = errors.New("crash and restart helpers need local servers (PostgreSQL binaries, nats-server), not containers")
 
-func startContainerPostgres(ctx context.Context) (*Postgres, error) {
+func startContainerPostgres(ctx context.Context, image string) (*Postgres, error) {
 	if err := dockerAvailable(ctx); err != nil {
 		return nil, err
 	}
-	c, err := testcontainers.Run(ctx, postgresImage,
+	c, err := testcontainers.Run(ctx, image,
 		testcontainers.WithExposedPorts("5432/tcp"),
 		testcontainers.WithEnv(map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"}),
 		testcontainers.WithWaitStrategy(wait.ForLog("database system is ready to accept connections").WithOccurrence(2)),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", postgresImage, err)
+		return nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	endpoint, err := c.PortEndpoint(ctx, "5432/tcp", "")
 	if err != nil {

@@ -4,9 +4,13 @@
 // Services are found in this order: explicit URLs (DATABASE_URL, NATS_URL),
 // then the machine's own binaries (PostgreSQL's initdb and postgres, and a
 // nats-server built from the Go module version pinned in go.mod), then
-// testcontainers-go when a Docker engine answers. A service that cannot be
-// provided is a test failure whose message says how to provide it; it is
-// never a silent skip.
+// testcontainers-go when a Docker engine answers. PostgreSQL comes in two
+// backends: the default one above, and PostgreSQL 17 with pgvector
+// (PGVECTOR_DATABASE_URL, then a cached Debian root built by `make
+// pgvector-root` and started with chroot, then a container); tests choose
+// with OnBackend or range over Backends with ForEachBackend. A service that
+// cannot be provided is a test failure whose message says how to provide
+// it; it is never a silent skip.
 //
 // Local servers run as child processes on free loopback ports with their
 // data in one temporary root per process. They receive SIGKILL if the

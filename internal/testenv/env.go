@@ -75,14 +75,20 @@ func (e *Env) subdir(prefix string) (string, error) {
 // databases), else a local cluster, else a container.
 func (e *Env) Postgres(ctx context.Context) (*Postgres, error) {
 	if raw := os.Getenv("DATABASE_URL"); raw != "" {
-		u, err := url.Parse(raw)
-		if err != nil {
-			return nil, fmt.Errorf("DATABASE_URL: %w", err)
-		}
-		u.Path = "/postgres"
-		return &Postgres{URL: u.String()}, nil
+		return externalPostgres("DATABASE_URL", raw)
 	}
 	return e.LocalPostgres(ctx)
+}
+
+// externalPostgres is the server at raw, the value of the environment
+// variable name, addressed at its "postgres" database.
+func externalPostgres(name, raw string) (*Postgres, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	u.Path = "/postgres"
+	return &Postgres{URL: u.String()}, nil
 }
 
 // LocalPostgres starts a server that this process controls — one that
@@ -97,7 +103,7 @@ func (e *Env) LocalPostgres(ctx context.Context) (*Postgres, error) {
 		e.onClose(pg.stop)
 		return pg, nil
 	}
-	pg, dockerErr := startContainerPostgres(ctx)
+	pg, dockerErr := startContainerPostgres(ctx, postgresImage)
 	if dockerErr == nil {
 		e.onClose(pg.stop)
 		return pg, nil

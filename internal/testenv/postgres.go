@@ -109,18 +109,9 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 		URL:     fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		dataDir: dataDir,
 		proc: &process{
-			name: "postgres",
-			path: filepath.Join(binDir, "postgres"),
-			args: []string{
-				"-D", dataDir, "-p", strconv.Itoa(port),
-				"-c", "listen_addresses=127.0.0.1",
-				"-c", "unix_socket_directories=",
-				"-c", "fsync=off",
-				"-c", "full_page_writes=off",
-				"-c", "max_connections=200",
-				"-c", "shared_buffers=128MB",
-				"-c", "log_min_messages=warning",
-			},
+			name:    "postgres",
+			path:    filepath.Join(binDir, "postgres"),
+			args:    append(testServerSettings(dataDir, port), "-c", "unix_socket_directories="),
 			logPath: filepath.Join(dir, "postgres.log"),
 			cred:    cred,
 		},
@@ -129,6 +120,20 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 		return nil, err
 	}
 	return pg, nil
+}
+
+// testServerSettings are the postgres arguments every throwaway test
+// server runs with: loopback only, fsync off, room for parallel tests.
+func testServerSettings(dataDir string, port int) []string {
+	return []string{
+		"-D", dataDir, "-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "fsync=off",
+		"-c", "full_page_writes=off",
+		"-c", "max_connections=200",
+		"-c", "shared_buffers=128MB",
+		"-c", "log_min_messages=warning",
+	}
 }
 
 // Start starts a stopped server on its data directory and waits until it

@@ -19,6 +19,7 @@ type process struct {
 	env     []string
 	logPath string
 	cred    *syscall.Credential
+	chroot  string // run inside this root directory, when set
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -45,6 +46,10 @@ func (p *process) start() error {
 		Pdeathsig:  syscall.SIGKILL,
 		Setpgid:    true,
 		Credential: p.cred,
+		Chroot:     p.chroot,
+	}
+	if p.chroot != "" {
+		cmd.Dir = "/"
 	}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()

@@ -36,8 +36,18 @@ func TestDatabaseIsPrivateAndMigrated(t *testing.T) {
 
 func TestPostgresCommittedRowSurvivesImmediateStop(t *testing.T) {
 	t.Parallel()
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testCommittedRowSurvivesImmediateStop(t, testenv.NewPostgres(t))
+	})
+	t.Run("pgvector", func(t *testing.T) {
+		t.Parallel()
+		testCommittedRowSurvivesImmediateStop(t, testenv.NewPgvector(t))
+	})
+}
+
+func testCommittedRowSurvivesImmediateStop(t *testing.T, pg *testenv.Postgres) {
 	ctx := context.Background()
-	pg := testenv.NewPostgres(t)
 	db := testenv.NewDatabase(t, testenv.OnServer(pg))
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO ingest_runs (run_id, source_id) VALUES ('committed', 's')`); err != nil {
 		t.Fatal(err)

@@ -26,9 +26,8 @@ var shared struct {
 	env     *Env
 	envErr  error
 
-	pgOnce sync.Once
-	pg     *Postgres
-	pgErr  error
+	pg       lazyServer // DefaultBackend
+	pgvector lazyServer // PgvectorBackend
 
 	tplMu     sync.Mutex
 	templates map[string]string
@@ -90,8 +89,9 @@ type Database struct {
 type DBOption func(*dbOptions)
 
 type dbOptions struct {
-	dims int
-	pg   *Postgres
+	dims    int
+	pg      *Postgres
+	backend Backend
 }
 
 // WithDims sets the embedding dimension the database is migrated for.
@@ -113,7 +113,7 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	defer cancel()
 	pg := o.pg
 	if pg == nil {
-		pg = sharedPostgres(t)
+		pg = sharedServer(t, o.backend)
 	}
 	tpl, err := template(ctx, pg, o.dims)
 	if err != nil {
@@ -128,6 +128,9 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
 	}
+	if o.backend == PgvectorBackend {
+		requirePgvector(ctx, t, db)
+	}
 	t.Cleanup(func() {
 		db.Pool.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -139,18 +142,27 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	return db
 }
 
-func sharedPostgres(t testing.TB) *Postgres {
+// lazyServer is a server that one test binary shares, started by the
+// first test that asks for it.
+type lazyServer struct {
+	once sync.Once
+	pg   *Postgres
+	err  error
+}
+
+// get starts the server with start on first use and fails t if it could
+// not be started, now or on first use.
+func (l *lazyServer) get(t testing.TB, start func(context.Context) (*Postgres, error)) *Postgres {
 	t.Helper()
-	env := sharedEnv(t)
-	shared.pgOnce.Do(func() {
+	l.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		shared.pg, shared.pgErr = env.Postgres(ctx)
+		l.pg, l.err = start(ctx)
 	})
-	if shared.pgErr != nil {
-		t.Fatalf("testenv: %v", shared.pgErr)
+	if l.err != nil {
+		t.Fatalf("testenv: %v", l.err)
 	}
-	return shared.pg
+	return l.pg
 }
 
 // template returns the name of a database on pg migrated for dims,
@@ -217,9 +229,16 @@ func randomSuffix() string {
 // StopImmediate and Restart — and stops it when the test ends.
 func NewPostgres(t testing.TB) *Postgres {
 	t.Helper()
+	return newPrivatePostgres(t, (*Env).LocalPostgres)
+}
+
+// newPrivatePostgres starts a server with start in an environment private
+// to t.
+func newPrivatePostgres(t testing.TB, start func(*Env, context.Context) (*Postgres, error)) *Postgres {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pg, err := privateEnv(t).LocalPostgres(ctx)
+	pg, err := start(privateEnv(t), ctx)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}

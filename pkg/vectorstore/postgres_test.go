@@ -16,74 +16,46 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 const testDims = 8
 
+// TestPostgres runs the conformance suite on both backends: real pgvector
+// (a vector(N) column) and PostgreSQL without it (real[]).
 func TestPostgres(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) (vectorstore.Store, vectorstore.DB) {
-		db := testenv.NewDatabase(t, testenv.WithDims(testDims))
-		store, err := vectorstore.Open(t.Context(), db.Pool, testDims)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return store, db.Pool
+	testenv.ForEachBackend(t, func(t *testing.T, backend testenv.Backend) {
+		storetest.Run(t, func(t *testing.T) (vectorstore.Store, vectorstore.DB) {
+			store, db := openStore(t, backend, testDims)
+			return store, db.Pool
+		})
 	})
 }
 
-// vectorShim stands in for pgvector where the server lacks it: a domain
-// named vector over real[] (so the casts in the vector-mode statements
-// resolve) and a <=> operator with pgvector's cosine distance, NaN for a zero
-// vector included. The real extension runs the same suite in TestPostgres
-// wherever it is installed (docker-compose's pgvector image); the shim keeps
-// the vector-mode statements exercised everywhere else.
-const vectorShim = `
-CREATE DOMAIN vector AS real[];
-CREATE FUNCTION shim_cosine_distance(a real[], b real[]) RETURNS float8
-IMMUTABLE STRICT LANGUAGE sql AS $$
-	SELECT CASE WHEN sum(x::float8 * x::float8) = 0 OR sum(y::float8 * y::float8) = 0 THEN 'NaN'::float8
-	            ELSE 1 - sum(x::float8 * y::float8) / sqrt(sum(x::float8 * x::float8) * sum(y::float8 * y::float8)) END
-	FROM unnest(a, b) AS u(x, y)
-$$;
-CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = shim_cosine_distance);
-UPDATE sluice_settings SET value = 'vector' WHERE key = 'vector_type';`
-
-func TestPostgresVectorStatements(t *testing.T) {
-	t.Parallel()
-	storetest.Run(t, func(t *testing.T) (vectorstore.Store, vectorstore.DB) {
-		db := testenv.NewDatabase(t, testenv.WithDims(testDims))
-		var mode string
-		if err := db.Pool.QueryRow(t.Context(), `SELECT value FROM sluice_settings WHERE key = 'vector_type'`).Scan(&mode); err != nil {
-			t.Fatal(err)
-		}
-		if mode == vectorstore.ModeVector {
-			t.Skip("pgvector is installed: TestPostgres runs the vector-mode statements on the real extension")
-		}
-		if _, err := db.Pool.Exec(t.Context(), vectorShim); err != nil {
-			t.Fatalf("install pgvector stand-in: %v", err)
-		}
-		store, err := vectorstore.Open(t.Context(), db.Pool, testDims)
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		if store.Mode() != vectorstore.ModeVector {
-			t.Fatalf("Open on the stand-in gave mode %q, want %q", store.Mode(), vectorstore.ModeVector)
-		}
-		return store, db.Pool
-	})
+// openStore opens the store on a fresh database of backend migrated for
+// dims. On pgvector the store must be in vector mode: anything else means
+// the extension was not there and the test would prove nothing about it.
+func openStore(t testing.TB, backend testenv.Backend, dims int) (*vectorstore.Postgres, *testenv.Database) {
+	t.Helper()
+	db := testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend))
+	store, err := vectorstore.Open(context.Background(), db.Pool, dims)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if backend == testenv.PgvectorBackend && store.Mode() != vectorstore.ModeVector {
+		t.Fatalf("Open on the pgvector backend gave mode %q, want %q", store.Mode(), vectorstore.ModeVector)
+	}
+	return store, db
 }
 
 func TestOpenMode(t *testing.T) {
 	t.Parallel()
-	db := testenv.NewDatabase(t, testenv.WithDims(testDims))
-	var want string
-	if err := db.Pool.QueryRow(t.Context(), `SELECT value FROM sluice_settings WHERE key = 'vector_type'`).Scan(&want); err != nil {
-		t.Fatal(err)
-	}
-	store, err := vectorstore.Open(t.Context(), db.Pool, testDims)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	if store.Mode() != want || store.Dims() != testDims {
-		t.Errorf("Open gave mode %q, dims %d; the database says %q, %d", store.Mode(), store.Dims(), want, testDims)
-	}
+	testenv.ForEachBackend(t, func(t *testing.T, backend testenv.Backend) {
+		store, db := openStore(t, backend, testDims)
+		var want string
+		if err := db.Pool.QueryRow(t.Context(), `SELECT value FROM sluice_settings WHERE key = 'vector_type'`).Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		if store.Mode() != want || store.Dims() != testDims {
+			t.Errorf("Open gave mode %q, dims %d; the database says %q, %d", store.Mode(), store.Dims(), want, testDims)
+		}
+	})
 }
 
 func TestOpenDimsMismatch(t *testing.T) {
