@@ -18,20 +18,31 @@ import (
 // chunk_count, linger until PruneVersion but are never served.
 const (
 	// searchVectorSQL ranks by pgvector's own cosine distance operator. The
-	// tie-breakers make the order total, at the price that the planner may
-	// prefer an exact scan over an approximate (HNSW, IVFFlat) index, which
-	// only serves an ORDER BY on the distance alone. A zero stored vector
+	// tie-breakers make the order total; PostgreSQL 17 still serves them
+	// from an approximate (HNSW) index with an incremental sort. Each
+	// table is ranked and cut to K on its own, so that chunk_embeddings
+	// keeps its index scan, and the two are merged. A zero stored vector
 	// has distance NaN, which PostgreSQL sorts after every number.
 	searchVectorSQL = `
-SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata,
-       1 - (c.embedding <=> $1::float4[]::vector) AS score
-FROM (SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings
-      UNION ALL
-      SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings_previous) c
-JOIN documents d ON d.doc_id = c.doc_id
-WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
-  AND ($2::text = '' OR d.source_id = $2::text)
-ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
+SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM (
+	(SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata,
+	        c.embedding <=> $1::float4[]::vector AS distance
+	 FROM chunk_embeddings c
+	 JOIN documents d ON d.doc_id = c.doc_id
+	 WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
+	   AND ($2::text = '' OR d.source_id = $2::text)
+	 ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
+	 LIMIT $3)
+	UNION ALL
+	(SELECT p.doc_id, p.chunk_index, p.version, p.text, p.metadata,
+	        p.embedding <=> $1::float4[]::vector AS distance
+	 FROM chunk_embeddings_previous p
+	 JOIN documents d ON d.doc_id = p.doc_id AND d.live_version = p.version
+	 WHERE d.status <> 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+	 ORDER BY 6, 1, 2
+	 LIMIT $3)
+) hits
+ORDER BY distance, doc_id, chunk_index
 LIMIT $3`
 
 	// searchRealArraySQL computes cosine similarity in float8 from the
