@@ -222,7 +222,7 @@ func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, coun
 		SourceNativeID: messages.StorableNativeID(d.NativeID), RunID: p.cfg.RunID,
 		Disposition: messages.DispositionEscalate, ErrorClass: classify.ClassPolicyViolation, ErrorCode: rule,
 		ErrorDetail: "the document holds a secret (" + rule + ") that this chunk touches; its text is withheld",
-		Stage: "screen", Attempts: 1, FailedAt: now, Payload: job.raw,
+		Stage:       "screen", Attempts: 1, FailedAt: now, Payload: job.raw,
 	}}, nil
 }
 
