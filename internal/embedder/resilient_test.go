@@ -182,7 +182,7 @@ func TestResilientCallerCancelDoesNotCount(t *testing.T) {
 func TestResilientTimeout(t *testing.T) {
 	t.Parallel()
 	b := setupResilient(t, embedsim.Faults{RateHang: 1, HangFor: time.Hour}, embedder.ResilientOptions{
-		Timeout: 50 * time.Millisecond, MaxRetries: 1, RetryDelay: time.Millisecond, RetryMaxDelay: time.Millisecond,
+		Timeout: 500 * time.Millisecond, MaxRetries: 1, RetryDelay: time.Millisecond, RetryMaxDelay: time.Millisecond,
 	})
 	err := b.embed("x")
 	if d := classify.Classify(err); d.Disposition != classify.Retry || d.Class != classify.ClassTimeout {
