@@ -50,11 +50,16 @@ func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 	if len(times) != 4 {
 		t.Fatalf("embedder saw the chunk %d times, want 4 (3 failures + 1 success)", len(times))
 	}
-	for i := 2; i < len(times); i++ {
-		prev, gap := times[i-1].Sub(times[i-2]), times[i].Sub(times[i-1])
-		if gap <= prev {
-			t.Errorf("retry delays not growing: %v then %v", prev, gap)
-		}
+	// The delays are 99, 198 and 396 ms (jitter pinned at 0.99). Each
+	// request's recorded time also carries the machine's scheduling noise,
+	// so the check is on the whole span and on the first against the last
+	// gap, whose difference (about 300 ms) is well above that noise.
+	first, last := times[1].Sub(times[0]), times[3].Sub(times[2])
+	if last <= first {
+		t.Errorf("retry delays not growing: first gap %v, last gap %v", first, last)
+	}
+	if span := times[3].Sub(times[0]); span < 620*time.Millisecond {
+		t.Errorf("three redeliveries took %v, less than the backoff's 693 ms", span)
 	}
 	if attempts := b.count(`SELECT attempts FROM ingest_manifest`); attempts != 4 {
 		t.Errorf("manifest attempts = %d, want 4", attempts)
