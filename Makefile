@@ -10,7 +10,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo bench test test-go fuzz lint clean
+.PHONY: all build demo bench test test-go test-deploy fuzz lint clean
 
 all: build
 
@@ -41,6 +41,11 @@ test-go: $(NATS_BIN)
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(FUZZTIME) ./pkg/messages/
+
+## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; needs root the first time)
+COMPOSE_VERSION := v2.40.3
+test-deploy:
+	GO=$(GO) COMPOSE_VERSION=$(COMPOSE_VERSION) deploy/local/test-deploy.sh
 
 ## lint: formatting, go vet and staticcheck
 lint:

@@ -1,22 +1,30 @@
 package testenv
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 )
 
-// Container images used when no local binaries are available. pgvector's
-// image is PostgreSQL with the vector extension, so the vector store runs
-// in its native mode there.
+// Container images used when no local binaries are available, the public
+// ones docker-compose.yml pins unless SLUICE_POSTGRES_IMAGE and
+// SLUICE_NATS_IMAGE name others (make test-deploy sets them to images it
+// builds where no registry is reachable). pgvector's image is PostgreSQL
+// with the vector extension, so the vector store runs in its native mode
+// there.
 const (
-	postgresImage = "pgvector/pgvector:pg16"
-	natsImage     = "nats:2.11-alpine"
+	defaultPostgresImage = "pgvector/pgvector:0.8.0-pg17"
+	defaultNATSImage     = "nats:2.11-alpine"
 )
+
+func postgresImage() string { return cmp.Or(os.Getenv("SLUICE_POSTGRES_IMAGE"), defaultPostgresImage) }
+func natsImage() string     { return cmp.Or(os.Getenv("SLUICE_NATS_IMAGE"), defaultNATSImage) }
 
 // dockerAvailable reports whether a Docker engine answers. testcontainers
 // panics in some setups without Docker, so the probe recovers.
@@ -44,13 +52,14 @@ func startContainerPostgres(ctx context.Context) (*Postgres, error) {
 	if err := dockerAvailable(ctx); err != nil {
 		return nil, err
 	}
-	c, err := testcontainers.Run(ctx, postgresImage,
+	image := postgresImage()
+	c, err := testcontainers.Run(ctx, image,
 		testcontainers.WithExposedPorts("5432/tcp"),
 		testcontainers.WithEnv(map[string]string{"POSTGRES_HOST_AUTH_METHOD": "trust"}),
 		testcontainers.WithWaitStrategy(wait.ForLog("database system is ready to accept connections").WithOccurrence(2)),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", postgresImage, err)
+		return nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	endpoint, err := c.PortEndpoint(ctx, "5432/tcp", "")
 	if err != nil {
@@ -67,13 +76,16 @@ func startContainerNATS(ctx context.Context) (*NATS, error) {
 	if err := dockerAvailable(ctx); err != nil {
 		return nil, err
 	}
-	c, err := testcontainers.Run(ctx, natsImage,
-		testcontainers.WithCmd("-js"),
+	image := natsImage()
+	// The binary named first: the official image's entrypoint accepts
+	// that, and an image without an entrypoint needs it.
+	c, err := testcontainers.Run(ctx, image,
+		testcontainers.WithCmd("nats-server", "-js"),
 		testcontainers.WithExposedPorts("4222/tcp"),
 		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready")),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", natsImage, err)
+		return nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	endpoint, err := c.PortEndpoint(ctx, "4222/tcp", "nats")
 	if err != nil {
