@@ -142,7 +142,13 @@ build() {
 		echo "$ref: cached" >&2
 	else
 		echo "$ref: building" >&2
-		DOCKER_BUILDKIT=0 docker build -q -t "$ref" "$@" "$ctx" >/dev/null
+		# The classic builder: BuildKit would fetch its Dockerfile frontend
+		# from a registry.
+		local out
+		if ! out=$(DOCKER_BUILDKIT=0 docker build -q -t "$ref" "$@" "$ctx" 2>&1); then
+			echo "$out" >&2
+			exit 1
+		fi
 	fi
 	echo "$ref"
 }
@@ -153,7 +159,7 @@ step "image: trixie root"
 base=sluice-local/trixie-pg17:$(sha256sum "$root/var/lib/dpkg/status" | cut -c1-16)
 if ! docker image inspect "$base" >/dev/null 2>&1; then
 	echo "$base: importing $root"
-	tar --numeric-owner -C "$root" --exclude=./dev/* --exclude=./proc/* --exclude=./sys/* -cf - . |
+	tar --numeric-owner -C "$root" --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -cf - . |
 		docker import - "$base" >/dev/null
 else
 	echo "$base: cached"

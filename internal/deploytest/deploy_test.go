@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,7 +28,14 @@ func TestDeploy(t *testing.T) {
 	// A consumer killed mid-ingest holds deliveries until AckWait expires.
 	s.setenv("ACK_WAIT", "15s")
 
-	s.mustCompose(10*time.Minute, "up", "-d", "--wait")
+	// `up --wait` fails when a container it waits for has exited, and
+	// nothing waits for the producer to complete: it would race with the
+	// producer's exit. So the long-running services come up with --wait,
+	// then the producer runs.
+	services := slices.DeleteFunc(strings.Fields(s.mustCompose(time.Minute, "config", "--services")),
+		func(name string) bool { return name == "producer" })
+	s.mustCompose(10*time.Minute, append([]string{"up", "-d", "--wait"}, services...)...)
+	s.mustCompose(5*time.Minute, "up", "-d", "producer")
 	s.events.await(t, 3*time.Minute, "producer", "exit 0", exited("0"))
 	checkStarted(t, s)
 	first := s.converge(3 * time.Minute)
@@ -136,6 +144,9 @@ func ingestKillingConsumer(t *testing.T, s *stack, id, corpus string) string {
 	if out, err := exec.CommandContext(ctx, "docker", "kill", id).CombinedOutput(); err != nil {
 		t.Fatalf("docker kill %s: %v\n%s", id, err, out)
 	}
+	s.events.await(t, time.Minute, "consumer", "SIGKILL exit of "+id, func(e event) bool {
+		return e.Actor.ID == id && e.Action == "die" && e.Actor.Attributes["exitCode"] == "137"
+	})
 	if err := producer.Wait(); err != nil {
 		t.Fatalf("producer over the second corpus: %v\n%s", err, out.String())
 	}

@@ -68,7 +68,9 @@ func (s *stack) command(ctx context.Context, args ...string) *exec.Cmd {
 // compose runs docker compose and returns its stdout; stderr, where
 // compose reports progress, is added to the error.
 func (s *stack) compose(timeout time.Duration, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(s.t.Context(), timeout)
+	// Not canceled with the test: cleanup runs after t.Context is done
+	// and must still take the stack down.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.t.Context()), timeout)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	cmd := s.command(ctx, args...)
