@@ -145,7 +145,7 @@ func ingestKillingConsumer(t *testing.T, s *stack, id, corpus string) string {
 		t.Fatalf("docker kill %s: %v\n%s", id, err, out)
 	}
 	s.events.await(t, time.Minute, "consumer", "SIGKILL exit of "+id, func(e event) bool {
-		return e.Actor.ID == id && e.Action == "die" && e.Actor.Attributes["exitCode"] == "137"
+		return strings.HasPrefix(e.Actor.ID, id) && e.Action == "die" && e.Actor.Attributes["exitCode"] == "137"
 	})
 	if err := producer.Wait(); err != nil {
 		t.Fatalf("producer over the second corpus: %v\n%s", err, out.String())
