@@ -42,7 +42,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(FUZZTIME) ./pkg/messages/
 
-## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; needs root the first time)
+## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
 COMPOSE_VERSION := v2.40.3
 test-deploy:
 	GO=$(GO) COMPOSE_VERSION=$(COMPOSE_VERSION) deploy/local/test-deploy.sh
