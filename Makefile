@@ -11,7 +11,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 
-.PHONY: all build demo bench test test-go pgvector-root fuzz lint chaos clean chromium
+.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium
 
 all: build
 
@@ -64,6 +64,11 @@ fuzz:
 CHAOS_DURATION ?= 90s
 chaos: $(NATS_BIN)
 	$(GO) test -count=1 -timeout 30m -run '^TestChaos$$' -v ./internal/chaos/ -args -chaos.duration=$(CHAOS_DURATION)
+
+## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
+COMPOSE_VERSION := v2.40.3
+test-deploy:
+	GO=$(GO) COMPOSE_VERSION=$(COMPOSE_VERSION) deploy/local/test-deploy.sh
 
 ## lint: formatting, go vet and staticcheck
 lint:

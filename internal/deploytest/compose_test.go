@@ -46,17 +46,11 @@ type service struct {
 	Entrypoint  stringList   `yaml:"entrypoint"`
 	Command     stringList   `yaml:"command"`
 	Environment environment  `yaml:"environment"`
-	DependsOn   dependsOn    `yaml:"depends_on"`
 	Healthcheck *healthcheck `yaml:"healthcheck"`
 	Ports       []portSpec   `yaml:"ports"`
 	Volumes     []volumeSpec `yaml:"volumes"`
-	Deploy      struct {
-		Replicas *int `yaml:"replicas"`
-	} `yaml:"deploy"`
-	Scale         *int     `yaml:"scale"`
-	Restart       string   `yaml:"restart"`
-	Profiles      []string `yaml:"profiles"`
-	ContainerName string   `yaml:"container_name"`
+	Restart     string       `yaml:"restart"`
+	Profiles    []string     `yaml:"profiles"`
 }
 
 // argv is what the container runs: entrypoint, then command. The image
@@ -64,18 +58,7 @@ type service struct {
 func (s service) argv() []string { return append(slices.Clone(s.Entrypoint), s.Command...) }
 
 // oneShot reports whether the service is meant to run to completion.
-func (s service) oneShot() bool { return s.Restart == "no" || len(s.Profiles) > 0 }
-
-// replicas is the number of containers `up` starts.
-func (s service) replicas() int {
-	switch {
-	case s.Deploy.Replicas != nil:
-		return *s.Deploy.Replicas
-	case s.Scale != nil:
-		return *s.Scale
-	}
-	return 1
-}
+func (s service) oneShot() bool { return s.Restart == "no" }
 
 type buildSpec struct{ Context, Dockerfile string }
 
@@ -130,32 +113,6 @@ func (e *environment) UnmarshalYAML(n *yaml.Node) error {
 		if v != nil {
 			(*e)[k] = *v
 		}
-	}
-	return nil
-}
-
-// dependsOn maps each dependency to its condition; the list form means
-// service_started.
-type dependsOn map[string]string
-
-func (d *dependsOn) UnmarshalYAML(n *yaml.Node) error {
-	*d = dependsOn{}
-	if n.Kind == yaml.SequenceNode {
-		var names []string
-		if err := n.Decode(&names); err != nil {
-			return err
-		}
-		for _, name := range names {
-			(*d)[name] = "service_started"
-		}
-		return nil
-	}
-	var m map[string]struct{ Condition string }
-	if err := n.Decode(&m); err != nil {
-		return err
-	}
-	for name, dep := range m {
-		(*d)[name] = cmpOr(dep.Condition, "service_started")
 	}
 	return nil
 }
@@ -452,13 +409,9 @@ type check struct {
 var composeChecks = []check{
 	{"required services", checkRequiredServices},
 	{"settings exist in the binaries", checkSettings},
-	{"start order", checkStartOrder},
 	{"nats", checkNATS},
-	{"consumer replicas", checkReplicas},
 	{"images pinned", checkImages},
-	{"healthchecks", checkHealthchecks},
 	{"metrics reachable", checkMetricsReachable},
-	{"one-shots", checkOneShots},
 	{"embedder switch", checkEmbedder},
 	{"shared settings agree", checkSharedSettings},
 	{"bind mounts exist", checkBindMounts},
@@ -517,46 +470,6 @@ func checkSettings(p *project) []string {
 	return problems
 }
 
-func checkStartOrder(p *project) []string {
-	var problems []string
-	want := func(name, dep, cond string) {
-		if got := p.file.Services[name].DependsOn[dep]; got != cond {
-			problems = append(problems, fmt.Sprintf("%s must depend on %s with condition %s, has %q", name, dep, cond, got))
-		}
-	}
-	for _, name := range p.sluiceServices() {
-		bin, args := p.binary(name)
-		s, err := binarySettings(bin, args)
-		if err != nil {
-			continue // reported by checkSettings
-		}
-		migrates := bin == "sluice" && len(args) > 0 && args[0] == "migrate"
-		switch {
-		case migrates:
-			want(name, "postgres", "service_healthy")
-		case s.env["DATABASE_URL"]:
-			want(name, "migrate", "service_completed_successfully")
-		}
-		if s.env["NATS_URL"] {
-			want(name, "nats", "service_healthy")
-		}
-	}
-	for name, s := range p.file.Services {
-		for dep, cond := range s.DependsOn {
-			d, ok := p.file.Services[dep]
-			switch {
-			case !ok:
-				problems = append(problems, fmt.Sprintf("%s depends on %s, which does not exist", name, dep))
-			case cond == "service_healthy" && (d.Healthcheck == nil || d.Healthcheck.Disable):
-				problems = append(problems, fmt.Sprintf("%s waits for %s to be healthy, which has no healthcheck", name, dep))
-			case cond == "service_completed_successfully" && !d.oneShot():
-				problems = append(problems, fmt.Sprintf("%s waits for %s to complete, which is restarted when it exits", name, dep))
-			}
-		}
-	}
-	return problems
-}
-
 func checkNATS(p *project) []string {
 	var problems []string
 	n := p.file.Services["nats"]
@@ -579,27 +492,6 @@ func checkNATS(p *project) []string {
 	store, _ := flagValue(n.Command, "store_dir")
 	if store == "" || !slices.ContainsFunc(n.Volumes, func(v volumeSpec) bool { return v.Target == store && !v.bind() && v.Source != "" }) {
 		problems = append(problems, fmt.Sprintf("nats: the JetStream store dir %q must be on a named volume", store))
-	}
-	return problems
-}
-
-func checkReplicas(p *project) []string {
-	var problems []string
-	if n := p.file.Services["consumer"].replicas(); n != 2 {
-		problems = append(problems, fmt.Sprintf("consumer runs %d replicas, want 2", n))
-	}
-	for name, s := range p.file.Services {
-		if s.replicas() < 2 {
-			continue
-		}
-		if s.ContainerName != "" {
-			problems = append(problems, fmt.Sprintf("%s has replicas and a container_name: replicas need generated names", name))
-		}
-		for _, port := range s.Ports {
-			if port.Published != "" {
-				problems = append(problems, fmt.Sprintf("%s has replicas and publishes host port %s: they would collide", name, port.Published))
-			}
-		}
 	}
 	return problems
 }
@@ -629,27 +521,6 @@ func checkImages(p *project) []string {
 	return problems
 }
 
-func checkHealthchecks(p *project) []string {
-	var problems []string
-	for name, s := range p.file.Services {
-		if !s.oneShot() && (s.Healthcheck == nil || s.Healthcheck.Disable) {
-			problems = append(problems, fmt.Sprintf("%s runs continuously but has no healthcheck", name))
-		}
-	}
-	for _, name := range p.sluiceServices() {
-		s := p.file.Services[name]
-		if s.oneShot() {
-			continue
-		}
-		u, err := url.Parse(s.Healthcheck.url())
-		if err != nil || u.Path != "/healthz" || u.Port() != p.listenPort(name) || u.Port() == "" {
-			problems = append(problems, fmt.Sprintf("%s healthcheck %q: want http://127.0.0.1:%s/healthz, the port it listens on",
-				name, s.Healthcheck.url(), p.listenPort(name)))
-		}
-	}
-	return problems
-}
-
 // checkMetricsReachable requires every long-running service to serve its
 // metrics beyond loopback, which is where the binaries bind by default:
 // Prometheus scrapes them over the compose network.
@@ -660,36 +531,17 @@ func checkMetricsReachable(p *project) []string {
 			continue
 		}
 		addr := p.effective(name, "METRICS_ADDR")
-		if bin, args := p.binary(name); bin == "embed-sim" {
+		bin, args := p.binary(name)
+		switch bin {
+		case "embed-sim":
 			addr, _ = flagValue(args, "addr")
+		case "sluice":
+			continue // the CLI and its console serve no metrics
 		}
 		host, _, err := net.SplitHostPort(addr)
 		if ip := net.ParseIP(host); err != nil || host == "localhost" || (ip != nil && ip.IsLoopback()) {
 			problems = append(problems, fmt.Sprintf("%s serves metrics on %q: set METRICS_ADDR (embed-sim: --addr) to :PORT or 0.0.0.0:PORT so Prometheus can scrape it", name, addr))
 		}
-	}
-	return problems
-}
-
-func checkOneShots(p *project) []string {
-	var problems []string
-	for _, name := range []string{"migrate", "producer"} {
-		if !p.file.Services[name].oneShot() {
-			problems = append(problems, fmt.Sprintf(`%s runs once: set restart: "no" or a profile`, name))
-		}
-	}
-	if bin, args := p.binary("migrate"); bin != "sluice" || !slices.Equal(args, []string{"migrate", "up"}) {
-		problems = append(problems, fmt.Sprintf("migrate runs %s %q, want sluice migrate up", bin, args))
-	}
-	prod := p.file.Services["producer"]
-	bin, args := p.binary("producer")
-	if src, _ := flagValue(args, "source"); bin != "producer" || src == "" || !slices.Contains(args, "/corpus") {
-		problems = append(problems, fmt.Sprintf("producer runs %s %q, want producer --source NAME /corpus", bin, args))
-	}
-	if !slices.ContainsFunc(prod.Volumes, func(v volumeSpec) bool {
-		return v.Target == "/corpus" && filepath.Clean(v.Source) == "deploy/corpus"
-	}) {
-		problems = append(problems, "producer: mount ./deploy/corpus at /corpus")
 	}
 	return problems
 }
@@ -798,20 +650,13 @@ func TestComposeChecksCatchMistakes(t *testing.T) {
 		{"environment on embed-sim", checkSettings, edit("embed-sim", func(s *service) { s.Environment = environment{"EMBEDDING_DIMS": "8"} }), "embed-sim does not read"},
 		{"unknown migrate variable", checkSettings, edit("migrate", func(s *service) { s.Environment["NATS_URL"] = "x" }), "migrate sets NATS_URL"},
 		{"unknown binary", checkSettings, edit("consumer", func(s *service) { s.Command = stringList{"consumerd"} }), "not a command"},
-		{"migrate not waited for", checkStartOrder, edit("consumer", func(s *service) { delete(s.DependsOn, "migrate") }), "consumer must depend on migrate"},
-		{"nats only started", checkStartOrder, edit("producer", func(s *service) { s.DependsOn["nats"] = "service_started" }), "producer must depend on nats"},
-		{"postgres not healthy", checkStartOrder, edit("migrate", func(s *service) { s.DependsOn["postgres"] = "service_started" }), "migrate must depend on postgres"},
-		{"healthy without healthcheck", checkStartOrder, edit("outbox-relay", func(s *service) { s.DependsOn["producer"] = "service_healthy" }), "has no healthcheck"},
 		{"monitoring published", checkNATS, edit("nats", func(s *service) { s.Ports = append(s.Ports, portSpec{"8222", "8222"}) }), "8222"},
 		{"plain health URL", checkNATS, edit("nats", func(s *service) {
 			s.Healthcheck = &healthcheck{Test: stringList{"CMD", "wget", "http://localhost:8222/healthz"}}
 		}), "js-enabled-only"},
-		{"one consumer", checkReplicas, edit("consumer", func(s *service) { one := 1; s.Deploy.Replicas = &one }), "want 2"},
 		{"latest", checkImages, edit("grafana", func(s *service) { s.Image = "grafana/grafana:latest" }), "pin an explicit tag"},
 		{"no tag", checkImages, edit("postgres", func(s *service) { s.Image = "pgvector/pgvector" }), "pin an explicit tag"},
-		{"wrong health port", checkHealthchecks, edit("outbox-relay", func(s *service) { s.Environment["METRICS_ADDR"] = ":9999" }), "outbox-relay healthcheck"},
 		{"metrics on loopback", checkMetricsReachable, edit("dlq-replayer", func(s *service) { delete(s.Environment, "METRICS_ADDR") }), "dlq-replayer serves metrics on \"127.0.0.1:9103\""},
-		{"producer restarts", checkOneShots, edit("producer", func(s *service) { s.Restart = "unless-stopped" }), "producer runs once"},
 		{"hard-wired embedder", checkEmbedder, func(p *project) { p.raw.Services["consumer"].Environment["EMBEDDER_URL"] = "http://embed-sim:8089" }, "a real provider is one variable away"},
 		{"disagreeing pipelines", checkSharedSettings, edit("dlq-replayer", func(s *service) { s.Environment["MAX_DELIVERIES"] = "9" }), "MAX_DELIVERIES"},
 		{"disagreeing dims", checkSharedSettings, edit("migrate", func(s *service) { s.Environment["EMBEDDING_DIMS"] = "768" }), "EMBEDDING_DIMS=768"},

@@ -103,7 +103,7 @@ func (e *Env) LocalPostgres(ctx context.Context) (*Postgres, error) {
 		e.onClose(pg.stop)
 		return pg, nil
 	}
-	pg, dockerErr := startContainerPostgres(ctx, postgresImage)
+	pg, dockerErr := startContainerPostgres(ctx, postgresImage())
 	if dockerErr == nil {
 		e.onClose(pg.stop)
 		return pg, nil

@@ -203,7 +203,7 @@ func (e *Env) LocalPgvector(ctx context.Context) (*Postgres, error) {
 			return pg, nil
 		}
 	}
-	pg, dockerErr := startContainerPostgres(ctx, pgvectorImage)
+	pg, dockerErr := startContainerPostgres(ctx, postgresImage())
 	if dockerErr == nil {
 		e.onClose(pg.stop)
 		return pg, nil
