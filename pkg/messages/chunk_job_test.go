@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -272,14 +273,14 @@ func TestDecodeChunkJobOversize(t *testing.T) {
 	// Not even valid JSON: the size check must come before parsing.
 	data := bytes.Repeat([]byte{'x'}, messages.MaxMessageBytes+1)
 	_, err := messages.DecodeChunkJob(data)
-	assertDecodeError(t, err, messages.ErrOversize, "", "over the 4194304-byte limit")
+	assertDecodeError(t, err, messages.ErrOversize, "", fmt.Sprintf("over the %d-byte limit", messages.MaxMessageBytes))
 }
 
 func TestChunkJobEncodeOversize(t *testing.T) {
 	t.Parallel()
 	j := newJob(t, strings.Repeat("a", messages.MaxMessageBytes), "")
 	_, err := j.Encode()
-	assertDecodeError(t, err, messages.ErrOversize, "", "over the 4194304-byte limit")
+	assertDecodeError(t, err, messages.ErrOversize, "", fmt.Sprintf("over the %d-byte limit", messages.MaxMessageBytes))
 }
 
 func TestDecodeChunkJobAcceptsAnyOrderAndWhitespace(t *testing.T) {
