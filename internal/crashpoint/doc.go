@@ -1,10 +1,10 @@
 // Package crashpoint makes a process die at a named place, for crash tests.
 // It is enabled only by the test-only environment variable
-// SLUICE_CRASH_POINT; production never sets it, and with it unset Hit does
-// nothing.
+// SLUICE_CRASH_POINT; production never sets it, and with it unset the hook
+// FromEnv returns does nothing.
 //
 // Points: "after-commit-before-ack", "after-park-before-term" and
 // "mid-embed" in the consumer; "after-publish-before-mark" in the outbox
-// relay. "mid-embed" exits shortly after the embedding request was sent,
+// relay; "after-record-before-publish" in the producer. "mid-embed" exits shortly after the embedding request was sent,
 // while it is in flight.
 package crashpoint

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -48,7 +49,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, durable string, log ze
 	var cons jetstream.Consumer
 	for {
 		var err error
-		if cons, err = js.Consumer(ctx, "DLQ", durable); err == nil {
+		if cons, err = js.Consumer(ctx, broker.DLQStream, durable); err == nil {
 			break
 		}
 		if !sleep(ctx, time.Second) {

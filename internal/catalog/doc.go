@@ -1,0 +1,5 @@
+// Package catalog lists every service binary's settings — flags and
+// environment variables with their defaults — from the code that parses
+// them, so that documentation and deployment files can be checked against
+// the binaries instead of drifting from them.
+package catalog
