@@ -346,6 +346,7 @@ func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
 	case pipeline.Retry:
 		result = "nak"
 		err = m.NakWithDelay(j.Delay)
+		c.logRetry(durable, j)
 	default:
 		result = "nak"
 		err = m.NakWithDelay(time.Second)
@@ -355,6 +356,19 @@ func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
 		// The outcome is committed; a redelivery will find it and ack.
 		c.log.Warn().Err(err).Str("result", result).Msg("settle failed")
 	}
+}
+
+// logRetry records a retry at info: which chunk, why, which attempt and
+// how long until the next, never its text.
+func (c *Consumer) logRetry(durable string, j *pipeline.Job) {
+	ev := c.log.Info().Str("durable", durable).Int("attempt", j.Delivered).Dur("delay", j.Delay)
+	if chunk := j.Chunk(); chunk.DocID != "" {
+		ev = ev.Str("doc_id", chunk.DocID).Int("chunk_index", chunk.ChunkIndex).Int64("version", chunk.DocVersion)
+	}
+	if j.Failure != nil {
+		ev = ev.Str("error_class", j.Failure.Decision.Class).Str("stage", j.Failure.Stage)
+	}
+	ev.Msg("chunk retried")
 }
 
 // heartbeat tells JetStream the batch is still being worked on, so a slow

@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,6 +47,8 @@ type options struct {
 	batchSize int
 	// ingestMaxMsgs bounds the INGEST stream, to exercise back-pressure.
 	ingestMaxMsgs int64
+	// log receives the consumer's JSON log; nil discards it.
+	log io.Writer
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -92,7 +95,11 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := consumer.New(consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond}, b.js, pipe, emb, zerolog.Nop(), b.reg)
+	log := zerolog.Nop()
+	if o.log != nil {
+		log = zerolog.New(o.log)
+	}
+	c := consumer.New(consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond}, b.js, pipe, emb, log, b.reg)
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	t.Cleanup(func() {

@@ -3,8 +3,10 @@ package consumer_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,9 +22,11 @@ func noRetries() embedder.ResilientOptions { return embedder.ResilientOptions{Ma
 // after three redeliveries spaced by growing delays, with no dead letter.
 func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 	t.Parallel()
+	var log lockedBuffer
 	o := options{
 		sim:       embedsim.Config{Faults: embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "flaky", Sequence: "503,503,503,200"}}}},
 		resilient: noRetries(),
+		log:       &log,
 	}
 	b := setup(t, o)
 	b.startConsumer(o)
@@ -64,6 +68,47 @@ func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 	if attempts := b.count(`SELECT attempts FROM ingest_manifest`); attempts != 4 {
 		t.Errorf("manifest attempts = %d, want 4", attempts)
 	}
+	// The drill's log: three retries, each with its ids, class, attempt and
+	// a growing delay, and never the chunk's text.
+	var retries []map[string]any
+	for _, line := range strings.Split(log.String(), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) == nil && e["message"] == "chunk retried" {
+			retries = append(retries, e)
+		}
+	}
+	if len(retries) != 3 {
+		t.Fatalf("%d retries logged, want 3:\n%s", len(retries), log.String())
+	}
+	for i, e := range retries {
+		if e["level"] != "info" || e["attempt"] != float64(i+1) || e["error_class"] != "server_error" || e["doc_id"] == nil {
+			t.Errorf("retry %d logged as %v; want info, attempt %d, server_error, the doc id", i+1, e, i+1)
+		}
+		if i > 0 && e["delay"].(float64) <= retries[i-1]["delay"].(float64) {
+			t.Errorf("retry delays not growing in the log: %v then %v", retries[i-1]["delay"], e["delay"])
+		}
+	}
+	if strings.Contains(log.String(), text) {
+		t.Error("the log holds the chunk's text")
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // Permanent rejections park at once, with the job verbatim in the outbox.
