@@ -19,23 +19,35 @@ const (
 	ActionResume = "resume"
 )
 
-// Pause pauses the INGEST "replay" durable until until; live ingestion
-// ("workers") is untouched. A zero until means a hundred years: until
+// replayDurables are the durables that carry replays: operator replays
+// on INGEST's "replay", automatic ones on the DLQ's "replayer".
+var replayDurables = []struct{ stream, name string }{
+	{broker.IngestStream, broker.ReplayConsumer},
+	{broker.DLQStream, broker.ReplayerConsumer},
+}
+
+// Pause pauses operator and automatic replays alike, the INGEST "replay"
+// and DLQ "replayer" durables, until until; live ingestion ("workers")
+// and triage are untouched. A zero until means a hundred years: until
 // resumed.
 func Pause(ctx context.Context, js jetstream.JetStream, until time.Time) (time.Time, error) {
 	if until.IsZero() {
 		until = time.Now().AddDate(100, 0, 0)
 	}
-	if _, err := js.PauseConsumer(ctx, broker.IngestStream, broker.ReplayConsumer, until); err != nil {
-		return time.Time{}, fmt.Errorf("pause replay durable: %w", err)
+	for _, d := range replayDurables {
+		if _, err := js.PauseConsumer(ctx, d.stream, d.name, until); err != nil {
+			return time.Time{}, fmt.Errorf("pause %s durable: %w", d.name, err)
+		}
 	}
 	return until, nil
 }
 
-// Resume resumes the INGEST "replay" durable.
+// Resume resumes both replay durables.
 func Resume(ctx context.Context, js jetstream.JetStream) error {
-	if _, err := js.ResumeConsumer(ctx, broker.IngestStream, broker.ReplayConsumer); err != nil {
-		return fmt.Errorf("resume replay durable: %w", err)
+	for _, d := range replayDurables {
+		if _, err := js.ResumeConsumer(ctx, d.stream, d.name); err != nil {
+			return fmt.Errorf("resume %s durable: %w", d.name, err)
+		}
 	}
 	return nil
 }

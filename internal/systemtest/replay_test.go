@@ -177,21 +177,24 @@ func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 	if code, _, errOut := s.sluice("dlq", "pause"); code != 0 {
 		t.Fatalf("pause: %d %s", code, errOut)
 	}
-	info := func(name string) *jetstream.ConsumerInfo {
-		c, err := s.js.Consumer(context.Background(), broker.IngestStream, name)
+	info := func(stream, name string) *jetstream.ConsumerInfo {
+		c, err := s.js.Consumer(context.Background(), stream, name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c.CachedInfo()
 	}
-	if !info(broker.ReplayConsumer).Paused || info(broker.WorkersConsumer).Paused {
-		t.Fatal("pause must pause replay and only replay")
+	if !info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.IngestStream, broker.WorkersConsumer).Paused {
+		t.Fatal("pause must pause replay and leave live ingestion alone")
+	}
+	if !info(broker.DLQStream, broker.ReplayerConsumer).Paused || info(broker.DLQStream, broker.TriageConsumer).Paused {
+		t.Fatal("pause must pause automatic replays (the replayer durable) and leave triage alone")
 	}
 	if code, _, errOut := s.sluice("dlq", "resume"); code != 0 {
 		t.Fatalf("resume: %d %s", code, errOut)
 	}
-	if info(broker.ReplayConsumer).Paused {
-		t.Fatal("replay still paused after resume")
+	if info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.DLQStream, broker.ReplayerConsumer).Paused {
+		t.Fatal("replays still paused after resume")
 	}
 }
 
