@@ -2,7 +2,6 @@ package bench
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // proc is one measured child process. Its stderr is scanned line by line:
@@ -21,7 +22,7 @@ import (
 type proc struct {
 	role    string
 	cmd     *exec.Cmd
-	stdout  lockedBuffer
+	stdout  testenv.Buffer
 	done    chan struct{}
 	waitErr error
 
@@ -99,25 +100,6 @@ func (p *proc) scan(r io.Reader) {
 
 // stdoutSnapshot returns what the process has written to stdout so far.
 func (p *proc) stdoutSnapshot() string { return p.stdout.String() }
-
-// lockedBuffer is a bytes.Buffer that the exec copier goroutine may write
-// while the benchmark reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // logTail returns the last stderr lines.
 func (p *proc) logTail() string {

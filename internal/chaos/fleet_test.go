@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/testenv"
@@ -148,13 +147,7 @@ func newFleet(t *testing.T, opts fleetOptions) *fleet {
 	f := &fleet{t: t, bin: binaries(t), dir: t.TempDir(), opts: opts}
 	f.pg = testenv.NewPostgres(t)
 	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(dims))
-	f.nats = testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: f.nats.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	f.js = js
+	f.nats, f.js = testenv.NewJetStream(t, broker.Topology{})
 	f.simURL = "http://" + freeAddr(t)
 	f.startSim(opts.sim...)
 	t.Cleanup(f.stopAll)

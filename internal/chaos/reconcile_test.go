@@ -77,7 +77,18 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	// consumes.
 	f.runProducer("rec3", f.writeCorpus("rec3", 2, 30))
 	f.strandOne()
-	time.Sleep(1500 * time.Millisecond) // past the grace below
+	f.eventually(30*time.Second, "the stranded message's only delivery to expire", func() bool {
+		c, err := f.js.Consumer(context.Background(), broker.IngestStream, broker.WorkersConsumer)
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(context.Background())
+		return err == nil && info.NumAckPending == 0 && info.NumRedelivered == 0
+	})
+	f.eventually(30*time.Second, "the unpublished chunks to pass reconcile's 1s grace", func() bool {
+		n, ok := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE published_at IS NULL AND updated_at < now() - interval '1 second'`)
+		return ok && n > 0
+	})
 
 	code, out := f.sluice("reconcile", "--grace", "1s")
 	if code != 1 {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,7 +39,7 @@ func TestConsoleServesWithAGeneratedToken(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	env := cli.Env{Stdout: &stdout, Stderr: stderr, Lookup: func(k string) (string, bool) {
 		v, ok := map[string]string{"DATABASE_URL": db.URL, "NATS_URL": n.URL, "CONSOLE_ADDR": addr}[k]
 		return v, ok
@@ -77,21 +76,4 @@ func TestConsoleServesWithAGeneratedToken(t *testing.T) {
 	if code := <-exit; code != 0 {
 		t.Errorf("exit %d after cancel; want 0; stderr %q", code, stderr.String())
 	}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -50,7 +50,7 @@ type testBundle struct {
 	js      jetstream.JetStream
 	srv     *httptest.Server
 	bodies  *recorder
-	log     *syncBuffer
+	log     *testenv.Buffer
 	escID   string
 	alphaID string
 }
@@ -58,7 +58,7 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	ctx := context.Background()
-	b := &testBundle{db: testenv.NewDatabase(t), bodies: &recorder{}, log: &syncBuffer{}}
+	b := &testBundle{db: testenv.NewDatabase(t), bodies: &recorder{}, log: &testenv.Buffer{}}
 	n := testenv.NewNATS(t)
 	nc, js, err := broker.Connect(broker.ConnConfig{URL: n.URL, Name: "console-test"}, zerolog.Nop())
 	if err != nil {
@@ -244,21 +244,4 @@ type teeWriter struct {
 func (w *teeWriter) Write(p []byte) (int, error) {
 	w.buf.Write(p)
 	return w.ResponseWriter.Write(p)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }

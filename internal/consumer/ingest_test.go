@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,8 @@ import (
 	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/messages"
+
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 func noRetries() embedder.ResilientOptions { return embedder.ResilientOptions{MaxRetries: -1} }
@@ -22,7 +23,7 @@ func noRetries() embedder.ResilientOptions { return embedder.ResilientOptions{Ma
 // after three redeliveries spaced by growing delays, with no dead letter.
 func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 	t.Parallel()
-	var log lockedBuffer
+	var log testenv.Buffer
 	o := options{
 		sim:       embedsim.Config{Faults: embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "flaky", Sequence: "503,503,503,200"}}}},
 		resilient: noRetries(),
@@ -91,24 +92,6 @@ func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 	if strings.Contains(log.String(), text) {
 		t.Error("the log holds the chunk's text")
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Permanent rejections park at once, with the job verbatim in the outbox.

@@ -190,9 +190,12 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
 	rt.Registry.MustRegister(NewLagCollector(rt.JS))
-	c := New(Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
-		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping},
-		rt.JS, pipe, emb, rt.Log, rt.Registry)
+	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
+		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping}
+	if err := ccfg.Validate(); err != nil {
+		return service.UsageError(err)
+	}
+	c := New(ccfg, rt.JS, pipe, emb, rt.Log, rt.Registry)
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")

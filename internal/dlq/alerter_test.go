@@ -18,6 +18,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/pkg/messages"
+
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // webhook is a scripted alert receiver: it answers the queued statuses in
@@ -59,24 +61,6 @@ func (w *webhook) got() []webhookRequest {
 	return append([]webhookRequest(nil), w.requests...)
 }
 
-// syncBuffer collects log output written from any goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // fakeClock is an injected clock the test moves by hand.
 type fakeClock struct {
 	mu  sync.Mutex
@@ -98,12 +82,12 @@ func (c *fakeClock) advance(d time.Duration) {
 type alerterBundle struct {
 	alerter *dlq.Alerter
 	reg     *prometheus.Registry
-	log     *syncBuffer
+	log     *testenv.Buffer
 }
 
 func setupAlerter(t *testing.T, opts dlq.AlerterOptions) alerterBundle {
 	t.Helper()
-	b := alerterBundle{reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+	b := alerterBundle{reg: prometheus.NewRegistry(), log: &testenv.Buffer{}}
 	if opts.RetryDelay == 0 {
 		opts.RetryDelay, opts.RetryMaxDelay = time.Millisecond, 5*time.Millisecond
 	}

@@ -141,21 +141,13 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testenv.NewDatabase(t)
-	srv := testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: srv.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
-		t.Fatal(err)
-	}
+	_, js := testenv.NewJetStream(t, broker.Topology{})
 
 	now := time.Now().UTC()
 	retryAt := now.Add(time.Hour)
 	dispositions := []string{messages.DispositionRetry, messages.DispositionQuarantine, messages.DispositionRetry,
 		messages.DispositionAmbiguous, messages.DispositionEscalate}
-	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		for i, d := range dispositions {
 			l := newLetter("fanout", fmt.Sprintf("doc-%d", i), 0, 0, now)
 			l.Disposition = d

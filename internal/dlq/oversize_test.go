@@ -26,15 +26,7 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testenv.NewDatabase(t)
-	n := testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: n.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
-		t.Fatal(err)
-	}
+	_, js := testenv.NewJetStream(t, broker.Topology{})
 
 	// A job near the message limit: its dead letter, base64 and all, is
 	// well over the broker's max_payload.
@@ -42,7 +34,7 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 	big := newLetter("big", "big.txt", 0, 0, time.Now()).DeadLetter
 	big.Payload = payload
 	small := newLetter("small", "small.txt", 0, 0, time.Now()).DeadLetter
-	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
 		// A row no stream takes: JetStream refuses it on every attempt.
 		if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: "nowhere.at.all", Payload: []byte(`{}`)}); err != nil {
 			return err

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 type testReply struct {
@@ -446,7 +448,7 @@ func TestLatency(t *testing.T) {
 
 func TestRequestLog(t *testing.T) {
 	t.Parallel()
-	var jsonl syncBuffer
+	var jsonl testenv.Buffer
 	s, err := New(Config{MaxRecords: 2, Faults: Faults{Sequences: []SequenceRule{{Match: "b", Sequence: "503,200"}}}}, WithRequestLog(&jsonl))
 	if err != nil {
 		t.Fatal(err)

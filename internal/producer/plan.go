@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -268,7 +267,7 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 		Schema: messages.DeadLetterSchema, DeadLetterID: messages.DeadLetterID(docID, 0),
 		DocID: docID, ChunkIndex: 0, DocVersion: version, SourceID: p.cfg.SourceID, SourceNativeID: nativeID,
 		RunID: p.cfg.RunID, Disposition: messages.DispositionQuarantine, ErrorClass: class,
-		ErrorDetail: messages.TruncateDetail(strings.ToValidUTF8(strings.ReplaceAll(detail, "\x00", "\\0"), "?")),
+		ErrorDetail: messages.TruncateDetail(detail),
 		Stage:       "produce", Attempts: 1, FailedAt: now, Payload: payload,
 	}
 }

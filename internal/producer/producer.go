@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -189,12 +188,13 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	return sum, errors.Join(err, uerr)
 }
 
-// errText is err's text as PostgreSQL can store it: no NUL, bounded.
+// errText is err's text as PostgreSQL can store it (TruncateDetail drops
+// NUL and invalid UTF-8, and bounds the length).
 func errText(err error) *string {
 	if err == nil {
 		return nil
 	}
-	s := messages.TruncateDetail(strings.ReplaceAll(err.Error(), "\x00", "\\0"))
+	s := messages.TruncateDetail(err.Error())
 	return &s
 }
 

@@ -15,7 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -292,4 +294,22 @@ func deleteAllStreams(ctx context.Context, url string) error {
 		}
 	}
 	return nil
+}
+
+// NewJetStream gives the test a private JetStream server (see NewNATS), a
+// connection to it closed when the test ends, and topo declared on it.
+func NewJetStream(t testing.TB, topo broker.Topology) (*NATS, jetstream.JetStream) {
+	t.Helper()
+	n := NewNATS(t)
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: n.URL, Name: t.Name()}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := broker.Ensure(ctx, js, topo); err != nil {
+		t.Fatalf("testenv: declare topology: %v", err)
+	}
+	return n, js
 }
