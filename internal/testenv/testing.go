@@ -32,7 +32,7 @@ var shared struct {
 	pgvector lazyServer // PgvectorBackend
 
 	tplMu     sync.Mutex
-	templates map[string]string
+	templates map[templateKey]string
 
 	// externalNATS serialises tests on a NATS_URL server, where every test
 	// would otherwise see the others' streams.
@@ -167,12 +167,20 @@ func (l *lazyServer) get(t testing.TB, start func(context.Context) (*Postgres, e
 	return l.pg
 }
 
+// templateKey names one server's migrated template for one dimension.
+type templateKey struct {
+	pg   *Postgres
+	dims int
+}
+
 // template returns the name of a database on pg migrated for dims,
 // creating it on first use in this process.
 func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	shared.tplMu.Lock()
 	defer shared.tplMu.Unlock()
-	key := fmt.Sprintf("%s|%d", pg.URL, dims)
+	// Keyed by server, not URL: a private server started after another
+	// stopped can reuse its port, and so its URL.
+	key := templateKey{pg: pg, dims: dims}
 	if name, ok := shared.templates[key]; ok {
 		return name, nil
 	}
@@ -188,7 +196,7 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 		return "", err
 	}
 	if shared.templates == nil {
-		shared.templates = map[string]string{}
+		shared.templates = map[templateKey]string{}
 	}
 	shared.templates[key] = name
 	return name, nil
