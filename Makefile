@@ -6,12 +6,14 @@
 GO        ?= go
 BIN       := $(CURDIR)/bin
 NATS_BIN  := $(BIN)/nats-server
+PROMTOOL_BIN := $(BIN)/promtool
 FUZZTIME  ?= 10s
 SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
+export PROMTOOL_BIN
 
-.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium
+.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium promtool
 
 all: build
 
@@ -22,6 +24,13 @@ build: $(NATS_BIN)
 $(NATS_BIN): go.mod go.sum
 	@mkdir -p $(BIN)
 	$(GO) build -o $(NATS_BIN) github.com/nats-io/nats-server/v2
+
+## promtool: Prometheus's promtool, from the module pinned in tools/promtool, which checks and unit-tests the alert rules
+promtool: $(PROMTOOL_BIN)
+
+$(PROMTOOL_BIN): tools/promtool/go.mod tools/promtool/go.sum
+	@mkdir -p $(BIN)
+	cd tools/promtool && $(GO) build -tags remove_all_sd -o $(PROMTOOL_BIN) github.com/prometheus/prometheus/cmd/promtool
 
 ## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
 demo: build
@@ -41,7 +50,7 @@ test: test-go fuzz
 # server); otherwise the pgvector tests fail saying how to provide one.
 PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u)),pgvector-root))
 
-test-go: $(NATS_BIN) $(PGVECTOR_SETUP) chromium
+test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
