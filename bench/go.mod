@@ -1,6 +1,6 @@
 module github.com/sluicehq/sluice/bench
 
-go 1.26.0
+go 1.26.7
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
