@@ -20,6 +20,9 @@ func TestReplayDialogIsAuditedAndExcludes(t *testing.T) {
 		AND reason IS NULL AND scope->>'source' = 'beta'`, operatorName); n != 1 {
 		t.Errorf("%d dry-run audit rows by %s; want 1", n, operatorName)
 	}
+	if code, body := b.get(t, "/audit", viewerSecret); code != http.StatusOK || !strings.Contains(body, "<td>dry_run</td><td>"+operatorName+"</td>") {
+		t.Errorf("audit page: %d; want the dry run by %s:\n%s", code, operatorName, body)
+	}
 	if code, _ := b.get(t, "/replay?source=beta&disposition=escalate", operatorSecret); code != http.StatusBadRequest {
 		t.Errorf("dry run of escalations: %d; want 400", code)
 	}
