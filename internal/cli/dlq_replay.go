@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,7 +33,7 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	var err error
-	if scope.RatePerSecond, err = parseRate(rate); err != nil {
+	if scope.RatePerSecond, err = replay.ParseRate(rate); err != nil {
 		return usageErr("--rate: %v", err)
 	}
 
@@ -88,34 +85,6 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-01-02T15:04:05Z) nor a duration (24h)", s)
-}
-
-// parseRate reads a rate: "" (unlimited), N, N/s or N/m, returned per
-// second.
-func parseRate(s string) (float64, error) {
-	if s == "" {
-		return 0, nil
-	}
-	num, per := s, time.Second
-	if n, unit, ok := strings.Cut(s, "/"); ok {
-		num = n
-		switch unit {
-		case "s":
-		case "m":
-			per = time.Minute
-		default:
-			return 0, fmt.Errorf("%q: the unit after / is s or m (50/s, 600/m)", s)
-		}
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || math.IsInf(n, 0) {
-		return 0, fmt.Errorf("%q: want a positive number of replays, per second or minute (50/s, 600/m)", s)
-	}
-	perSecond := n / per.Seconds()
-	if perSecond > replay.MaxRatePerSecond {
-		return 0, fmt.Errorf("%q: at most %d/s", s, replay.MaxRatePerSecond)
-	}
-	return perSecond, nil
 }
 
 // executeReplay connects to NATS and runs the replay.

@@ -240,8 +240,9 @@ func Count(ctx context.Context, pool *pgxpool.Pool, s Scope) (*Preview, error) {
 // dispatched, so that running the same replay again selects nothing; then
 // it publishes the replay jobs to ingest.replay.<source> through js. Rows
 // whose dispatch failed are unmarked so that a later replay can pick them
-// up; the error then says how many were sent. It returns ErrScope for a
-// scope that fails Validate.
+// up; the error then says how many were sent. Publishing is paced by
+// Scope.RatePerSecond. It returns ErrScope for a scope that fails
+// Validate, including one that names the escalate disposition.
 func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s Scope, reason, requestedBy string) (*Preview, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
