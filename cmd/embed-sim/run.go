@@ -64,6 +64,9 @@ func parseFlags(args []string, stderr io.Writer) (settings, error) {
 		}
 		s.cfg.Faults = overrideFaults(file, f, fs)
 	}
+	if !fl.NoDrill {
+		s.cfg.Faults = s.cfg.Faults.WithDrill()
+	}
 	if err := s.cfg.Validate(); err != nil {
 		return s, fmt.Errorf("%w: %w", errUsage, err)
 	}

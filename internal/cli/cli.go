@@ -39,7 +39,8 @@ func commands() map[string]command {
 		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
-		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|pause|resume", runDLQ},
+		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|audit|pause|resume", runDLQ},
+		"drill":     {"run seed 004's fault drill against the running system (embed-sim as embedder); exit 1 if it fails", runDrill},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
 		"runs":      {"list ingest runs", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},
@@ -53,8 +54,9 @@ func dlqCommands() map[string]command {
 		"show":   {"show one dead letter: show DEAD_LETTER_ID", runDLQShow},
 		"report": {"source × error class with examples and the shape of the DLQ", runDLQReport},
 		"replay": {"replay dead letters in an explicit scope (dry run unless --execute)", runDLQReplay},
-		"pause":  {"pause the replay durable", runDLQPause},
-		"resume": {"resume the replay durable", runDLQResume},
+		"audit":  {"list replays, dry runs, pauses and resumes with who asked and each replay's outcome", runDLQAudit},
+		"pause":  {"pause operator and automatic replays", runDLQPause},
+		"resume": {"resume operator and automatic replays", runDLQResume},
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var scope replay.Scope
-	var since, until, reason string
+	var since, until, reason, rate string
 	var execute bool
 	l := newLoader(env, "dlq replay", &c, true)
 	l.String(&scope.Source, "source", "", "", "replay dead letters of this source")
@@ -26,11 +26,17 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	l.String(&until, "until", "", "", "failed before: RFC 3339 time, or a duration ago")
 	l.Int(&scope.Limit, "limit", "", 500, "replay at most this many")
 	l.String(&reason, "reason", "", "", "why (recorded in replay_audit; required with --execute)")
+	l.Bool(&scope.IncludeReplayed, "include-replayed", "", false, "also take dead letters that failed again after a replay")
+	l.String(&rate, "rate", "", "", "publish at most this many replay jobs: N/s or N/m (default: unlimited)")
 	l.Bool(&execute, "execute", "", false, "dispatch the replay; without it, only preview")
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
 	var err error
+	if scope.RatePerSecond, err = replay.ParseRate(rate); err != nil {
+		return usageErr("--rate: %v", err)
+	}
+
 	if scope.Since, err = parseWhen(since, time.Now()); err != nil {
 		return usageErr("--since: %v", err)
 	}
@@ -55,7 +61,7 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	if execute {
 		preview, err = executeReplay(ctx, pool, c.NATSURL, scope, reason, cliPrincipal(env))
 	} else {
-		preview, err = replay.DryRun(ctx, pool, scope)
+		preview, err = replay.DryRun(ctx, pool, scope, cliPrincipal(env))
 	}
 	if preview != nil {
 		if c.JSON {
@@ -102,12 +108,18 @@ func cliPrincipal(env Env) string {
 func printPreview(env Env, p *replay.Preview) {
 	w := env.Stdout
 	if p.DryRun {
-		fmt.Fprintln(w, "DRY RUN: nothing was changed or dispatched; add --execute --reason \"...\" to replay.")
+		fmt.Fprintf(w, "DRY RUN %s: nothing was marked or dispatched; add --execute --reason \"...\" to replay.\n", p.ReplayID)
 	} else {
 		fmt.Fprintf(w, "replay %s\n", p.ReplayID)
 	}
 	fmt.Fprintf(w, "selected %d (limit %d); %d already have a vector with the same content; %d cannot be replayed (no job payload)\n",
 		p.Selected, p.Scope.Limit, p.AlreadyStored, p.NotReplayable)
+	if p.ExcludedReplayed > 0 {
+		fmt.Fprintf(w, "excluded %d already replayed once (add --include-replayed to take them)\n", p.ExcludedReplayed)
+	}
+	if p.ExcludedEscalated > 0 {
+		fmt.Fprintf(w, "excluded %d escalations (never replayed)\n", p.ExcludedEscalated)
+	}
 	printCounts(w, "error class", p.ByClass)
 	printCounts(w, "source", p.BySource)
 	if !p.DryRun {
@@ -134,8 +146,9 @@ func runDLQResume(ctx context.Context, env Env, args []string) error {
 	return pauseReplay(ctx, env, args, false)
 }
 
-// pauseReplay pauses or resumes the INGEST "replay" durable; live
-// ingestion ("workers") is untouched.
+// pauseReplay pauses or resumes operator and automatic replays (the
+// INGEST "replay" and DLQ "replayer" durables); live ingestion
+// ("workers") and triage are untouched.
 func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error {
 	var c conn
 	var dur time.Duration
@@ -159,7 +172,7 @@ func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error 
 		if err := replay.Resume(ctx, js); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.Stderr, "replay durable resumed")
+		fmt.Fprintln(env.Stderr, "operator and automatic replays resumed")
 		return nil
 	}
 	var until time.Time
@@ -169,6 +182,6 @@ func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error 
 	if until, err = replay.Pause(ctx, js, until); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "replay durable paused until %s\n", until.UTC().Format(time.RFC3339))
+	fmt.Fprintf(env.Stderr, "operator and automatic replays paused until %s\n", until.UTC().Format(time.RFC3339))
 	return nil
 }

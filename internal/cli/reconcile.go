@@ -56,6 +56,9 @@ func printReconcile(env Env, r *reconcile.Report) {
 		r.Chunks["stored"], r.Chunks["parked"], r.Chunks["pending"], r.Chunks["superseded"])
 	fmt.Fprintf(w, "leaked: %d (stored without vector %d, parked without dead letter %d)\n",
 		r.Leaked.Total(), r.Leaked.StoredWithoutVector, r.Leaked.ParkedWithoutDeadLetter)
+	if r.Leaked.NeedReingest > 0 {
+		fmt.Fprintf(w, "  of which %d had their job cleared when stored: --redrive marks their documents; then run the producer over their source again\n", r.Leaked.NeedReingest)
+	}
 	fmt.Fprintf(w, "duplicated: %d\n", r.Duplicated)
 	fmt.Fprintf(w, "unpublished (recorded, never confirmed by NATS): %d\n", r.Unpublished)
 	fmt.Fprintf(w, "lost (confirmed, but gone from INGEST): %d\n", r.Lost)

@@ -74,7 +74,16 @@ type replayData struct {
 	Error    string
 }
 
-func (s *Server) dryRun(r *http.Request, values url.Values) (*replayData, int, error) {
+// scope is the replay the form asks for: everything it matches, up to the
+// cap.
+func (f listForm) scope() replay.Scope {
+	return replay.Scope{Filter: f.Filter, Limit: replay.MaxLimit, IncludeReplayed: f.IncludeReplayed}
+}
+
+// dryRun previews the replay values ask for. With audit, the preview is a
+// dry run on the audit trail under the signed-in principal; without, it
+// only counts (a form re-shown after a mistake).
+func (s *Server) dryRun(r *http.Request, values url.Values, audit bool) (*replayData, int, error) {
 	p := principalOf(r.Context())
 	form, err := parseListForm(values, p, time.Now())
 	if err != nil {
@@ -87,7 +96,14 @@ func (s *Server) dryRun(r *http.Request, values url.Values) (*replayData, int, e
 	if !d.Narrow {
 		return d, http.StatusOK, nil
 	}
-	d.Preview, err = replay.DryRun(r.Context(), s.pool, replay.Scope{Filter: form.Filter, Limit: replay.MaxLimit})
+	if audit {
+		d.Preview, err = replay.DryRun(r.Context(), s.pool, form.scope(), p.Name)
+	} else {
+		d.Preview, err = replay.Count(r.Context(), s.pool, form.scope())
+	}
+	if errors.Is(err, replay.ErrScope) {
+		return nil, http.StatusBadRequest, err
+	}
 	if err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
@@ -97,7 +113,7 @@ func (s *Server) dryRun(r *http.Request, values url.Values) (*replayData, int, e
 // replayDialog shows the dry run of replaying everything the filter
 // matches, and asks for a reason.
 func (s *Server) replayDialog(w http.ResponseWriter, r *http.Request) {
-	d, status, err := s.dryRun(r, r.URL.Query())
+	d, status, err := s.dryRun(r, r.URL.Query(), true)
 	if err != nil {
 		s.answer(w, r, status, err)
 		return
@@ -113,7 +129,7 @@ func (s *Server) replayExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reason := strings.TrimSpace(r.PostForm.Get("reason"))
-	d, status, err := s.dryRun(r, r.PostForm)
+	d, status, err := s.dryRun(r, r.PostForm, false)
 	switch {
 	case err != nil:
 		s.answer(w, r, status, err)
@@ -130,7 +146,7 @@ func (s *Server) replayExecute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principalOf(r.Context())
-	preview, err := replay.Execute(r.Context(), s.pool, s.js, replay.Scope{Filter: d.Form.Filter, Limit: replay.MaxLimit}, reason, p.Name)
+	preview, err := replay.Execute(r.Context(), s.pool, s.js, d.Form.scope(), reason, p.Name)
 	if preview == nil && err != nil {
 		s.internal(w, r, err)
 		return

@@ -221,6 +221,9 @@ func (b *testBundle) replayThroughThePage(t *testing.T, ctx context.Context) {
 	if n := b.count(t, `SELECT count(*) FROM dead_letters WHERE replay_id IS NOT NULL`); n != 0 {
 		t.Fatalf("the dry run marked %d dead letters", n)
 	}
+	if n := b.count(t, `SELECT count(*) FROM replay_audit WHERE action = 'dry_run' AND requested_by = $1 AND selected = $2`, operatorName, alphaReady); n != 1 {
+		t.Errorf("%d dry-run audit rows by %s; want 1", n, operatorName)
+	}
 	run(t, ctx, "reason", chromedp.SendKeys(chromedp.CSS("#reason"), "embedder fixed its 503s"))
 	screenshot(t, ctx, "replay-dialog.png", true)
 	run(t, ctx, "dispatch",

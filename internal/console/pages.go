@@ -189,8 +189,11 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "run.html", page{Title: "Run " + run.RunID, Nav: "runs", Data: run})
 }
 
+// auditPageSize is how many audit entries the audit page shows.
+const auditPageSize = 200
+
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request) {
-	rows, err := listAudit(r.Context(), s.pool, 200)
+	rows, err := replay.ListAudit(r.Context(), s.pool, replay.AuditFilter{Limit: auditPageSize})
 	if err != nil {
 		s.internal(w, r, err)
 		return

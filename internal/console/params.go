@@ -11,7 +11,11 @@ import (
 
 // filterParams are the list filters as the URL carries them, so that a
 // filtered view survives a reload and can be shared.
-var filterParams = []string{"source", "class", "disposition", "stage", "run", "since", "until", "state", "q", "ptext", "sort"}
+var filterParams = []string{"source", "class", "disposition", "stage", "run", "since", "until", "state", "q", "ptext", "sort", includeReplayedParam}
+
+// includeReplayedParam is the replay dialog's checkbox: also take dead
+// letters already replayed once.
+const includeReplayedParam = "include_replayed"
 
 // listForm is a parsed filter with its raw values, for echoing back.
 type listForm struct {
@@ -20,6 +24,8 @@ type listForm struct {
 	Sort   string
 	// PayloadIgnored is set when a viewer asked for a payload search.
 	PayloadIgnored bool
+	// IncludeReplayed is the replay dialog's checkbox.
+	IncludeReplayed bool
 }
 
 // Get returns a raw value.
@@ -41,6 +47,7 @@ func parseListForm(q url.Values, p Principal, now time.Time) (listForm, error) {
 	v := f.Values
 	f.Filter = replay.Filter{Source: v.Get("source"), ErrorClass: v.Get("class"), Disposition: v.Get("disposition"),
 		Stage: v.Get("stage"), Run: v.Get("run"), Detail: v.Get("q"), PayloadText: v.Get("ptext")}
+	f.IncludeReplayed = v.Get(includeReplayedParam) != ""
 	switch st := v.Get("state"); st {
 	case "":
 		f.Filter.State = replay.StateOpen

@@ -104,27 +104,3 @@ func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, er
 	}
 	return d, nil
 }
-
-// auditRow is one replay_audit row.
-type auditRow struct {
-	ID, Action, Reason                  string
-	RequestedBy                         *string
-	RequestedAt                         time.Time
-	Scope                               string
-	DryRun                              bool
-	Selected, Dispatched, AlreadyStored int
-}
-
-func listAudit(ctx context.Context, pool *pgxpool.Pool, limit int) ([]auditRow, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT replay_id, action, reason, requested_by, requested_at, scope::text, dry_run, selected, dispatched, already_stored
-		FROM replay_audit ORDER BY requested_at DESC, replay_id DESC LIMIT $1`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[auditRow])
-	if err != nil {
-		return nil, fmt.Errorf("audit: %w", err)
-	}
-	return out, nil
-}

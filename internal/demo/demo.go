@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/drill"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/migrations"
@@ -40,6 +41,10 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Progress draws a live line on Stderr (a terminal).
 	Progress bool
+	// Drill runs `sluice drill` (seed 004's fault drill) against the
+	// system once it has converged, prints its report, and fails the demo
+	// if the drill fails.
+	Drill bool
 	// OnConverged, if set, is called once the system has converged, with
 	// each service's metrics address keyed by process name, while
 	// everything still runs.
@@ -131,6 +136,12 @@ func Run(ctx context.Context, o Options) error {
 	writeReport(o.Stdout, st, rep, took, s)
 	if !rep.OK {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
+	}
+	if o.Drill {
+		say("running the fault drill against the running system …")
+		if err := s.drill(ctx, pool); err != nil {
+			return err
+		}
 	}
 	if o.Keep {
 		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, nats.URL)
@@ -292,6 +303,25 @@ func (s *stack) stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
 		s.procs[i].stop()
 	}
+}
+
+// drill runs the fault drill against the stack and prints its report.
+func (s *stack) drill(ctx context.Context, pool *pgxpool.Pool) error {
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.natsURL, Name: "sluice-drill"}, zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	rep, err := drill.Run(ctx, pool, js, drill.Config{EmbedderURL: s.simURL})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(s.o.Stdout, "\nFault drill (seed 004):")
+	rep.Write(s.o.Stdout)
+	if !rep.Passed() {
+		return errors.New("the fault drill failed")
+	}
+	return nil
 }
 
 func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.Report, error) {

@@ -16,7 +16,8 @@ import (
 	"github.com/sluicehq/sluice/internal/demo"
 )
 
-// The demo converges, reports no leak and no duplicate, and while it runs
+// The demo converges, reports no leak and no duplicate, passes the fault
+// drill run against its running processes afterwards, and while it runs
 // every service's /metrics carries the series operators and alerts
 // depend on, with the ones the demo must move above zero.
 func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
@@ -28,7 +29,7 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	scraped := map[string]string{}
 	err = demo.Run(context.Background(), demo.Options{
-		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute,
+		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute, Drill: true,
 		Stdout: &stdout, Stderr: &stderr,
 		OnConverged: func(addrs map[string]string) {
 			for name, addr := range addrs {
@@ -41,7 +42,7 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	}
 	report := stdout.String()
 	t.Log(report)
-	for _, want := range []string{"0 leaked, 0 duplicated", "escalations   1", "invalid_encoding 1", "context_length_exceeded 1", "policy_violation 1"} {
+	for _, want := range []string{"0 leaked, 0 duplicated", "escalations   1", "invalid_encoding 1", "context_length_exceeded 1", "policy_violation 1", "DRILL PASSED"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -21,6 +21,9 @@ type Flags struct {
 	// Latency is the added latency, unparsed (see ParseLatency). Defaults
 	// to none.
 	Latency string
+	// NoDrill leaves out the drill's script (Faults.WithDrill). Defaults
+	// to false: the drill's markers are answered as scripted.
+	NoDrill bool
 	// Config holds the server settings: Dims, Model, DisableBase64 and
 	// Seed. Its Faults are left alone; see Faults.
 	Config Config
@@ -49,4 +52,5 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Latency, "latency", "", `added latency: "fixed:5ms", "uniform:1ms-20ms" or "lognormal:10ms,200ms"`)
 	fs.StringVar(&f.RequestLog, "request-log", "", "append every request as JSON lines to this file")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&f.NoDrill, "no-drill", false, "do not answer the inputs of sluice drill with its scripted faults")
 }

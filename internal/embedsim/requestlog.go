@@ -195,7 +195,36 @@ func (l *requestLog) counts() RequestCounts {
 	return c
 }
 
-func (l *requestLog) serveCounts(w http.ResponseWriter, _ *http.Request) {
+// RequestsFor is the answer of GET /debug/requests?input_sha256=H: the
+// remembered requests that carried the input whose SHA-256 is H, oldest
+// first.
+type RequestsFor struct {
+	InputSHA256 string          `json:"input_sha256"`
+	Requests    []RequestRecord `json:"requests"`
+}
+
+// serveCounts serves the counts, or with ?input_sha256= the requests that
+// carried one input (the drill reads its inputs' histories there).
+func (l *requestLog) serveCounts(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
+	if h := r.URL.Query().Get("input_sha256"); h != "" {
+		_ = json.NewEncoder(w).Encode(RequestsFor{InputSHA256: h, Requests: l.carrying(h)})
+		return
+	}
 	_ = json.NewEncoder(w).Encode(l.counts())
+}
+
+// carrying returns the remembered requests that held the input whose hex
+// SHA-256 is h, oldest first.
+func (l *requestLog) carrying(h string) []RequestRecord {
+	out := []RequestRecord{}
+	for _, rec := range l.records() {
+		for _, in := range rec.InputSHA256 {
+			if in == h {
+				out = append(out, rec)
+				break
+			}
+		}
+	}
+	return out
 }

@@ -88,7 +88,9 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		}
 		// One statement marks the manifest stored and resolves the chunks'
 		// dead letters, if any: replays and late redeliveries close the loop
-		// in the same transaction, at no extra round trip.
+		// in the same transaction, at no extra round trip. A stored chunk's
+		// job is cleared: its text now lives in chunk_embeddings and nothing
+		// republishes a stored chunk (retention, migration 00012).
 		if _, err := tx.Exec(ctx, `
 			WITH t AS (
 				SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)),
@@ -97,7 +99,7 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 				FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
 				  AND d.version <= t.version AND d.resolved_at IS NULL)
 			UPDATE ingest_manifest m
-			SET status = 'stored', attempts = t.attempts, last_error_class = NULL, updated_at = now()
+			SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL, updated_at = now()
 			FROM t
 			WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
 			  AND m.status IN ('pending', 'parked')`,

@@ -44,6 +44,12 @@ type Leaks struct {
 	// ParkedWithoutDeadLetter are manifest rows marked parked with neither
 	// a dead_letters row nor an outbox row.
 	ParkedWithoutDeadLetter int `json:"parked_without_dead_letter"`
+	// NeedReingest are the StoredWithoutVector rows whose job was cleared
+	// when they were stored (retention): their text went with the vector,
+	// so only the source can send them again. A repair forgets their
+	// documents' content hash, so the producer's next run over the source
+	// ingests those documents again as a new version.
+	NeedReingest int `json:"need_reingest"`
 }
 
 // Total is the number of leaked chunks.
@@ -141,7 +147,7 @@ func (c *checker) countChunks(ctx context.Context) error {
 // leakedSQL selects leaked manifest rows: stored without a vector of
 // their version, or parked with neither a dead letter nor an outbox row.
 const leakedSQL = `
-	SELECT m.doc_id, m.chunk_index, m.status FROM ingest_manifest m
+	SELECT m.doc_id, m.chunk_index, m.status, m.job IS NULL FROM ingest_manifest m
 	WHERE (m.status = 'stored' AND NOT EXISTS (
 	         SELECT 1 FROM chunk_embeddings e WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index AND e.version >= m.version))
 	   OR (m.status = 'parked'
@@ -150,21 +156,31 @@ const leakedSQL = `
 	                       AND (o.payload->>'chunk_index')::int = m.chunk_index))`
 
 // leaks counts leaked rows; a repair sends each back through the pipeline
-// as pending work, which stores or parks it properly this time.
+// as pending work, which stores or parks it properly this time, or, for
+// a stored row whose job was cleared, marks its document for the
+// producer's next run.
 func (c *checker) leaks(ctx context.Context) error {
 	rows, err := c.pool.Query(ctx, leakedSQL)
 	if err != nil {
 		return fmt.Errorf("leak query: %w", err)
 	}
 	var jobs []redrive.Job
+	var reingest []string
 	var j redrive.Job
 	var index int32
 	var status string
-	if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &status}, func() error {
-		if status == "stored" {
-			c.rep.Leaked.StoredWithoutVector++
-		} else {
+	var cleared bool
+	if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &status, &cleared}, func() error {
+		switch {
+		case status != "stored":
 			c.rep.Leaked.ParkedWithoutDeadLetter++
+		case cleared:
+			c.rep.Leaked.StoredWithoutVector++
+			c.rep.Leaked.NeedReingest++
+			reingest = append(reingest, j.DocID)
+			return nil
+		default:
+			c.rep.Leaked.StoredWithoutVector++
 		}
 		j.Index = int(index)
 		jobs = append(jobs, j)
@@ -172,7 +188,11 @@ func (c *checker) leaks(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("leak query: %w", err)
 	}
-	if !c.opts.Redrive || len(jobs) == 0 {
+	if !c.opts.Redrive {
+		return nil
+	}
+	c.markForReingest(ctx, reingest)
+	if len(jobs) == 0 {
 		return nil
 	}
 	ids, indexes := keys(jobs)
@@ -180,7 +200,8 @@ func (c *checker) leaks(ctx context.Context) error {
 		UPDATE ingest_manifest m SET status = 'pending', published_at = NULL, publish_seq = NULL,
 		       publish_gen = m.publish_gen + 1, updated_at = now()
 		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status IN ('stored', 'parked')`, ids, indexes)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status IN ('stored', 'parked')
+		  AND m.job IS NOT NULL`, ids, indexes)
 	if err != nil {
 		c.fail("re-open leaked chunks", err)
 		return nil
@@ -189,6 +210,22 @@ func (c *checker) leaks(ctx context.Context) error {
 	// Re-opened rows are now unpublished work, which the next step
 	// publishes under their new generation.
 	return nil
+}
+
+// markForReingest forgets the content hash of documents whose stored
+// chunks lost their vector after their job was cleared: the producer
+// compares hashes, so its next run over the source sends them again as a
+// new version.
+func (c *checker) markForReingest(ctx context.Context, docIDs []string) {
+	if len(docIDs) == 0 {
+		return
+	}
+	tag, err := c.pool.Exec(ctx, `UPDATE documents SET content_hash = '', updated_at = now() WHERE doc_id = ANY($1) AND content_hash <> ''`, docIDs)
+	if err != nil {
+		c.fail("mark documents for re-ingestion", err)
+		return
+	}
+	c.rep.Redriven["marked_for_reingest"] = int(tag.RowsAffected())
 }
 
 // openDeadLetters counts stored chunks whose dead letter is still open; a

@@ -3,6 +3,9 @@ package replay
 import (
 	"context"
 	"errors"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go/ratelimiter"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,18 +20,26 @@ type job struct {
 	raw               []byte
 }
 
-// dispatch publishes replay jobs to ingest.replay.<source> and waits for
-// every PubAck. It returns the dead letter ids dispatched and failed.
-func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job) (ok, failed []string, err error) {
+// dispatch publishes replay jobs to ingest.replay.<source>, at most
+// perSecond a second when it is positive, and waits for every PubAck. It
+// returns the dead letter ids dispatched and failed.
+func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job, perSecond float64) (ok, failed []string, err error) {
 	if len(jobs) == 0 {
 		return nil, nil, nil
 	}
 	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
 		return nil, ids(jobs), err
 	}
+	limiter := newLimiter(perSecond)
 	futures := make([]jetstream.PubAckFuture, len(jobs))
 	var errs []error
 	for i, j := range jobs {
+		if limiter != nil {
+			if err := limiter.AcquirePermit(ctx); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
 		msg := &nats.Msg{Subject: messages.ReplaySubject(j.source), Data: j.raw, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, j.msgID)
 		if futures[i], err = js.PublishMsgAsync(msg); err != nil {
@@ -51,6 +62,15 @@ func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job) (ok, fail
 		}
 	}
 	return ok, failed, errors.Join(errs...)
+}
+
+// newLimiter returns a smooth limiter of perSecond permits a second, or
+// nil for no limit.
+func newLimiter(perSecond float64) ratelimiter.RateLimiter[any] {
+	if perSecond <= 0 {
+		return nil
+	}
+	return ratelimiter.NewSmoothWithMaxRate[any](time.Duration(float64(time.Second) / perSecond))
 }
 
 func ids(jobs []job) []string {

@@ -8,6 +8,11 @@
 // (replayed_at, replay_id) and writes its replay_audit row in one
 // transaction before anything is published, so the same replay run twice
 // dispatches nothing the second time. Rows whose dispatch failed are
-// unmarked, so a later replay picks them up. Pause and Resume act on the
-// INGEST "replay" durable only; live ingestion is untouched.
+// unmarked, so a later replay picks them up. A dead letter already
+// replayed once (AlreadyReplayedSQL) is left out unless the scope says
+// IncludeReplayed; an escalation is never selected at all. Dry runs,
+// replays, pauses and resumes are all recorded in replay_audit with who
+// asked; ListAudit reads them back with each replay's outcome. Pause and
+// Resume act on both replay durables (operator and automatic replays);
+// live ingestion is untouched.
 package replay

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,12 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
-)
-
-// Actions recorded in replay_audit besides replays.
-const (
-	ActionPause  = "pause"
-	ActionResume = "resume"
 )
 
 // replayDurables are the durables that carry replays: operator replays
@@ -92,11 +85,8 @@ func RecordAction(ctx context.Context, pool *pgxpool.Pool, action, requestedBy, 
 		return "", fmt.Errorf("%w: %s needs a reason, for the audit trail", ErrScope, action)
 	}
 	id := newID(action[:2])
-	scope, _ := json.Marshal(detail)
-	if _, err := pool.Exec(ctx, `
-		INSERT INTO replay_audit (replay_id, action, requested_by, reason, scope, dry_run, selected)
-		VALUES ($1, $2, NULLIF($3, ''), $4, $5, false, 0)`, id, action, requestedBy, reason, scope); err != nil {
-		return "", fmt.Errorf("record %s: %w", action, err)
+	if err := insertAudit(ctx, pool, auditRecord{id: id, action: action, by: requestedBy, reason: reason, scope: detail}); err != nil {
+		return "", err
 	}
 	return id, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,12 +25,21 @@ const MaxLimit = 10000
 var ErrScope = errors.New("replay scope")
 
 // Scope is what a replay selects: a filter and a cap. Among the matches,
-// only unresolved dead letters with a payload that were not replayed since
-// they last failed are taken, oldest failure first.
+// only eligible dead letters are taken, oldest failure first: unresolved,
+// with a payload, not in flight (replayed since they last failed), never
+// an escalation, and — unless IncludeReplayed — never replayed before
+// (see AlreadyReplayedSQL).
 type Scope struct {
 	Filter
 	// Limit caps the selection, 1..MaxLimit.
 	Limit int `json:"limit"`
+	// IncludeReplayed also takes dead letters that failed again after a
+	// replay. Defaults to false: a replay is a second chance, not a loop.
+	IncludeReplayed bool `json:"include_replayed,omitempty"`
+	// RatePerSecond bounds how fast Execute publishes the replay jobs, so
+	// a large replay does not flood the embedder's budget. Defaults to 0:
+	// as fast as JetStream acknowledges.
+	RatePerSecond float64 `json:"rate_per_second,omitempty"`
 }
 
 // Validate says how to fix a scope a replay must not take.
@@ -45,7 +53,47 @@ func (s Scope) Validate() error {
 	if s.Limit < 1 || s.Limit > MaxLimit {
 		return fmt.Errorf("%w: limit %d: want 1..%d", ErrScope, s.Limit, MaxLimit)
 	}
+	if s.Disposition == messages.DispositionEscalate {
+		return fmt.Errorf("%w: escalations are never replayed to the embedder: resolve them by their policy, not by a replay", ErrScope)
+	}
+	if s.RatePerSecond < 0 || s.RatePerSecond > MaxRatePerSecond {
+		return fmt.Errorf("%w: rate %g/s: want 0 (unlimited) up to %d/s", ErrScope, s.RatePerSecond, MaxRatePerSecond)
+	}
 	return nil
+}
+
+// MaxRatePerSecond caps Scope.RatePerSecond; above it a limit limits
+// nothing JetStream would not.
+const MaxRatePerSecond = 100000
+
+// AlreadyReplayedSQL is the condition, on dead_letters aliased d, that a
+// dead letter was already replayed once: its current failure came from a
+// replay generation (replay_gen > 0: an operator or the automatic replayer
+// re-sent it and it failed again), or an operator replay marked it
+// (replayed_at: in flight, or failed again since). A dispatch that failed
+// and was unmarked does not count: nothing was sent.
+const AlreadyReplayedSQL = "(d.replay_gen > 0 OR d.replayed_at IS NOT NULL)"
+
+// escalatedSQL is the condition that a dead letter is an escalation:
+// its disposition says so, or its chunk's text is held in
+// escalated_chunks. Its payload is redacted; replaying it would embed
+// the redaction and resolve a compliance case behind the alert's back.
+const escalatedSQL = `(d.disposition = 'escalate' OR EXISTS (
+	SELECT 1 FROM escalated_chunks x WHERE x.doc_id = d.doc_id AND x.chunk_index = d.chunk_index AND x.version = d.version))`
+
+// eligibleSQL is the condition that a dead letter in scope may be
+// selected, apart from AlreadyReplayedSQL.
+const eligibleSQL = `d.resolved_at IS NULL AND d.payload IS NOT NULL
+	AND (d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at)
+	AND NOT ` + escalatedSQL
+
+// where returns the scope's whole selection condition.
+func (s Scope) where(args *Args) string {
+	w := eligibleSQL + " AND " + s.Where(args)
+	if !s.IncludeReplayed {
+		w += " AND NOT " + AlreadyReplayedSQL
+	}
+	return w
 }
 
 // Preview is the report of a replay, dry or executed.
@@ -66,6 +114,12 @@ type Preview struct {
 	AlreadyStored int `json:"already_have_vector"`
 	// NotReplayable counts those whose payload is not a chunk job.
 	NotReplayable int `json:"not_replayable"`
+	// ExcludedReplayed counts unresolved matches left out because they
+	// were already replayed once (Scope.IncludeReplayed takes them).
+	ExcludedReplayed int `json:"excluded_already_replayed"`
+	// ExcludedEscalated counts unresolved matches left out because they
+	// are escalations, which are never replayed.
+	ExcludedEscalated int `json:"excluded_escalations"`
 	// Dispatched counts the jobs JetStream acknowledged.
 	Dispatched int `json:"dispatched"`
 }
@@ -80,11 +134,12 @@ type candidate struct {
 
 type querier interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
 }
 
-// selectCandidates reads the dead letters in scope that are unresolved and
-// not replayed since they last failed. With lock, it locks them (SKIP
-// LOCKED, so concurrent replays never select the same row).
+// selectCandidates reads the eligible dead letters in scope. With lock,
+// it locks them (SKIP LOCKED, so concurrent replays never select the same
+// row).
 func selectCandidates(ctx context.Context, q querier, s Scope, lock bool) ([]candidate, error) {
 	var args Args
 	sql := `
@@ -92,9 +147,7 @@ func selectCandidates(ctx context.Context, q querier, s Scope, lock bool) ([]can
 		       EXISTS (SELECT 1 FROM chunk_embeddings e JOIN ingest_manifest m USING (doc_id, chunk_index)
 		               WHERE e.doc_id = d.doc_id AND e.chunk_index = d.chunk_index AND e.content_hash = m.content_hash)
 		FROM dead_letters d
-		WHERE d.resolved_at IS NULL AND d.payload IS NOT NULL
-		  AND (d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at)
-		  AND ` + s.Where(&args) + `
+		WHERE ` + s.where(&args) + `
 		ORDER BY d.last_failed_at, d.dead_letter_id
 		LIMIT ` + args.Add(s.Limit)
 	if lock {
@@ -109,6 +162,26 @@ func selectCandidates(ctx context.Context, q querier, s Scope, lock bool) ([]can
 		err := r.Scan(&c.id, &c.docID, &c.index, &c.source, &c.class, &c.gen, &c.payload, &c.hasVector)
 		return c, err
 	})
+}
+
+// countExcluded counts the unresolved matches of s that the eligibility
+// rules leave out, so a preview can say why fewer were selected.
+func countExcluded(ctx context.Context, q querier, s Scope, p *Preview) error {
+	var args Args
+	replayed := "false"
+	if !s.IncludeReplayed {
+		replayed = AlreadyReplayedSQL
+	}
+	err := q.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE `+escalatedSQL+`),
+		       count(*) FILTER (WHERE NOT `+escalatedSQL+` AND `+replayed+`
+		                          AND (d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at))
+		FROM dead_letters d
+		WHERE d.resolved_at IS NULL AND `+s.Where(&args), args...).Scan(&p.ExcludedEscalated, &p.ExcludedReplayed)
+	if err != nil {
+		return fmt.Errorf("count excluded dead letters: %w", err)
+	}
+	return nil
 }
 
 func summarize(s Scope, cands []candidate) *Preview {
@@ -126,8 +199,28 @@ func summarize(s Scope, cands []candidate) *Preview {
 	return p
 }
 
-// DryRun counts what a replay of s would take, changing nothing.
-func DryRun(ctx context.Context, pool *pgxpool.Pool, s Scope) (*Preview, error) {
+// DryRun counts what a replay of s would take, dispatching and marking
+// nothing, and records the preview in replay_audit (action dry_run, with
+// requestedBy) so that who looked at what is on the trail too. The
+// returned Preview's ReplayID names that row.
+func DryRun(ctx context.Context, pool *pgxpool.Pool, s Scope, requestedBy string) (*Preview, error) {
+	p, err := Count(ctx, pool, s)
+	if err != nil {
+		return nil, err
+	}
+	p.ReplayID = newID("dr")
+	if err := insertAudit(ctx, pool, auditRecord{id: p.ReplayID, action: ActionDryRun, by: requestedBy,
+		scope: s, dryRun: true, selected: p.Selected, alreadyStored: p.AlreadyStored}); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Count counts what a replay of s would take and changes nothing, not
+// even the audit trail: for a form re-shown after a mistake, whose dry run
+// is already on the trail. It returns ErrScope for a scope that fails
+// Validate.
+func Count(ctx context.Context, pool *pgxpool.Pool, s Scope) (*Preview, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
@@ -135,7 +228,11 @@ func DryRun(ctx context.Context, pool *pgxpool.Pool, s Scope) (*Preview, error) 
 	if err != nil {
 		return nil, err
 	}
-	return summarize(s, cands), nil
+	p := summarize(s, cands)
+	if err := countExcluded(ctx, pool, s, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Execute replays s: it marks the selected dead letters and records the
@@ -143,8 +240,9 @@ func DryRun(ctx context.Context, pool *pgxpool.Pool, s Scope) (*Preview, error) 
 // dispatched, so that running the same replay again selects nothing; then
 // it publishes the replay jobs to ingest.replay.<source> through js. Rows
 // whose dispatch failed are unmarked so that a later replay can pick them
-// up; the error then says how many were sent. It returns ErrScope for a
-// scope that fails Validate.
+// up; the error then says how many were sent. Publishing is paced by
+// Scope.RatePerSecond. It returns ErrScope for a scope that fails
+// Validate, including one that names the escalate disposition.
 func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s Scope, reason, requestedBy string) (*Preview, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -162,6 +260,9 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 		}
 		preview = summarize(s, cands)
 		preview.DryRun, preview.ReplayID = false, replayID
+		if err := countExcluded(ctx, tx, s, preview); err != nil {
+			return err
+		}
 		var ids []string
 		for _, c := range cands {
 			raw, err := dlq.ReplayJob(messages.DeadLetter{DeadLetterID: c.id, ReplayGen: c.gen, Payload: c.payload}, replayID)
@@ -171,12 +272,9 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 			jobs = append(jobs, job{id: c.id, source: c.source, msgID: messages.ReplayMsgID(c.id, c.gen+1), raw: raw})
 			ids = append(ids, c.id)
 		}
-		scopeJSON, _ := json.Marshal(s)
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO replay_audit (replay_id, action, requested_by, reason, scope, dry_run, selected, already_stored)
-			VALUES ($1, 'replay', NULLIF($2, ''), $3, $4, false, $5, $6)`,
-			replayID, requestedBy, reason, scopeJSON, len(cands), preview.AlreadyStored); err != nil {
-			return fmt.Errorf("record replay: %w", err)
+		if err := insertAudit(ctx, tx, auditRecord{id: replayID, action: ActionReplay, by: requestedBy, reason: reason,
+			scope: s, selected: len(cands), alreadyStored: preview.AlreadyStored}); err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE dead_letters SET replayed_at = now(), replay_id = $1 WHERE dead_letter_id = ANY($2)`, replayID, ids)
 		return err
@@ -184,7 +282,7 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 	if err != nil {
 		return nil, err
 	}
-	dispatched, failed, derr := dispatch(ctx, js, jobs)
+	dispatched, failed, derr := dispatch(ctx, js, jobs, s.RatePerSecond)
 	preview.Dispatched = len(dispatched)
 	if len(failed) > 0 {
 		if _, err := pool.Exec(context.WithoutCancel(ctx),

@@ -53,3 +53,42 @@ func TestFilterWhereBindsEveryValue(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestParseRate(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"", 0, true},
+		{"50", 50, true},
+		{"50/s", 50, true},
+		{"600/m", 10, true},
+		{"0.5/s", 0.5, true},
+		{"0", 0, false},
+		{"-3/s", 0, false},
+		{"fast", 0, false},
+		{"50/h", 0, false},
+		{"NaN", 0, false},
+		{"1e9/s", 0, false},
+	} {
+		got, err := replay.ParseRate(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestScopeRefusesEscalationsAndBadRates(t *testing.T) {
+	t.Parallel()
+	for _, s := range []replay.Scope{
+		{Filter: replay.Filter{Source: "wiki", Disposition: "escalate"}, Limit: 1},
+		{Filter: replay.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: -1},
+		{Filter: replay.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: replay.MaxRatePerSecond + 1},
+	} {
+		if err := s.Validate(); !errors.Is(err, replay.ErrScope) {
+			t.Errorf("Validate(%+v) = %v; want ErrScope", s, err)
+		}
+	}
+}

@@ -183,7 +183,7 @@ func (s *system) count(query string, args ...any) int {
 // sluice runs the operator CLI against this system.
 func (s *system) sluice(args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	env := map[string]string{"DATABASE_URL": s.db.URL, "NATS_URL": s.nats.URL,
+	env := map[string]string{"DATABASE_URL": s.db.URL, "NATS_URL": s.nats.URL, "USER": "ops",
 		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
 	code := cli.Run(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr,
 		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, args)

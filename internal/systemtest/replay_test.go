@@ -2,6 +2,7 @@ package systemtest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
@@ -124,8 +126,13 @@ func testOperatorReplay(t *testing.T, backend testenv.Backend) {
 	if code != 0 || !strings.Contains(out, "DRY RUN") || !strings.Contains(out, "selected 6") {
 		t.Fatalf("dry run: code %d\n%s%s", code, out, errOut)
 	}
-	if n := s.count(`SELECT count(*) FROM dead_letters WHERE replayed_at IS NOT NULL`) + s.count(`SELECT count(*) FROM replay_audit`); n != 0 {
-		t.Fatal("a dry run changed the database")
+	if n := s.count(`SELECT count(*) FROM dead_letters WHERE replayed_at IS NOT NULL`); n != 0 {
+		t.Fatalf("a dry run marked %d dead letters", n)
+	}
+	// The dry run is on the audit trail, with who asked and what it saw.
+	if n := s.count(`SELECT count(*) FROM replay_audit WHERE action = 'dry_run' AND dry_run AND requested_by = 'cli:ops'
+		AND selected = 6 AND dispatched = 0 AND scope->>'error_class' = 'bad_request'`); n != 1 || s.count(`SELECT count(*) FROM replay_audit`) != 1 {
+		t.Fatalf("%d dry-run audit rows by cli:ops; want exactly 1 row", n)
 	}
 	if code, _, errOut := s.sluice("dlq", "replay", "--error-class", "bad_request", "--execute"); code != 2 || !strings.Contains(errOut, "--reason") {
 		t.Fatalf("--execute without --reason: code %d %s", code, errOut)
@@ -157,23 +164,85 @@ func testOperatorReplay(t *testing.T, backend testenv.Backend) {
 			s.count(`SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL`) == 0
 	})
 	var selected, dispatched int
-	if err := s.db.Pool.QueryRow(context.Background(), `SELECT sum(selected), sum(dispatched) FROM replay_audit`).Scan(&selected, &dispatched); err != nil {
+	if err := s.db.Pool.QueryRow(context.Background(), `SELECT sum(selected), sum(dispatched) FROM replay_audit WHERE action = 'replay'`).Scan(&selected, &dispatched); err != nil {
 		t.Fatal(err)
 	}
 	if selected != 6 || dispatched != 6 {
 		t.Errorf("audit: selected %d dispatched %d, want 6 and 6", selected, dispatched)
 	}
+	entries := s.audit("--action", "replay")
+	if len(entries) != 3 || entries[0].Selected != 0 || entries[1].Stored != 2 || entries[2].Stored != 4 || entries[2].RequestedBy != "cli:ops" {
+		t.Errorf("dlq audit --action replay: %+v; want three replays by cli:ops, newest first, storing 0, 2 and 4", entries)
+	}
+	code, out, errOut = s.sluice("dlq", "audit")
+	if code != 0 || !strings.Contains(out, "dry_run") || !strings.Contains(out, "provider fixed") || !strings.Contains(out, "STORED") {
+		t.Errorf("dlq audit table: code %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := s.sluice("dlq", "audit", "--action", "delete"); code != 2 || !strings.Contains(errOut, "dry_run") {
+		t.Errorf("dlq audit --action delete: code %d %s; want a usage error naming the actions", code, errOut)
+	}
 }
 
-// Pausing the replay durable holds replays without touching live
-// ingestion; resuming lets them through.
+// audit runs `sluice dlq audit --json` with args.
+func (s *system) audit(args ...string) []replay.AuditEntry {
+	s.t.Helper()
+	code, out, errOut := s.sluice(append([]string{"dlq", "audit", "--json"}, args...)...)
+	if code != 0 {
+		s.t.Fatalf("dlq audit: code %d %s", code, errOut)
+	}
+	var list struct {
+		Entries []replay.AuditEntry `json:"entries"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		s.t.Fatalf("dlq audit --json: %v\n%s", err, out)
+	}
+	return list.Entries
+}
+
+// A dead letter that fails again after a replay is not replayed again
+// unless asked: the next replay excludes it and says so, the audit counts
+// it as parked again, and --include-replayed takes it.
+func TestReplayedAgainOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{Faults: embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "stubborn", Kind: embedsim.PoisonInvalidInput}}}},
+		pipeline.Config{})
+	s.startAll(noBreaker)
+	s.produce("stub", docs("stubborn", 2))
+	s.eventually(20*time.Second, "two quarantined dead letters", func() bool {
+		return s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'bad_request'`) == 2
+	})
+	if code, out, errOut := s.sluice("dlq", "replay", "--source", "stub", "--execute", "--reason", "try again", "--rate", "10/s"); code != 0 || !strings.Contains(out, "dispatched 2") {
+		t.Fatalf("first replay: code %d\n%s%s", code, out, errOut)
+	}
+	s.eventually(20*time.Second, "both parked again by the replay", func() bool {
+		return s.count(`SELECT count(*) FROM dead_letters WHERE replay_gen = 1 AND replayed_at < last_failed_at`) == 2
+	})
+	if e := s.audit("--action", "replay"); len(e) != 1 || e[0].ParkedAgain != 2 || e[0].Stored != 0 || e[0].InFlight != 0 {
+		t.Errorf("audit of the failed replay: %+v; want 2 parked again", e)
+	}
+	code, out, _ := s.sluice("dlq", "replay", "--source", "stub", "--execute", "--reason", "again")
+	if code != 0 || !strings.Contains(out, "selected 0") || !strings.Contains(out, "excluded 2 already replayed once") {
+		t.Fatalf("replay of replayed rows without --include-replayed: code %d\n%s", code, out)
+	}
+	code, out, _ = s.sluice("dlq", "replay", "--source", "stub", "--include-replayed")
+	if code != 0 || !strings.Contains(out, "selected 2") {
+		t.Fatalf("dry run with --include-replayed: code %d\n%s", code, out)
+	}
+	if code, _, errOut := s.sluice("dlq", "replay", "--source", "stub", "--rate", "fast"); code != 2 || !strings.Contains(errOut, "--rate") {
+		t.Errorf("--rate fast: code %d %s; want a usage error", code, errOut)
+	}
+}
+
+// Pausing holds operator and automatic replays without touching live
+// ingestion or triage: chunks parked by an outage stay parked while
+// paused (the replayer is never handed one), and resuming stores them.
 func TestPauseAndResumeReplay(t *testing.T) {
 	t.Parallel()
 	testenv.ForEachBackend(t, testPauseAndResumeReplay)
 }
 
 func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
-	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{})
+	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 50 * time.Millisecond})
 	if code, _, errOut := s.sluice("dlq", "pause"); code != 0 {
 		t.Fatalf("pause: %d %s", code, errOut)
 	}
@@ -182,7 +251,11 @@ func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c.CachedInfo()
+		i, err := c.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return i
 	}
 	if !info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.IngestStream, broker.WorkersConsumer).Paused {
 		t.Fatal("pause must pause replay and leave live ingestion alone")
@@ -190,12 +263,31 @@ func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 	if !info(broker.DLQStream, broker.ReplayerConsumer).Paused || info(broker.DLQStream, broker.TriageConsumer).Paused {
 		t.Fatal("pause must pause automatic replays (the replayer durable) and leave triage alone")
 	}
+	s.sim.SetOutage(time.Now().Add(-time.Second), time.Now().Add(time.Hour))
+	s.startAll(noBreaker)
+	s.produce("paused", docs("p", 10))
+	s.eventually(30*time.Second, "every chunk parked by the outage and triaged", func() bool {
+		return s.count(`SELECT count(*) FROM dead_letters WHERE error_class = 'transient_exhausted'`) == 10
+	})
+	s.sim.SetOutage(time.Time{}, time.Time{})
+	// Triage saw every dead letter, so the replayer's durable holds them
+	// too; paused, it has handed out none.
+	if r := info(broker.DLQStream, broker.ReplayerConsumer); r.NumPending != 10 || r.Delivered.Consumer != 0 {
+		t.Fatalf("paused replayer: %d pending, %d delivered; want 10 and 0", r.NumPending, r.Delivered.Consumer)
+	}
+	if n := s.count(`SELECT count(*) FROM chunk_embeddings`); n != 0 {
+		t.Fatalf("%d chunks stored while replays were paused", n)
+	}
 	if code, _, errOut := s.sluice("dlq", "resume"); code != 0 {
 		t.Fatalf("resume: %d %s", code, errOut)
 	}
 	if info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.DLQStream, broker.ReplayerConsumer).Paused {
 		t.Fatal("replays still paused after resume")
 	}
+	s.eventually(30*time.Second, "the automatic replayer to store every parked chunk", func() bool {
+		return s.count(`SELECT count(*) FROM chunk_embeddings`) == 10 &&
+			s.count(`SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL`) == 0
+	})
 }
 
 // Broker loss: the INGEST stream is deleted in the middle of a run;
