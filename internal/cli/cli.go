@@ -40,6 +40,7 @@ func commands() map[string]command {
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|pause|resume", runDLQ},
+		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
 		"runs":      {"list ingest runs", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},
