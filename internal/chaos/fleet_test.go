@@ -168,15 +168,16 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// env is what binary gets: the deployment's settings, metrics on, and
-// the NATS credentials of its own role.
+// env is what binary gets: the deployment's settings, metrics on, the
+// NATS credentials of its own role, and PostgreSQL as sluice_runtime, the
+// role that may only read and write rows.
 func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
 	role, err := natsauth.ForBinary(binary)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	env := append(f.nats.Env(role),
-		"DATABASE_URL="+f.db.URL, "EMBEDDER_URL="+f.simURL,
+		"DATABASE_URL="+f.db.RuntimeURL, "EMBEDDER_URL="+f.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
 	)

@@ -92,12 +92,18 @@ func Run(ctx context.Context, o Options) error {
 	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
 		return err
 	}
+	// Migrations ran as the owner; the services run as sluice_runtime,
+	// which may only read and write rows.
+	if err := testenv.AllowRoleLogins(ctx, pg.URL); err != nil {
+		return err
+	}
+	runtimeURL := testenv.AsRole(dbURL, testenv.RuntimeRole)
 	// The topology owner declares the streams; every service connects as
 	// its own role and only verifies them.
 	if err := declareTopology(ctx, nats); err != nil {
 		return err
 	}
-	s := &stack{o: o, dir: env.Root(), dbURL: dbURL, nats: nats}
+	s := &stack{o: o, dir: env.Root(), dbURL: runtimeURL, nats: nats}
 	defer s.stop()
 	if err := s.start(); err != nil {
 		return err
@@ -139,7 +145,7 @@ func Run(ctx context.Context, o Options) error {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
 	}
 	if o.Keep {
-		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, nats.URLFor(natsauth.Operator))
+		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", runtimeURL, nats.URLFor(natsauth.Operator))
 		for _, m := range s.metrics {
 			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
 		}

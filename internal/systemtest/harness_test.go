@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,11 +45,13 @@ type system struct {
 	pipe pipeline.Config
 }
 
-// newSystem deploys the system on a fresh database of backend.
-func newSystem(t *testing.T, backend testenv.Backend, sim embedsim.Config, pipe pipeline.Config) *system {
+// newSystem deploys the system on a fresh database of backend, on a NATS
+// server adjusted by natsOpts.
+func newSystem(t *testing.T, backend testenv.Backend, sim embedsim.Config, pipe pipeline.Config, natsOpts ...testenv.NATSOption) *system {
 	t.Helper()
 	sim.Dims = dims
-	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend)), sim: embedsim.StartTest(t, sim), nats: testenv.NewNATS(t), pipe: pipe}
+	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend)), sim: embedsim.StartTest(t, sim),
+		nats: testenv.NewNATS(t, natsOpts...), pipe: pipe}
 	s.js = s.connect(natsauth.Owner)
 	if err := broker.Ensure(context.Background(), s.js, s.topology()); err != nil {
 		t.Fatal(err)
@@ -194,12 +197,22 @@ func (s *system) sluice(args ...string) (int, string, string) {
 	return s.sluiceAs(natsauth.Operator, args...)
 }
 
-// sluiceAs runs the operator CLI with role's NATS credentials.
+// sluiceAs runs the operator CLI with role's NATS credentials (and TLS
+// files, when the server requires TLS), connected to PostgreSQL as
+// sluice_runtime.
 func (s *system) sluiceAs(role natsauth.Role, args ...string) (int, string, string) {
+	env := map[string]string{"DATABASE_URL": s.db.RuntimeURL, "EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
+	for _, kv := range s.nats.Env(role) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return s.sluiceWith(context.Background(), env, args...)
+}
+
+// sluiceWith runs the operator CLI with exactly the environment env.
+func (s *system) sluiceWith(ctx context.Context, env map[string]string, args ...string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	env := map[string]string{"DATABASE_URL": s.db.URL, "NATS_URL": s.nats.URLFor(role),
-		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
-	code := cli.Run(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr,
+	code := cli.Run(ctx, cli.Env{Stdout: &stdout, Stderr: &stderr,
 		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, args)
 	return code, stdout.String(), stderr.String()
 }

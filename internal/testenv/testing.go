@@ -134,7 +134,7 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
-	db.RuntimeURL, db.ReadonlyURL = withUser(db.URL, RuntimeRole), withUser(db.URL, ReadonlyRole)
+	db.RuntimeURL, db.ReadonlyURL = AsRole(db.URL, RuntimeRole), AsRole(db.URL, ReadonlyRole)
 	db.Pool, err = pgxpool.New(ctx, db.URL)
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
@@ -204,12 +204,8 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	if err := migrations.Up(ctx, withDatabase(pg.URL, name), migrations.Options{Dims: dims}); err != nil {
 		return "", err
 	}
-	// The migration creates the roles NOLOGIN; the test server trusts
-	// loopback, so letting them log in is all a test needs to use them.
-	for _, role := range []string{RuntimeRole, ReadonlyRole} {
-		if err := adminExec(ctx, pg.URL, `ALTER ROLE `+role+` LOGIN`); err != nil {
-			return "", fmt.Errorf("let %s log in: %w", role, err)
-		}
+	if err := AllowRoleLogins(ctx, pg.URL); err != nil {
+		return "", err
 	}
 	if shared.templates == nil {
 		shared.templates = map[templateKey]string{}
@@ -234,8 +230,21 @@ const (
 	ReadonlyRole = "sluice_readonly"
 )
 
-// withUser replaces the user (and drops the password) in a postgres:// URL.
-func withUser(raw, user string) string {
+// AllowRoleLogins lets the roles the migrations create NOLOGIN log in on
+// the server at adminURL. Test and demo servers trust loopback, so that is
+// all it takes to connect as them; a real deployment sets passwords.
+func AllowRoleLogins(ctx context.Context, adminURL string) error {
+	for _, role := range []string{RuntimeRole, ReadonlyRole} {
+		if err := adminExec(ctx, adminURL, `ALTER ROLE `+role+` LOGIN`); err != nil {
+			return fmt.Errorf("let %s log in: %w", role, err)
+		}
+	}
+	return nil
+}
+
+// AsRole is the postgres:// URL raw with user in place of its user and
+// password.
+func AsRole(raw, user string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return raw
