@@ -226,8 +226,8 @@ func adminExec(ctx context.Context, url, sql string) error {
 
 // The PostgreSQL roles migrations create (migrations/00011_roles.sql).
 const (
-	RuntimeRole  = "sluice_runtime"
-	ReadonlyRole = "sluice_readonly"
+	RuntimeRole  = migrations.RuntimeRole
+	ReadonlyRole = migrations.ReadonlyRole
 )
 
 // AllowRoleLogins lets the roles the migrations create NOLOGIN log in on
