@@ -11,7 +11,9 @@ const shippedHeader = `# nats-server configuration for Sluice, generated from in
 # One user per role, each allowed only its own subjects; only "owner" may
 # create, update or delete streams and consumers. Passwords come from the
 # server's environment (NATS_<ROLE>_PASSWORD); the server refuses to start
-# when one is missing. To rotate one, change it in the server's environment
+# when one is missing. The server reads a variable's value as it would a
+# value in this file, so a password must not read as a number: use a letter
+# followed by letters, digits, - and _ (e.g. p$(openssl rand -hex 24)). To rotate one, change it in the server's environment
 # and in the service's NATS_URL, then restart both (docker compose up -d
 # does, after an edit of .env).
 #
