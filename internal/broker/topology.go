@@ -36,11 +36,17 @@ const MaxPayload = 1 << 20
 // Topology defaults, shared by Topology and the flags of `sluice nats
 // setup`.
 const (
-	DefaultIngestMaxMsgs  = 1_000_000
+	// DefaultIngestMaxMsgs bounds INGEST in messages.
+	DefaultIngestMaxMsgs = 1_000_000
+	// DefaultIngestMaxBytes bounds INGEST in bytes: 2 GiB.
 	DefaultIngestMaxBytes = 2 << 30
-	DefaultReplicas       = 1
-	DefaultAckWait        = 60 * time.Second
-	DefaultMaxAckPending  = 4096
+	// DefaultReplicas is the streams' replica count on a single server.
+	DefaultReplicas = 1
+	// DefaultAckWait is the durables' AckWait, which the consumer's
+	// heartbeat interval (ACK_WAIT/4) must match.
+	DefaultAckWait = 60 * time.Second
+	// DefaultMaxAckPending bounds each durable's unacknowledged messages.
+	DefaultMaxAckPending = 4096
 )
 
 // ErrTopologyMissing is returned when a stream Sluice needs does not
