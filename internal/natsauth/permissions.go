@@ -14,9 +14,11 @@ type Permissions struct {
 	Subscribe []string
 }
 
-// Inboxes is where every client receives replies: JetStream API answers,
-// PubAcks and the messages a pull delivers.
-const Inboxes = "_INBOX.>"
+// Inboxes is the subject a role subscribes to for its replies —
+// JetStream API answers, PubAcks and the messages a pull delivers — which
+// broker.Connect puts under the role's own prefix, so no role can read
+// another's.
+func Inboxes(role Role) string { return broker.InboxPrefix(string(role)) + ".>" }
 
 // jsAPI is the prefix of JetStream's API subjects.
 const jsAPI = "$JS.API."
@@ -72,5 +74,5 @@ func For(role Role) Permissions {
 	default:
 		return Permissions{}
 	}
-	return Permissions{Publish: append(append([]string(nil), streamInfo...), pub...), Subscribe: []string{Inboxes}}
+	return Permissions{Publish: append(append([]string(nil), streamInfo...), pub...), Subscribe: []string{Inboxes(role)}}
 }

@@ -45,7 +45,8 @@ func setup(t *testing.T) *testBundle {
 func (b *testBundle) as(t *testing.T, role natsauth.Role) *client {
 	t.Helper()
 	c := &client{t: t}
-	nc, err := nats.Connect(b.nats.URLFor(role), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+	// The inbox prefix broker.Connect gives every Sluice client.
+	nc, err := nats.Connect(b.nats.URLFor(role), nats.CustomInboxPrefix(broker.InboxPrefix(string(role))), nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.violations = append(c.violations, err.Error())
@@ -236,6 +237,23 @@ func TestOperatorPausesButCannotChangeTopology(t *testing.T) {
 	}
 	if _, err := b.owner.Consumer(context.Background(), broker.DLQStream, broker.TriageConsumer); err != nil {
 		t.Fatalf("triage durable gone after the operator's refused delete: %v", err)
+	}
+}
+
+// Replies, pulled messages included, go to the receiver's own inbox
+// prefix: no role can subscribe to another's, nor to every inbox.
+func TestRolesCannotReadOthersInboxes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := b.as(t, natsauth.Producer)
+	for _, subject := range []string{broker.InboxPrefix(string(natsauth.Consumer)) + ".>", "_INBOX.>"} {
+		if _, err := p.nc.SubscribeSync(subject); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		p.refused(subject)
 	}
 }
 
