@@ -2,6 +2,8 @@ package broker
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,6 +22,28 @@ type ConnConfig struct {
 	Creds string
 	// TLSCA, TLSCert and TLSKey configure TLS; empty for none.
 	TLSCA, TLSCert, TLSKey string
+}
+
+// InboxPrefix is where a client connected as user receives replies —
+// JetStream API answers, PubAcks and pulled messages: _INBOX.<user>, so
+// that a server can let each user subscribe to its own replies only
+// (internal/natsauth does). It is empty, meaning nats.go's shared
+// _INBOX, when there is no user or the name cannot be a subject token.
+func InboxPrefix(user string) string {
+	if user == "" || strings.ContainsAny(user, ".*> \t\r\n") {
+		return ""
+	}
+	return nats.InboxPrefix + user
+}
+
+// userOf is the user named in the first URL of a server list.
+func userOf(servers string) string {
+	first, _, _ := strings.Cut(servers, ",")
+	u, err := url.Parse(strings.TrimSpace(first))
+	if err != nil || u.User == nil {
+		return ""
+	}
+	return u.User.Username()
 }
 
 // PubAckTimeout bounds the wait for one asynchronous publish's PubAck, so
@@ -49,6 +73,9 @@ func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStrea
 	}
 	if cfg.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	if prefix := InboxPrefix(userOf(cfg.URL)); prefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(prefix))
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {

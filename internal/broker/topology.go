@@ -33,6 +33,26 @@ const (
 // travels by reference (see outbox).
 const MaxPayload = 1 << 20
 
+// Topology defaults, shared by Topology and the flags of `sluice nats
+// setup`.
+const (
+	// DefaultIngestMaxMsgs bounds INGEST in messages.
+	DefaultIngestMaxMsgs = 1_000_000
+	// DefaultIngestMaxBytes bounds INGEST in bytes: 2 GiB.
+	DefaultIngestMaxBytes = 2 << 30
+	// DefaultReplicas is the streams' replica count on a single server.
+	DefaultReplicas = 1
+	// DefaultAckWait is the durables' AckWait, which the consumer's
+	// heartbeat interval (ACK_WAIT/4) must match.
+	DefaultAckWait = 60 * time.Second
+	// DefaultMaxAckPending bounds each durable's unacknowledged messages.
+	DefaultMaxAckPending = 4096
+)
+
+// ErrTopologyMissing is returned when a stream Sluice needs does not
+// exist: only the topology owner declares them (`sluice nats setup`).
+var ErrTopologyMissing = errors.New("jetstream topology not declared: run `sluice nats setup` with the topology owner's credentials")
+
 // Topology sizes the streams and consumers.
 type Topology struct {
 	// IngestMaxMsgs bounds INGEST; with DiscardNew a full stream refuses
@@ -65,10 +85,10 @@ type Topology struct {
 
 func (t *Topology) applyDefaults() {
 	if t.IngestMaxMsgs == 0 {
-		t.IngestMaxMsgs = 1_000_000
+		t.IngestMaxMsgs = DefaultIngestMaxMsgs
 	}
 	if t.IngestMaxBytes == 0 {
-		t.IngestMaxBytes = 2 << 30
+		t.IngestMaxBytes = DefaultIngestMaxBytes
 	}
 	if t.DuplicateWindow == 0 {
 		t.DuplicateWindow = 2 * time.Minute
@@ -77,16 +97,16 @@ func (t *Topology) applyDefaults() {
 		t.DLQMaxAge = 90 * 24 * time.Hour
 	}
 	if t.Replicas == 0 {
-		t.Replicas = 1
+		t.Replicas = DefaultReplicas
 	}
 	if t.MaxDeliveries == 0 {
 		t.MaxDeliveries = 5
 	}
 	if t.AckWait == 0 {
-		t.AckWait = 60 * time.Second
+		t.AckWait = DefaultAckWait
 	}
 	if t.MaxAckPending == 0 {
-		t.MaxAckPending = 4096
+		t.MaxAckPending = DefaultMaxAckPending
 	}
 }
 
@@ -184,32 +204,14 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 }
 
 // Ensure declares both streams and every durable consumer, creating what
-// is missing and updating what differs. One service owns the topology (the
-// consumer, which is configured with its sizes); every other process calls
-// EnsureExists, so that services configured differently do not fight over
-// the settings.
+// is missing and updating what differs, keeping an operator's pause. Only
+// the topology owner's credentials allow it (`sluice nats setup`); every
+// service only verifies the topology (Verify).
 func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
-	return ensure(ctx, js, t, true)
-}
-
-// EnsureExists creates whatever part of the topology is missing, with t's
-// settings, and leaves existing streams and consumers as they are.
-func EnsureExists(ctx context.Context, js jetstream.JetStream, t Topology) error {
-	return ensure(ctx, js, t, false)
-}
-
-func ensure(ctx context.Context, js jetstream.JetStream, t Topology, update bool) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
 	for _, sc := range []jetstream.StreamConfig{t.IngestConfig(), t.DLQConfig()} {
-		if !update {
-			if _, err := js.Stream(ctx, sc.Name); err == nil {
-				continue
-			} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
-				return fmt.Errorf("look up stream %s: %w", sc.Name, err)
-			}
-		}
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("declare stream %s: %w", sc.Name, err)
 		}
@@ -225,11 +227,8 @@ func ensure(ctx context.Context, js jetstream.JetStream, t Topology, update bool
 		if err != nil {
 			return err
 		}
-		// An operator's pause (sluice dlq pause) outlives service restarts.
+		// An operator's pause (sluice dlq pause) outlives a new setup.
 		if existing, err := js.Consumer(ctx, c.stream, c.name); err == nil {
-			if !update {
-				continue
-			}
 			cc.PauseUntil = existing.CachedInfo().Config.PauseUntil
 		} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			return fmt.Errorf("look up consumer %s/%s: %w", c.stream, c.name, err)
@@ -239,4 +238,28 @@ func ensure(ctx context.Context, js jetstream.JetStream, t Topology, update bool
 		}
 	}
 	return nil
+}
+
+// Verify checks that both streams exist, reading only their information.
+// A missing stream is ErrTopologyMissing; any other error is the broker's.
+func Verify(ctx context.Context, js jetstream.JetStream) error {
+	for _, name := range []string{IngestStream, DLQStream} {
+		if _, err := Stream(ctx, js, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stream looks up one of Sluice's streams; a missing one is
+// ErrTopologyMissing.
+func Stream(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("stream %s: %w", name, ErrTopologyMissing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("look up stream %s: %w", name, err)
+	}
+	return s, nil
 }

@@ -2,6 +2,8 @@ package broker_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -17,7 +20,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func setup(t *testing.T) jetstream.JetStream {
 	t.Helper()
 	srv := testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: srv.URL, Name: t.Name()}, zerolog.Nop())
+	nc, js, err := broker.Connect(srv.ConnConfig(natsauth.Owner, t.Name()), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,33 +135,27 @@ func TestFullIngestStreamRefusesInsteadOfDropping(t *testing.T) {
 	}
 }
 
-// Services that do not own the topology create what is missing but never
-// overwrite the owner's settings.
-func TestEnsureExistsLeavesTheOwnersSettings(t *testing.T) {
+// Services only verify the topology: a missing stream is
+// ErrTopologyMissing, which names the command that declares it.
+func TestVerifyReportsMissingTopology(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	js := setup(t)
-	if err := broker.Ensure(ctx, js, broker.Topology{MaxDeliveries: 3, AckWait: 7 * time.Second}); err != nil {
+	if err := broker.Verify(ctx, js); !errors.Is(err, broker.ErrTopologyMissing) {
+		t.Fatalf("Verify before setup = %v, want ErrTopologyMissing", err)
+	}
+	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
+	if err := broker.Verify(ctx, js); err != nil {
+		t.Fatalf("Verify after setup: %v", err)
+	}
+	if err := js.DeleteStream(ctx, broker.DLQStream); err != nil {
 		t.Fatal(err)
 	}
-	cons, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg := cons.CachedInfo().Config; cfg.AckWait != 7*time.Second {
-		t.Fatalf("AckWait %s: EnsureExists overwrote the owner's 7s", cfg.AckWait)
-	}
-	if err := js.DeleteStream(ctx, broker.IngestStream); err != nil {
-		t.Fatal(err)
-	}
-	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.Consumer(ctx, broker.IngestStream, broker.WorkersConsumer); err != nil {
-		t.Fatalf("EnsureExists did not recreate a lost stream and its durables: %v", err)
+	err := broker.Verify(ctx, js)
+	if !errors.Is(err, broker.ErrTopologyMissing) || !strings.Contains(err.Error(), "sluice nats setup") {
+		t.Fatalf("Verify without DLQ = %v, want ErrTopologyMissing naming sluice nats setup", err)
 	}
 }
 

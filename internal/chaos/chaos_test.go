@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/broker"
 )
 
 var (
@@ -59,7 +61,7 @@ func TestChaos(t *testing.T) {
 	t.Logf("chaos seed %d (rerun with -chaos.seed=%d), duration %s", seed, seed, *chaosDuration)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	simFlags := []string{"--latency", "uniform:5ms-60ms", "--rate-429", "0.05", "--seed", fmt.Sprint(seed % 1000)}
-	f := newFleet(t, fleetOptions{sim: simFlags,
+	f := newFleet(t, fleetOptions{sim: simFlags, topology: broker.Topology{AckWait: 10 * time.Second},
 		env: []string{"OWED_GRACE=3s", "EMBEDDER_TIMEOUT=2s", "BREAKER_DELAY=1s", "PARK_RETRY_DELAY=2s",
 			"MAX_REPLAYS=10", "BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "ACK_WAIT=10s", "PUBLISH_PATIENCE=5s"}})
 	services := map[string]*proc{}
@@ -123,7 +125,7 @@ func TestChaos(t *testing.T) {
 				faults.add("kill -9 " + bin[name])
 				time.Sleep(time.Duration(rng.IntN(1000)) * time.Millisecond)
 				smu.Lock()
-				services[name] = f.spawn(bin[name], f.env(freeAddr(t)))
+				services[name] = f.spawn(bin[name], f.env(bin[name], freeAddr(t)))
 				smu.Unlock()
 			case "producer":
 				if p := runningProducer.Load(); p != nil {
@@ -173,7 +175,7 @@ func TestChaos(t *testing.T) {
 	smu.Lock()
 	for _, n := range names {
 		if !services[n].running() {
-			services[n] = f.spawn(bin[n], f.env(freeAddr(t)))
+			services[n] = f.spawn(bin[n], f.env(bin[n], freeAddr(t)))
 		}
 	}
 	smu.Unlock()

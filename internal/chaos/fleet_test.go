@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -122,6 +123,9 @@ type fleetOptions struct {
 	sim []string
 	// env is added to every service's environment.
 	env []string
+	// topology is what the owner declares before any service starts; set
+	// its AckWait where env sets the consumers' ACK_WAIT.
+	topology broker.Topology
 }
 
 // fleet is one test's whole deployment: private PostgreSQL and NATS
@@ -147,7 +151,7 @@ func newFleet(t *testing.T, opts fleetOptions) *fleet {
 	f := &fleet{t: t, bin: binaries(t), dir: t.TempDir(), opts: opts}
 	f.pg = testenv.NewPostgres(t)
 	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(dims))
-	f.nats, f.js = testenv.NewJetStream(t, broker.Topology{})
+	f.nats, f.js = testenv.NewJetStream(t, opts.topology)
 	f.simURL = "http://" + freeAddr(t)
 	f.startSim(opts.sim...)
 	t.Cleanup(f.stopAll)
@@ -164,13 +168,19 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// env is what every service gets: the deployment's settings, metrics on.
-func (f *fleet) env(metricsAddr string, extra ...string) []string {
-	env := []string{
-		"DATABASE_URL=" + f.db.URL, "NATS_URL=" + f.nats.URL, "EMBEDDER_URL=" + f.simURL,
-		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR=" + metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
-		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
+// env is what binary gets: the deployment's settings, metrics on, the
+// NATS credentials of its own role, and PostgreSQL as sluice_runtime, the
+// role that may only read and write rows.
+func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
+	role, err := natsauth.ForBinary(binary)
+	if err != nil {
+		f.t.Fatal(err)
 	}
+	env := append(f.nats.Env(role),
+		"DATABASE_URL="+f.db.RuntimeURL, "EMBEDDER_URL="+f.simURL,
+		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
+		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
+	)
 	env = append(env, f.opts.env...)
 	return append(env, extra...)
 }
@@ -207,7 +217,7 @@ func (f *fleet) spawn(name string, env []string, args ...string) *proc {
 func (f *fleet) service(name string, extra ...string) *proc {
 	f.t.Helper()
 	addr := freeAddr(f.t)
-	p := f.spawn(name, f.env(addr, extra...))
+	p := f.spawn(name, f.env(name, addr, extra...))
 	f.waitHTTP(p, "http://"+addr+"/readyz")
 	return p
 }
@@ -286,7 +296,7 @@ func (f *fleet) stopAll() {
 // produce runs the producer as a one-shot process over dir.
 func (f *fleet) produce(source, dir string, extra ...string) *proc {
 	f.t.Helper()
-	env := f.env(freeAddr(f.t), append([]string{"CHUNK_SIZE=200", "CHUNK_UNIT=chars", "CHUNK_OVERLAP=0"}, extra...)...)
+	env := f.env("producer", freeAddr(f.t), append([]string{"CHUNK_SIZE=200", "CHUNK_UNIT=chars", "CHUNK_OVERLAP=0"}, extra...)...)
 	return f.spawn("producer", env, "--source", source, dir)
 }
 
@@ -294,7 +304,7 @@ func (f *fleet) produce(source, dir string, extra ...string) *proc {
 func (f *fleet) sluice(args ...string) (int, string) {
 	f.t.Helper()
 	cmd := exec.Command(filepath.Join(f.bin, "sluice"), args...)
-	cmd.Env = append(os.Environ(), f.env("")...)
+	cmd.Env = append(os.Environ(), f.env("sluice", "")...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -53,7 +53,7 @@ func TestBadRecordsAreParkedAlone(t *testing.T) {
 	path := filepath.Join(f.dir, "records.jsonl")
 	writeFile(t, path, b.String())
 
-	p := f.spawn("producer", f.env(freeAddr(t), "CHUNK_SIZE=200", "CHUNK_UNIT=chars"), "--source", "bad", "--jsonl", path)
+	p := f.spawn("producer", f.env("producer", freeAddr(t), "CHUNK_SIZE=200", "CHUNK_UNIT=chars"), "--source", "bad", "--jsonl", path)
 	if code, err := p.wait(2 * time.Minute); err != nil || code != 0 {
 		t.Fatalf("producer exited %d (%v):\n%s", code, err, p.logTail())
 	}

@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|audit|pause|resume", runDLQ},
 		"drill":     {"run seed 004's fault drill against the running system (embed-sim as embedder); exit 1 if it fails", runDrill},
+		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
 		"runs":      {"list ingest runs", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},

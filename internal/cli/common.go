@@ -8,28 +8,41 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
 )
 
-// conn holds the connection settings most commands take.
+// conn holds the connection settings most commands take, registered by
+// the services' own loader functions: the same variables, defaults,
+// credentials and TLS.
 type conn struct {
-	DatabaseURL string
-	NATSURL     string
-	JSON        bool
+	config.Common
+	JSON bool
 }
 
 // newLoader returns a flag loader for "sluice <name>" with the database
-// URL and --json registered; withNATS adds the NATS URL.
+// URL and --json registered; withNATS adds the NATS settings.
 func newLoader(env Env, name string, c *conn, withNATS bool) *config.Loader {
 	l := config.NewLoader("sluice "+name, lookupOrNone(env))
 	l.FlagSet().SetOutput(env.Stderr)
-	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable", "PostgreSQL URL")
+	config.RegisterDatabase(l, &c.Common)
 	if withNATS {
-		l.String(&c.NATSURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s)")
+		config.RegisterNATS(l, &c.Common)
 	}
 	l.Bool(&c.JSON, "json", "", false, "print JSON for machines")
 	return l
+}
+
+// connectNATS connects with the command's NATS settings.
+func (c *conn) connectNATS(name string, log zerolog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	if err := c.ValidateNATS(); err != nil {
+		return nil, nil, usageErr("%v", err)
+	}
+	return broker.Connect(c.NATSConn(name), log)
 }
 
 // parse parses args, turning flag errors into usage errors.

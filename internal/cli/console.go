@@ -6,7 +6,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/console"
 )
 
@@ -42,7 +41,7 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-console"}, log)
+	nc, js, err := c.connectNATS("sluice-console", log)
 	if err != nil {
 		return err
 	}

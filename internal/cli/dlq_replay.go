@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/replay"
 )
 
@@ -59,7 +58,7 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	defer pool.Close()
 	var preview *replay.Preview
 	if execute {
-		preview, err = executeReplay(ctx, pool, c.NATSURL, scope, reason, cliPrincipal(env))
+		preview, err = executeReplay(ctx, pool, &c, scope, reason, cliPrincipal(env))
 	} else {
 		preview, err = replay.DryRun(ctx, pool, scope, cliPrincipal(env))
 	}
@@ -88,8 +87,8 @@ func parseWhen(s string, now time.Time) (time.Time, error) {
 }
 
 // executeReplay connects to NATS and runs the replay.
-func executeReplay(ctx context.Context, pool *pgxpool.Pool, natsURL string, scope replay.Scope, reason, by string) (*replay.Preview, error) {
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: natsURL, Name: "sluice-cli"}, zerolog.Nop())
+func executeReplay(ctx context.Context, pool *pgxpool.Pool, c *conn, scope replay.Scope, reason, by string) (*replay.Preview, error) {
+	nc, js, err := c.connectNATS("sluice-cli", zerolog.Nop())
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +162,7 @@ func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error 
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-cli"}, zerolog.Nop())
+	nc, js, err := c.connectNATS("sluice-cli", zerolog.Nop())
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/drill"
 )
 
@@ -32,7 +31,9 @@ func runDrill(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-drill"}, zerolog.Nop())
+	// The drill ingests its documents as a producer would: NATS_URL must
+	// carry the producer's user.
+	nc, js, err := c.connectNATS("sluice-drill", zerolog.Nop())
 	if err != nil {
 		return err
 	}

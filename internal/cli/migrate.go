@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +13,11 @@ import (
 func runMigrate(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var dims int
+	var ownerURL, runtimePassword, readonlyPassword string
 	l := newLoader(env, "migrate", &c, false)
+	l.String(&ownerURL, "migrate-database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL URL of the schema owner that migrations run as (default: DATABASE_URL)")
+	l.String(&runtimePassword, "runtime-password", "SLUICE_RUNTIME_PASSWORD", "", "after migrating, let "+migrations.RuntimeRole+" log in with this password (set again to rotate)")
+	l.String(&readonlyPassword, "readonly-password", "SLUICE_READONLY_PASSWORD", "", "after migrating, let "+migrations.ReadonlyRole+" log in with this password (set again to rotate)")
 	l.Int(&dims, "embedding-dims", "EMBEDDING_DIMS", migrations.DefaultDims, "embedding dimension of chunk_embeddings (fixed at first migration)")
 	action := "up"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -25,15 +30,27 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	if len(rest) > 0 {
 		return usageErr("migrate takes one action (up or status) before its flags, got extra %q", rest)
 	}
+	// Services connect as the runtime role, which cannot change the
+	// schema; migrations need its owner.
+	url := cmp.Or(ownerURL, c.DatabaseURL)
 	switch action {
 	case "up":
-		if err := migrations.Up(ctx, c.DatabaseURL, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
+		if err := migrations.Up(ctx, url, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
 			return err
+		}
+		for role, password := range map[string]string{migrations.RuntimeRole: runtimePassword, migrations.ReadonlyRole: readonlyPassword} {
+			if password == "" {
+				continue
+			}
+			if err := migrations.SetLogin(ctx, url, role, password); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stderr, "migrations: %s may log in\n", role)
 		}
 		fmt.Fprintln(env.Stderr, "migrations: up to date")
 		return nil
 	case "status":
-		st, err := migrations.List(ctx, c.DatabaseURL)
+		st, err := migrations.List(ctx, url)
 		if err != nil {
 			return err
 		}

@@ -83,3 +83,35 @@ func TestMigrateRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// Services' DATABASE_URL names the runtime role, which cannot migrate;
+// migrate runs as MIGRATE_DATABASE_URL's owner and lets the roles log in
+// with the passwords it is given.
+func TestMigrateAsOwnerSetsRolePasswords(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	// A private server: role passwords belong to the whole cluster.
+	db := testenv.NewDatabase(t, testenv.OnServer(testenv.NewPostgres(t)))
+	env := map[string]string{"DATABASE_URL": db.RuntimeURL, "MIGRATE_DATABASE_URL": db.URL,
+		"SLUICE_RUNTIME_PASSWORD": "rt-secret", "SLUICE_READONLY_PASSWORD": "ro-secret"}
+	code, _, errOut := sluice(t, env, "migrate", "up")
+	if code != 0 {
+		t.Fatalf("migrate up as owner: code=%d stderr=%q", code, errOut)
+	}
+	if strings.Contains(errOut, "rt-secret") || strings.Contains(errOut, "ro-secret") {
+		t.Fatalf("migrate printed a password: %q", errOut)
+	}
+	for _, role := range []string{testenv.RuntimeRole, testenv.ReadonlyRole} {
+		var login, hasPassword bool
+		if err := db.Pool.QueryRow(ctx, `SELECT rolcanlogin, rolpassword IS NOT NULL FROM pg_authid WHERE rolname = $1`, role).Scan(&login, &hasPassword); err != nil {
+			t.Fatal(err)
+		}
+		if !login || !hasPassword {
+			t.Errorf("%s: login %v, password set %v; want both", role, login, hasPassword)
+		}
+	}
+	delete(env, "MIGRATE_DATABASE_URL")
+	if code, _, errOut := sluice(t, env, "migrate", "up"); code != 1 {
+		t.Fatalf("migrate up as the runtime role: code %d, want 1: it may not set passwords\n%s", code, errOut)
+	}
+}

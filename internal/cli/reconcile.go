@@ -10,7 +10,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/internal/redrive"
 )
@@ -30,7 +29,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-reconcile"}, zerolog.Nop())
+	nc, js, err := c.connectNATS("sluice-reconcile", zerolog.Nop())
 	if err != nil {
 		return err
 	}

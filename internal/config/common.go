@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/broker"
 )
 
 // Common holds the settings every service shares (DESIGN §8).
@@ -12,7 +14,8 @@ type Common struct {
 	// DatabaseURL is the PostgreSQL URL; TLS settings (sslmode, sslrootcert,
 	// sslcert, sslkey) pass through it. Defaults to a local database.
 	DatabaseURL string
-	// NATSURL is the NATS server list. Defaults to nats://127.0.0.1:4222.
+	// NATSURL is the NATS server list; a user and password go in it
+	// (nats://producer:secret@host:4222). Defaults to nats://127.0.0.1:4222.
 	NATSURL string
 	// NATSCreds is a NATS credentials file. Defaults to none.
 	NATSCreds string
@@ -32,16 +35,27 @@ type Common struct {
 // RegisterCommon registers the shared settings. metricsAddr is the
 // service's default listen address.
 func RegisterCommon(l *Loader, c *Common, metricsAddr string) {
-	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable", "PostgreSQL URL (TLS via sslmode/sslrootcert/sslcert/sslkey)")
-	l.String(&c.NATSURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated")
-	l.String(&c.NATSCreds, "nats-creds", "NATS_CREDS", "", "NATS credentials file")
-	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
-	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")
-	l.String(&c.NATSTLSKey, "nats-tls-key", "NATS_TLS_KEY", "", "client key for TLS to NATS")
+	RegisterDatabase(l, c)
+	RegisterNATS(l, c)
 	l.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", metricsAddr, "listen address for /metrics, /healthz and /readyz (empty disables)")
 	l.String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", "auto", "log format: json, console, auto (console on a terminal)")
 	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", 384, "embedding vector dimension")
+}
+
+// RegisterDatabase registers the PostgreSQL URL, for services and the CLI.
+func RegisterDatabase(l *Loader, c *Common) {
+	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable", "PostgreSQL URL (TLS via sslmode/sslrootcert/sslcert/sslkey)")
+}
+
+// RegisterNATS registers how to reach NATS — servers, credentials, TLS —
+// for services and the CLI alike.
+func RegisterNATS(l *Loader, c *Common) {
+	l.String(&c.NATSURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated; credentials as nats://user:password@host:port")
+	l.String(&c.NATSCreds, "nats-creds", "NATS_CREDS", "", "NATS credentials file")
+	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
+	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")
+	l.String(&c.NATSTLSKey, "nats-tls-key", "NATS_TLS_KEY", "", "client key for TLS to NATS")
 }
 
 // Validate reports every problem at once, each with how to fix it.
@@ -50,13 +64,8 @@ func (c Common) Validate() error {
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		errs = append(errs, fmt.Errorf("DATABASE_URL %q: want postgres://user@host:port/db", Redact(c.DatabaseURL)))
 	}
-	for _, s := range strings.Split(c.NATSURL, ",") {
-		if u, err := url.Parse(strings.TrimSpace(s)); err != nil || u.Host == "" {
-			errs = append(errs, fmt.Errorf("NATS_URL %q: want nats://host:port (comma-separated for a cluster)", s))
-		}
-	}
-	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
-		errs = append(errs, errors.New("NATS_TLS_CERT and NATS_TLS_KEY go together: set both or neither"))
+	if err := c.ValidateNATS(); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -72,6 +81,28 @@ func (c Common) Validate() error {
 		errs = append(errs, fmt.Errorf("EMBEDDING_DIMS %d: set it to the model's output size (1..16000)", c.EmbeddingDims))
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateNATS reports problems with the NATS settings alone, for
+// commands that take no others.
+func (c Common) ValidateNATS() error {
+	var errs []error
+	for _, s := range strings.Split(c.NATSURL, ",") {
+		if u, err := url.Parse(strings.TrimSpace(s)); err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("NATS_URL %q: want nats://user:password@host:port (comma-separated for a cluster)", Redact(s)))
+		}
+	}
+	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
+		errs = append(errs, errors.New("NATS_TLS_CERT and NATS_TLS_KEY go together: set both or neither"))
+	}
+	return errors.Join(errs...)
+}
+
+// NATSConn is how a process named name connects to NATS with these
+// settings: the one place credentials and TLS reach the client.
+func (c Common) NATSConn(name string) broker.ConnConfig {
+	return broker.ConnConfig{URL: c.NATSURL, Name: name, Creds: c.NATSCreds,
+		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
 }
 
 // Redact hides a password in a URL, for error messages and logs.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/console"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -57,17 +58,14 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	ctx := context.Background()
 	b := &testBundle{db: testenv.NewDatabase(t), bodies: &recorder{}, log: &testenv.Buffer{}}
-	n := testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: n.URL, Name: "console-test"}, zerolog.Nop())
+	// The console connects as the operator, as `sluice console` does.
+	n, _ := testenv.NewJetStream(t, broker.Topology{})
+	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Operator, "console-test"), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
-		t.Fatal(err)
-	}
 	b.js = js
 	b.seed(t)
 	log := zerolog.New(b.log)

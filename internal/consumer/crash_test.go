@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/natsauth"
 )
 
 // buildConsumer builds cmd/consumer: crash tests need a real process to die.
@@ -78,7 +79,7 @@ func TestCrashPointsConverge(t *testing.T) {
 			o := options{sim: embedsim.Config{Faults: embedsim.Faults{
 				Poison:  []embedsim.PoisonRule{{Match: "POISON", Kind: embedsim.PoisonInvalidInput}},
 				Latency: embedsim.Latency{Dist: embedsim.LatencyFixed, Value: 200 * time.Millisecond},
-			}}}
+			}}, ackWait: 2 * time.Second}
 			b := setup(t, o)
 			docs := map[string][]byte{"poison.txt": []byte("a POISON chunk")}
 			for i := range 20 {
@@ -105,6 +106,7 @@ func TestCrashPointsConverge(t *testing.T) {
 	}
 }
 
+// natsURL is the consumer role's URL, as the consumer binary is given.
 func (b *bundle) natsURL() string {
-	return b.js.Conn().ConnectedUrl()
+	return b.nats.URLFor(natsauth.Consumer)
 }

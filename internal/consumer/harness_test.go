@@ -1,6 +1,7 @@
 package consumer_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"os"
@@ -34,6 +35,7 @@ const dims = 16
 type bundle struct {
 	t    *testing.T
 	db   *testenv.Database
+	nats *testenv.NATS
 	js   jetstream.JetStream
 	sim  *embedsim.Server
 	reg  *prometheus.Registry
@@ -47,6 +49,8 @@ type options struct {
 	batchSize int
 	// ingestMaxMsgs bounds the INGEST stream, to exercise back-pressure.
 	ingestMaxMsgs int64
+	// ackWait is the durables' AckWait. Defaults to 30s.
+	ackWait time.Duration
 	// log receives the consumer's JSON log; nil discards it.
 	log io.Writer
 }
@@ -56,17 +60,8 @@ func setup(t *testing.T, o options) *bundle {
 	o.sim.Dims = dims
 	o.sim.RecordInputs = true
 	b := &bundle{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, o.sim),
-		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: 30 * time.Second, IngestMaxMsgs: o.ingestMaxMsgs}}
-	srv := testenv.NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: srv.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b.js = js
-	if err := broker.Ensure(context.Background(), js, b.topo); err != nil {
-		t.Fatal(err)
-	}
+		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: cmp.Or(o.ackWait, 30*time.Second), IngestMaxMsgs: o.ingestMaxMsgs}}
+	b.nats, b.js = testenv.NewJetStream(t, b.topo)
 	return b
 }
 

@@ -117,11 +117,6 @@ type ServiceConfig struct {
 	FetchWait     time.Duration
 	AckWait       time.Duration
 	ShutdownGrace time.Duration
-	// Replicas and the INGEST bounds size the streams, which the consumer
-	// owns.
-	Replicas       int
-	IngestMaxMsgs  int
-	IngestMaxBytes int
 }
 
 // Register registers the consumer's settings on l.
@@ -130,11 +125,8 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
-	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", 60*time.Second, "JetStream AckWait: how soon a dead worker's batch is redelivered (live workers heartbeat every ACK_WAIT/4)")
+	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", broker.DefaultAckWait, "the durables' AckWait, as given to sluice nats setup: live workers heartbeat their batch every ACK_WAIT/4")
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", DefaultShutdownGrace, "how long in-flight batches may run after SIGTERM")
-	l.Int(&c.Replicas, "stream-replicas", "STREAM_REPLICAS", 1, "replicas of the INGEST and DLQ streams: 1, or 3 in a cluster")
-	l.Int(&c.IngestMaxMsgs, "ingest-max-msgs", "INGEST_MAX_MSGS", 1_000_000, "bound of the INGEST stream in messages (producers wait when it is full)")
-	l.Int(&c.IngestMaxBytes, "ingest-max-bytes", "INGEST_MAX_BYTES", 2<<30, "bound of the INGEST stream in bytes")
 }
 
 // Validate says what is wrong with the consumer's settings and how to fix
@@ -156,13 +148,6 @@ func (c *ServiceConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Topology is the broker topology this configuration implies.
-func (c *ServiceConfig) Topology() broker.Topology {
-	return broker.Topology{MaxDeliveries: c.MaxDeliveries, AckWait: c.AckWait, Replicas: c.Replicas,
-		IngestMaxMsgs: int64(c.IngestMaxMsgs), IngestMaxBytes: int64(c.IngestMaxBytes),
-		MaxAckPending: max(4096, 4*c.BatchSize*c.Workers)}
-}
-
 // Run is the consumer service: it runs until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
 	l := config.NewLoader("consumer", lookup)
@@ -176,7 +161,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return service.UsageError(err)
 	}
 	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
-		MaxConns: int32(max(4, 2*cfg.Workers+2)), Topology: cfg.Topology(), OwnsTopology: true}, stderr)
+		MaxConns: int32(max(4, 2*cfg.Workers+2))}, stderr)
 	if err != nil {
 		return err
 	}

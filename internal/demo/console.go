@@ -16,8 +16,8 @@ import (
 // serveConsole serves the triage console from the demo process on a free
 // loopback port until ctx is done, with a fresh operator token, and prints
 // a sign-in link. It returns once the console listens.
-func serveConsole(ctx context.Context, pool *pgxpool.Pool, natsURL string, stdout io.Writer) (stop func(), err error) {
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: natsURL, Name: "sluice-demo-console"}, zerolog.Nop())
+func serveConsole(ctx context.Context, pool *pgxpool.Pool, nats broker.ConnConfig, stdout io.Writer) (stop func(), err error) {
+	nc, js, err := broker.Connect(nats, zerolog.Nop())
 	if err != nil {
 		return nil, err
 	}

@@ -8,15 +8,17 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // The link the demo prints signs in to a working console.
 func TestDemoConsoleLinkSignsIn(t *testing.T) {
 	db := testenv.NewDatabase(t)
-	n := testenv.NewNATS(t)
+	n, _ := testenv.NewJetStream(t, broker.Topology{})
 	var out bytes.Buffer
-	stop, err := serveConsole(context.Background(), db.Pool, n.URL, &out)
+	stop, err := serveConsole(context.Background(), db.Pool, n.ConnConfig(natsauth.Operator, t.Name()), &out)
 	if err != nil {
 		t.Fatal(err)
 	}

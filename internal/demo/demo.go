@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/drill"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/migrations"
@@ -96,7 +97,18 @@ func Run(ctx context.Context, o Options) error {
 	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
 		return err
 	}
-	s := &stack{o: o, dir: env.Root(), dbURL: dbURL, natsURL: nats.URL}
+	// Migrations ran as the owner; the services run as sluice_runtime,
+	// which may only read and write rows.
+	if err := testenv.AllowRoleLogins(ctx, pg.URL); err != nil {
+		return err
+	}
+	runtimeURL := testenv.AsRole(dbURL, testenv.RuntimeRole)
+	// The topology owner declares the streams; every service connects as
+	// its own role and only verifies them.
+	if err := declareTopology(ctx, nats); err != nil {
+		return err
+	}
+	s := &stack{o: o, dir: env.Root(), dbURL: runtimeURL, nats: nats}
 	defer s.stop()
 	if err := s.start(); err != nil {
 		return err
@@ -114,7 +126,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), o.Outage)
 	start := time.Now()
-	prod, err := startProc(s.dir, s.bin("producer"), "producer", s.env(""), "--source", "demo", "--json", corpusDir)
+	prod, err := startProc(s.dir, s.bin("producer"), "producer", s.env(natsauth.Producer, ""), "--source", "demo", "--json", corpusDir)
 	if err != nil {
 		return err
 	}
@@ -144,11 +156,11 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	if o.Keep {
-		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, nats.URL)
+		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", runtimeURL, nats.URLFor(natsauth.Operator))
 		for _, m := range s.metrics {
 			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
 		}
-		stop, err := serveConsole(ctx, pool, nats.URL, o.Stdout)
+		stop, err := serveConsole(ctx, pool, nats.ConnConfig(natsauth.Operator, "sluice-demo-console"), o.Stdout)
 		if err != nil {
 			return err
 		}
@@ -156,6 +168,17 @@ func Run(ctx context.Context, o Options) error {
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// declareTopology declares the streams and durables as the topology
+// owner, as `sluice nats setup` does.
+func declareTopology(ctx context.Context, n *testenv.NATS) error {
+	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Owner, "sluice-demo-setup"), zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return broker.Ensure(ctx, js, broker.Topology{})
 }
 
 func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
@@ -172,13 +195,14 @@ func createDatabase(ctx context.Context, adminURL, name string) (string, error) 
 
 // stack is the demo's running services.
 type stack struct {
-	o              Options
-	dir            string
-	dbURL, natsURL string
-	simURL         string
-	procs          []*proc
-	metrics        []string
-	names          []string
+	o       Options
+	dir     string
+	dbURL   string
+	nats    *testenv.NATS
+	simURL  string
+	procs   []*proc
+	metrics []string
+	names   []string
 }
 
 func (s *stack) metricsByName() map[string]string {
@@ -191,11 +215,12 @@ func (s *stack) metricsByName() map[string]string {
 
 func (s *stack) bin(name string) string { return filepath.Join(s.o.BinDir, name) }
 
-// env is the environment every service gets; metricsAddr may be empty.
-func (s *stack) env(metricsAddr string) []string {
-	return []string{
-		"DATABASE_URL=" + s.dbURL, "NATS_URL=" + s.natsURL, "EMBEDDER_URL=" + s.simURL,
-		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR=" + metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
+// env is the environment a service gets, with role's NATS credentials;
+// metricsAddr may be empty.
+func (s *stack) env(role natsauth.Role, metricsAddr string) []string {
+	return append(s.nats.Env(role),
+		"DATABASE_URL="+s.dbURL, "EMBEDDER_URL="+s.simURL,
+		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		// A demo-sized pipeline: small batches so the outage bites, and a
 		// delivery cap of two: the breaker stops the consumers pulling
 		// during the outage, so only the batches in flight when it began
@@ -204,7 +229,7 @@ func (s *stack) env(metricsAddr string) []string {
 		// the demo.
 		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
 		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
-	}
+	)
 }
 
 func (s *stack) start() error {
@@ -255,7 +280,11 @@ func (s *stack) startServices() error {
 			return err
 		}
 		name := fmt.Sprintf("%s-%d", svc, len(s.procs)+1)
-		p, err := startProc(s.dir, s.bin(svc), name, s.env(addr))
+		role, err := natsauth.ForBinary(svc)
+		if err != nil {
+			return err
+		}
+		p, err := startProc(s.dir, s.bin(svc), name, s.env(role, addr))
 		if err != nil {
 			return err
 		}
@@ -307,7 +336,8 @@ func (s *stack) stop() {
 
 // drill runs the fault drill against the stack and prints its report.
 func (s *stack) drill(ctx context.Context, pool *pgxpool.Pool) error {
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.natsURL, Name: "sluice-drill"}, zerolog.Nop())
+	// The drill ingests its documents as a producer would.
+	nc, js, err := broker.Connect(s.nats.ConnConfig(natsauth.Producer, "sluice-drill"), zerolog.Nop())
 	if err != nil {
 		return err
 	}
@@ -325,7 +355,7 @@ func (s *stack) drill(ctx context.Context, pool *pgxpool.Pool) error {
 }
 
 func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.Report, error) {
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.natsURL, Name: "sluice-demo"}, zerolog.Nop())
+	nc, js, err := broker.Connect(s.nats.ConnConfig(natsauth.Operator, "sluice-demo"), zerolog.Nop())
 	if err != nil {
 		return nil, err
 	}

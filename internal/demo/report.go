@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
 )
 
@@ -130,5 +131,5 @@ func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Durati
 	fmt.Fprintf(w, "\nExplore next (with --keep, against the running system):\n")
 	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.dbURL)
 	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.dbURL, s.simURL)
-	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url %s\n", s.dbURL, s.natsURL)
+	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url '%s'\n", s.dbURL, s.nats.URLFor(natsauth.Operator))
 }

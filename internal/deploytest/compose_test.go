@@ -415,6 +415,7 @@ var composeChecks = []check{
 	{"embedder switch", checkEmbedder},
 	{"shared settings agree", checkSharedSettings},
 	{"bind mounts exist", checkBindMounts},
+	{"least privilege", checkLeastPrivilege},
 }
 
 func TestCompose(t *testing.T) {
@@ -569,7 +570,9 @@ func checkEmbedder(p *project) []string {
 // embed-sim to one embedding dimension.
 func checkSharedSettings(p *project) []string {
 	var problems []string
-	perService := map[string]bool{"METRICS_ADDR": true, "LOG_LEVEL": true, "LOG_FORMAT": true}
+	// Each service has its own NATS identity (internal/natsauth).
+	perService := map[string]bool{"METRICS_ADDR": true, "LOG_LEVEL": true, "LOG_FORMAT": true,
+		"NATS_URL": true, "NATS_CREDS": true, "NATS_TLS_CERT": true, "NATS_TLS_KEY": true}
 	cons, _ := binarySettings("consumer", nil)
 	repl, _ := binarySettings("dlq-replayer", nil)
 	for env := range cons.env {
@@ -660,6 +663,13 @@ func TestComposeChecksCatchMistakes(t *testing.T) {
 		{"hard-wired embedder", checkEmbedder, func(p *project) { p.raw.Services["consumer"].Environment["EMBEDDER_URL"] = "http://embed-sim:8089" }, "a real provider is one variable away"},
 		{"disagreeing pipelines", checkSharedSettings, edit("dlq-replayer", func(s *service) { s.Environment["MAX_DELIVERIES"] = "9" }), "MAX_DELIVERIES"},
 		{"disagreeing dims", checkSharedSettings, edit("migrate", func(s *service) { s.Environment["EMBEDDING_DIMS"] = "768" }), "EMBEDDING_DIMS=768"},
+		{"service as another role", checkLeastPrivilege, edit("consumer", func(s *service) {
+			s.Environment["NATS_URL"] = strings.Replace(s.Environment["NATS_URL"], "consumer:", "owner:", 1)
+		}), "consumer connects to NATS as \"owner\""},
+		{"stale NATS password", checkLeastPrivilege, edit("nats", func(s *service) { s.Environment["NATS_PRODUCER_PASSWORD"] = "rotated" }), "differs"},
+		{"service as schema owner", checkLeastPrivilege, edit("outbox-relay", func(s *service) {
+			s.Environment["DATABASE_URL"] = "postgres://sluice:sluice@postgres:5432/sluice"
+		}), "outbox-relay: DATABASE_URL must connect as sluice_runtime"},
 		{"missing bind source", checkBindMounts, edit("prometheus", func(s *service) { s.Volumes = append(s.Volumes, volumeSpec{"./deploy/nope.yml", "/x"}) }), "does not exist"},
 	}
 	for _, c := range cases {

@@ -52,8 +52,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8,
-		Topology: broker.Topology{MaxDeliveries: cfg.MaxDeliveries}}, stderr)
+	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8}, stderr)
 	if err != nil {
 		return err
 	}

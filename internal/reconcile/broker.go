@@ -109,13 +109,9 @@ func (c *checker) owedJob(ctx context.Context, data []byte) (redrive.Job, bool) 
 // INGEST, checking each by the sequence its PubAck named; a repair
 // publishes them again under a new generation.
 func (c *checker) lost(ctx context.Context) error {
-	stream, err := c.js.Stream(ctx, broker.IngestStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if err := broker.EnsureExists(ctx, c.js, broker.Topology{}); err != nil {
-			return fmt.Errorf("recreate INGEST: %w", err)
-		}
-		stream, err = c.js.Stream(ctx, broker.IngestStream)
-	}
+	// A lost INGEST must be declared again by the topology owner (sluice
+	// nats setup) before its owed work can be republished into it.
+	stream, err := broker.Stream(ctx, c.js, broker.IngestStream)
 	if err != nil {
 		return fmt.Errorf("inspect INGEST: %w", err)
 	}

@@ -182,16 +182,12 @@ func (s *Sweeper) Sweep(ctx context.Context, source string, grace time.Duration)
 	}
 }
 
-// streamCreated returns when INGEST was created, creating it if it is
-// gone: a confirmation older than that points into a lost stream.
+// streamCreated returns when INGEST was created: a confirmation older
+// than that points into a lost stream. A missing stream is
+// broker.ErrTopologyMissing; the sweeper cannot declare it (only the
+// topology owner can) and republishes once it is back.
 func (s *Sweeper) streamCreated(ctx context.Context) (time.Time, error) {
-	stream, err := s.js.Stream(ctx, broker.IngestStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if err := broker.EnsureExists(ctx, s.js, broker.Topology{}); err != nil {
-			return time.Time{}, fmt.Errorf("recreate INGEST: %w", err)
-		}
-		stream, err = s.js.Stream(ctx, broker.IngestStream)
-	}
+	stream, err := broker.Stream(ctx, s.js, broker.IngestStream)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("inspect INGEST: %w", err)
 	}

@@ -27,7 +27,7 @@ func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job, perSecond
 	if len(jobs) == 0 {
 		return nil, nil, nil
 	}
-	if err := broker.EnsureExists(ctx, js, broker.Topology{}); err != nil {
+	if _, err := broker.Stream(ctx, js, broker.IngestStream); err != nil {
 		return nil, ids(jobs), err
 	}
 	limiter := newLimiter(perSecond)

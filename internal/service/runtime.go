@@ -35,16 +35,10 @@ type Runtime struct {
 type Options struct {
 	// MaxConns sizes the PostgreSQL pool. Defaults to pgx's default.
 	MaxConns int32
-	// Topology is declared on NATS at startup: created where missing, and
-	// updated only when OwnsTopology is set.
-	Topology broker.Topology
-	// OwnsTopology makes this service the one that applies Topology's
-	// settings to existing streams and consumers.
-	OwnsTopology bool
 	// NoNATS skips the NATS connection, for services that do not use it.
 	NoNATS bool
 	// NATSOptional lets the service start while NATS is unreachable, after
-	// one short try to declare the topology: the producer then records its
+	// one short try to verify the topology: the producer then records its
 	// run, and what it cannot publish stays owed for the outbox-relay.
 	NATSOptional bool
 }
@@ -76,26 +70,23 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	}
 	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return rt.Pool.Ping(ctx) }}}
 	if !opts.NoNATS {
-		rt.NC, rt.JS, err = broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-" + name, Creds: c.NATSCreds,
-			TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}, log)
+		rt.NC, rt.JS, err = broker.Connect(c.NATSConn("sluice-"+name), log)
 		if err != nil {
 			rt.Close()
 			return nil, err
 		}
-		ensure := broker.EnsureExists
-		if opts.OwnsTopology {
-			ensure = broker.Ensure
-		}
-		declare := func(ctx context.Context) error { return ensure(ctx, rt.JS, opts.Topology) }
+		// The topology owner declares the streams (sluice nats setup); a
+		// service only checks them, waiting as for any dependency.
+		verify := func(ctx context.Context) error { return broker.Verify(ctx, rt.JS) }
 		if opts.NATSOptional {
 			attempt, cancel := context.WithTimeout(ctx, natsOptionalWait)
-			if err := declare(attempt); err != nil {
+			if err := verify(attempt); err != nil {
 				log.Warn().Err(err).Msg("NATS unreachable at startup; going on without it")
 			}
 			cancel()
-		} else if err := waitFor(ctx, log, "nats", declare); err != nil {
+		} else if err := waitFor(ctx, log, "nats", verify); err != nil {
 			rt.Close()
-			return nil, fmt.Errorf("declare jetstream topology: %w", err)
+			return nil, fmt.Errorf("verify jetstream topology: %w", err)
 		}
 		checks = append(checks, telemetry.Check{Name: "nats", Fn: func(context.Context) error {
 			if !rt.NC.IsConnected() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/producer"
 	"github.com/sluicehq/sluice/internal/testenv"
@@ -43,21 +45,30 @@ type system struct {
 	pipe pipeline.Config
 }
 
-// newSystem deploys the system on a fresh database of backend.
-func newSystem(t *testing.T, backend testenv.Backend, sim embedsim.Config, pipe pipeline.Config) *system {
+// newSystem deploys the system on a fresh database of backend, on a NATS
+// server adjusted by natsOpts.
+func newSystem(t *testing.T, backend testenv.Backend, sim embedsim.Config, pipe pipeline.Config, natsOpts ...testenv.NATSOption) *system {
 	t.Helper()
 	sim.Dims = dims
-	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend)), sim: embedsim.StartTest(t, sim), nats: testenv.NewNATS(t), pipe: pipe}
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: s.nats.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	s.js = js
-	if err := broker.Ensure(context.Background(), js, s.topology()); err != nil {
+	s := &system{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims), testenv.OnBackend(backend)), sim: embedsim.StartTest(t, sim),
+		nats: testenv.NewNATS(t, natsOpts...), pipe: pipe}
+	s.js = s.connect(natsauth.Owner)
+	if err := broker.Ensure(context.Background(), s.js, s.topology()); err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// connect opens a connection as role, closed when the test ends: each
+// in-process service uses its own role's, as its binary would.
+func (s *system) connect(role natsauth.Role) jetstream.JetStream {
+	s.t.Helper()
+	nc, js, err := broker.Connect(s.nats.ConnConfig(role, s.t.Name()+"-"+string(role)), zerolog.Nop())
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(nc.Close)
+	return js
 }
 
 func (s *system) topology() broker.Topology {
@@ -111,17 +122,18 @@ func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeli
 // DLQ consumers.
 func (s *system) startAll(resilient embedder.ResilientOptions) {
 	pipe, emb := s.pipeline(resilient)
-	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, s.js, pipe, emb, zerolog.Nop(), nil)
+	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, s.connect(natsauth.Consumer), pipe, emb, zerolog.Nop(), nil)
 	s.background("consumer", c.Run)
-	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, s.db.Pool, s.js, zerolog.Nop(), nil, nil)
+	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, s.db.Pool, s.connect(natsauth.Relay), zerolog.Nop(), nil, nil)
 	s.background("relay", relay.Run)
+	replayerJS := s.connect(natsauth.Replayer)
 	triage := dlq.NewTriage(s.db.Pool, zerolog.Nop(), nil, dlq.TriageOptions{})
 	s.background("triage", func(ctx context.Context) error {
-		return dlq.Consume(ctx, s.js, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, triage.Handle))
+		return dlq.Consume(ctx, replayerJS, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, triage.Handle))
 	})
 	replayer := dlq.NewReplayer(pipe, s.topology().MaxDeliveries, zerolog.Nop(), prometheus.NewRegistry(), nil)
 	s.background("replayer", func(ctx context.Context) error {
-		return dlq.Consume(ctx, s.js, broker.ReplayerConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, replayer.Handle))
+		return dlq.Consume(ctx, replayerJS, broker.ReplayerConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, replayer.Handle))
 	})
 }
 
@@ -140,7 +152,7 @@ func (s *system) produce(source string, docs map[string]string) producer.Summary
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Unit: chunk.UnitChars}}, s.db.Pool, s.js, zerolog.Nop())
+	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Unit: chunk.UnitChars}}, s.db.Pool, s.connect(natsauth.Producer), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +192,28 @@ func (s *system) count(query string, args ...any) int {
 	return n
 }
 
-// sluice runs the operator CLI against this system.
+// sluice runs the operator CLI against this system, as the operator.
 func (s *system) sluice(args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	env := map[string]string{"DATABASE_URL": s.db.URL, "NATS_URL": s.nats.URL, "USER": "ops",
+	return s.sluiceAs(natsauth.Operator, args...)
+}
+
+// sluiceAs runs the operator CLI with role's NATS credentials (and TLS
+// files, when the server requires TLS), connected to PostgreSQL as
+// sluice_runtime.
+func (s *system) sluiceAs(role natsauth.Role, args ...string) (int, string, string) {
+	env := map[string]string{"DATABASE_URL": s.db.RuntimeURL, "USER": "ops",
 		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
-	code := cli.Run(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr,
+	for _, kv := range s.nats.Env(role) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return s.sluiceWith(context.Background(), env, args...)
+}
+
+// sluiceWith runs the operator CLI with exactly the environment env.
+func (s *system) sluiceWith(ctx context.Context, env map[string]string, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(ctx, cli.Env{Stdout: &stdout, Stderr: &stderr,
 		Lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}, args)
 	return code, stdout.String(), stderr.String()
 }

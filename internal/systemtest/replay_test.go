@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/internal/runs"
@@ -310,6 +311,14 @@ func testBrokerLossRedrive(t *testing.T, backend testenv.Backend) {
 	pending := s.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`)
 	if pending == 0 {
 		t.Fatal("the run finished before the stream was deleted; nothing to redrive")
+	}
+	// Only the topology owner may declare the lost stream again; the
+	// operator's reconcile then rebuilds its work.
+	if code, out, errOut := s.sluice("reconcile", "--redrive"); code != 1 || !strings.Contains(errOut, "sluice nats setup") {
+		t.Fatalf("reconcile --redrive without INGEST: code %d, want 1 naming sluice nats setup\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := s.sluiceAs(natsauth.Owner, "nats", "setup", "--ack-wait", "30s"); code != 0 {
+		t.Fatalf("nats setup: code %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut := s.sluice("reconcile", "--redrive")
 	if code != 0 || !strings.Contains(out, "redriven") {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/sluicehq/sluice/internal/natsauth"
 )
 
 // Container images used when no local binaries are available, the public
@@ -100,15 +103,23 @@ func startContainerPostgres(ctx context.Context, image string) (*Postgres, error
 	}, nil
 }
 
-func startContainerNATS(ctx context.Context) (*NATS, error) {
+// startContainerNATS runs NATS in a container with a user per role; its
+// configuration file is written under dir and copied in.
+func startContainerNATS(ctx context.Context, dir string) (*NATS, error) {
 	if err := dockerAvailable(ctx); err != nil {
+		return nil, err
+	}
+	n := newAuthNATS("")
+	conf := filepath.Join(dir, "nats.conf")
+	if err := os.WriteFile(conf, []byte(n.serverConfig(nil)), 0o644); err != nil {
 		return nil, err
 	}
 	image := natsImage()
 	// The binary named first: the official image's entrypoint accepts
 	// that, and an image without an entrypoint needs it.
 	c, err := testcontainers.Run(ctx, image,
-		testcontainers.WithCmd("nats-server", "-js"),
+		testcontainers.WithFiles(testcontainers.ContainerFile{HostFilePath: conf, ContainerFilePath: "/etc/nats/sluice.conf", FileMode: 0o644}),
+		testcontainers.WithCmd("nats-server", "-js", "-c", "/etc/nats/sluice.conf"),
 		testcontainers.WithExposedPorts("4222/tcp"),
 		publishOnLoopback("4222/tcp"),
 		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready")),
@@ -121,8 +132,8 @@ func startContainerNATS(ctx context.Context) (*NATS, error) {
 		_ = c.Terminate(context.Background())
 		return nil, err
 	}
-	return &NATS{
-		URL:       "nats://" + endpoint,
-		terminate: func(ctx context.Context) error { return c.Terminate(ctx) },
-	}, nil
+	n.base = "nats://" + endpoint
+	n.URL = n.URLFor(natsauth.Owner)
+	n.terminate = func(ctx context.Context) error { return c.Terminate(ctx) }
+	return n, nil
 }

@@ -53,7 +53,7 @@ func TestContainers(t *testing.T) {
 	t.Run("nats", func(t *testing.T) {
 		t.Parallel()
 		ctx := t.Context()
-		n, err := startContainerNATS(ctx)
+		n, err := startContainerNATS(ctx, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

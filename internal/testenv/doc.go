@@ -12,6 +12,13 @@
 // cannot be provided is a test failure whose message says how to provide
 // it; it is never a silent skip.
 //
+// NATS servers require a user per role (internal/natsauth), as
+// deployments do: NATS.URL carries the topology owner's credentials, for
+// tests' own connections, and NATS.URLFor, ConnConfig and Env give a
+// service's role; WithTLS adds TLS with client certificates from a CA
+// generated for the server. Databases come with URLs for the PostgreSQL
+// roles the migrations create (Database.RuntimeURL, ReadonlyURL).
+//
 // Local servers run as child processes on free loopback ports with their
 // data in one temporary root per process. They receive SIGKILL if the
 // process that started them dies, and a small watchdog removes the temporary

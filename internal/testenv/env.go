@@ -117,28 +117,36 @@ func (e *Env) LocalPostgres(ctx context.Context) (*Postgres, error) {
 // local server, else a container.
 func (e *Env) NATS(ctx context.Context) (*NATS, error) {
 	if u := os.Getenv("NATS_URL"); u != "" {
-		return &NATS{URL: u}, nil
+		return externalNATS(u), nil
 	}
 	return e.LocalNATS(ctx)
 }
 
 // LocalNATS starts a server that this process controls — one that Kill and
-// Restart work on — ignoring NATS_URL.
-func (e *Env) LocalNATS(ctx context.Context) (*NATS, error) {
+// Restart work on — ignoring NATS_URL. It requires a user per role, and
+// TLS too WithTLS (local binaries only).
+func (e *Env) LocalNATS(ctx context.Context, opts ...NATSOption) (*NATS, error) {
+	dir, err := e.subdir("nats-")
+	if err != nil {
+		return nil, err
+	}
 	bin, binErr := NATSServerBinary(ctx)
 	if binErr == nil {
-		dir, err := e.subdir("nats-")
-		if err != nil {
-			return nil, err
-		}
-		n, err := StartLocalNATS(ctx, bin, dir)
+		n, err := StartLocalNATS(ctx, bin, dir, opts...)
 		if err != nil {
 			return nil, err
 		}
 		e.onClose(n.stop)
 		return n, nil
 	}
-	n, dockerErr := startContainerNATS(ctx)
+	var o natsOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.tls {
+		return nil, fmt.Errorf("no nats-server binary for a TLS test server: %w", binErr)
+	}
+	n, dockerErr := startContainerNATS(ctx, dir)
 	if dockerErr == nil {
 		e.onClose(n.stop)
 		return n, nil

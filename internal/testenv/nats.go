@@ -11,21 +11,90 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/natsauth"
 )
 
-// NATS is a running nats-server with JetStream. A local one can be killed
-// with SIGKILL and restarted on the same port and store directory.
+// NATS is a running nats-server with JetStream that requires a user per
+// role (internal/natsauth). A local one can be killed with SIGKILL and
+// restarted on the same port and store directory.
 type NATS struct {
-	// URL is the client URL, nats://127.0.0.1:<port>.
+	// URL is the client URL with the topology owner's credentials,
+	// nats://owner:…@127.0.0.1:<port>: what tests use for their own
+	// connection. Services started by tests take URLFor their role.
 	URL string
+	// TLS is set when the server requires TLS: the files a client needs.
+	TLS *TLSFiles
 
+	base      string                   // the URL without credentials
+	passwords map[natsauth.Role]string // nil for a server given by NATS_URL
 	proc      *process
 	terminate func(ctx context.Context) error // containers only
 }
 
+// NATSOption adjusts a NATS server a test asks for.
+type NATSOption func(*natsOptions)
+
+type natsOptions struct{ tls bool }
+
+// WithTLS makes the server require TLS with client certificates, from a
+// CA generated for it; NATS.TLS holds the client's files.
+func WithTLS() NATSOption { return func(o *natsOptions) { o.tls = true } }
+
+// newAuthNATS is a server at base whose roles have fresh passwords.
+func newAuthNATS(base string) *NATS {
+	n := &NATS{base: base, passwords: map[natsauth.Role]string{}}
+	for _, r := range natsauth.Roles() {
+		n.passwords[r] = randomSuffix() + randomSuffix()
+	}
+	n.URL = n.URLFor(natsauth.Owner)
+	return n
+}
+
+// externalNATS is the server NATS_URL names, used with the credentials
+// that URL carries whatever the role.
+func externalNATS(url string) *NATS { return &NATS{URL: url, base: url} }
+
+// URLFor is the client URL carrying role's credentials. A server given by
+// NATS_URL has only the credentials in that URL, which URLFor returns for
+// every role.
+func (n *NATS) URLFor(role natsauth.Role) string {
+	if n.passwords == nil {
+		return n.URL
+	}
+	return natsauth.URLWithUser(n.base, string(role), n.passwords[role])
+}
+
+// ConnConfig is how a client connects as role: its URL and TLS files.
+func (n *NATS) ConnConfig(role natsauth.Role, name string) broker.ConnConfig {
+	cfg := broker.ConnConfig{URL: n.URLFor(role), Name: name}
+	if n.TLS != nil {
+		cfg.TLSCA, cfg.TLSCert, cfg.TLSKey = n.TLS.CA, n.TLS.Cert, n.TLS.Key
+	}
+	return cfg
+}
+
+// Env is the environment a Sluice process connects as role with:
+// NATS_URL, and the NATS_TLS_* files when the server requires TLS.
+func (n *NATS) Env(role natsauth.Role) []string {
+	env := []string{"NATS_URL=" + n.URLFor(role)}
+	if n.TLS != nil {
+		env = append(env, "NATS_TLS_CA="+n.TLS.CA, "NATS_TLS_CERT="+n.TLS.Cert, "NATS_TLS_KEY="+n.TLS.Key)
+	}
+	return env
+}
+
+// serverConfig is the configuration file's content for this server.
+func (n *NATS) serverConfig(tls *natsauth.TLS) string {
+	return natsauth.ServerConfig{Users: natsauth.UsersWith(func(r natsauth.Role) string { return n.passwords[r] }), TLS: tls}.Render()
+}
+
 // StartLocalNATS starts the nats-server binary at bin with JetStream on,
-// storing under dir, on a free loopback port.
-func StartLocalNATS(ctx context.Context, bin, dir string) (*NATS, error) {
+// storing under dir, on a free loopback port, with a user per role.
+func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*NATS, error) {
+	var o natsOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	store := filepath.Join(dir, "jetstream")
 	if err := os.MkdirAll(store, 0o755); err != nil {
 		return nil, err
@@ -34,26 +103,28 @@ func StartLocalNATS(ctx context.Context, bin, dir string) (*NATS, error) {
 	if err != nil {
 		return nil, err
 	}
-	// max_payload has no command-line flag; it is set explicitly, to the
-	// size every stream's MaxMsgSize is declared with.
+	n := newAuthNATS(fmt.Sprintf("nats://127.0.0.1:%d", port))
+	var tls *natsauth.TLS
+	if o.tls {
+		if n.TLS, tls, err = writeTLSFiles(filepath.Join(dir, "tls")); err != nil {
+			return nil, err
+		}
+	}
 	conf := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(conf, []byte(fmt.Sprintf("max_payload: %d\n", broker.MaxPayload)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(n.serverConfig(tls)), 0o600); err != nil {
 		return nil, err
 	}
-	n := &NATS{
-		URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
-		proc: &process{
-			name: "nats-server",
-			path: bin,
-			args: []string{
-				"-c", conf,
-				"-a", "127.0.0.1", "-p", strconv.Itoa(port),
-				"-js", "-sd", store,
-				// No monitoring port: tests talk to the server only as clients.
-				"-m", "0",
-			},
-			logPath: filepath.Join(dir, "nats-server.log"),
+	n.proc = &process{
+		name: "nats-server",
+		path: bin,
+		args: []string{
+			"-c", conf,
+			"-a", "127.0.0.1", "-p", strconv.Itoa(port),
+			"-js", "-sd", store,
+			// No monitoring port: tests talk to the server only as clients.
+			"-m", "0",
 		},
+		logPath: filepath.Join(dir, "nats-server.log"),
 	}
 	if err := n.Start(ctx); err != nil {
 		return nil, err
@@ -69,7 +140,7 @@ func (n *NATS) Start(ctx context.Context) error {
 	if err := n.proc.start(); err != nil {
 		return err
 	}
-	return n.proc.waitFor(30*time.Second, func() error { return jetStreamReady(n.URL) })
+	return n.proc.waitFor(30*time.Second, n.jetStreamReady)
 }
 
 // Kill stops the server with SIGKILL: no flush, no goodbye to clients.
@@ -105,8 +176,16 @@ func (n *NATS) notLocal() error {
 	return errNotLocal
 }
 
-func jetStreamReady(url string) error {
-	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
+// connect opens a plain connection as the owner, for testenv's own checks.
+func (n *NATS) connect(opts ...nats.Option) (*nats.Conn, error) {
+	if n.TLS != nil {
+		opts = append(opts, nats.RootCAs(n.TLS.CA), nats.ClientCert(n.TLS.Cert, n.TLS.Key))
+	}
+	return nats.Connect(n.URL, opts...)
+}
+
+func (n *NATS) jetStreamReady() error {
+	nc, err := n.connect(nats.Timeout(time.Second), nats.NoReconnect())
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -13,11 +14,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -79,8 +81,14 @@ func privateEnv(t testing.TB) *Env {
 
 // Database is a migrated database that belongs to one test.
 type Database struct {
-	// URL connects to the database.
+	// URL connects to the database as a superuser, the schema's owner.
 	URL string
+	// RuntimeURL connects as sluice_runtime, the role services run as:
+	// rows only, no schema changes (migrations/00011_roles.sql).
+	RuntimeURL string
+	// ReadonlyURL connects as sluice_readonly: SELECT on everything but
+	// escalated_chunks.
+	ReadonlyURL string
 	// Name is the database name.
 	Name string
 	// Pool is a connection pool on it, closed when the test ends.
@@ -126,6 +134,7 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
+	db.RuntimeURL, db.ReadonlyURL = AsRole(db.URL, RuntimeRole), AsRole(db.URL, ReadonlyRole)
 	db.Pool, err = pgxpool.New(ctx, db.URL)
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
@@ -195,6 +204,9 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	if err := migrations.Up(ctx, withDatabase(pg.URL, name), migrations.Options{Dims: dims}); err != nil {
 		return "", err
 	}
+	if err := AllowRoleLogins(ctx, pg.URL); err != nil {
+		return "", err
+	}
 	if shared.templates == nil {
 		shared.templates = map[templateKey]string{}
 	}
@@ -210,6 +222,35 @@ func adminExec(ctx context.Context, url, sql string) error {
 	defer conn.Close(context.Background())
 	_, err = conn.Exec(ctx, sql)
 	return err
+}
+
+// The PostgreSQL roles migrations create (migrations/00011_roles.sql).
+const (
+	RuntimeRole  = migrations.RuntimeRole
+	ReadonlyRole = migrations.ReadonlyRole
+)
+
+// AllowRoleLogins lets the roles the migrations create NOLOGIN log in on
+// the server at adminURL. Test and demo servers trust loopback, so that is
+// all it takes to connect as them; a real deployment sets passwords.
+func AllowRoleLogins(ctx context.Context, adminURL string) error {
+	for _, role := range []string{RuntimeRole, ReadonlyRole} {
+		if err := adminExec(ctx, adminURL, `ALTER ROLE `+role+` LOGIN`); err != nil {
+			return fmt.Errorf("let %s log in: %w", role, err)
+		}
+	}
+	return nil
+}
+
+// AsRole is the postgres:// URL raw with user in place of its user and
+// password.
+func AsRole(raw, user string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	u.User = url.User(user)
+	return u.String()
 }
 
 // withDatabase replaces the database name in a postgres:// URL.
@@ -256,30 +297,33 @@ func newPrivatePostgres(t testing.TB, start func(*Env, context.Context) (*Postgr
 }
 
 // NewNATS gives the test a JetStream server no other test sees: a private
-// local nats-server (which the test may Kill and Restart), or, when NATS_URL
-// is set, that server with every stream deleted and other tests of this
-// binary held off until the test ends.
-func NewNATS(t testing.TB) *NATS {
+// local nats-server (which the test may Kill and Restart) that requires a
+// user per role (NATS.URL is the owner's, NATS.URLFor a service's), or,
+// when NATS_URL is set, that server with every stream deleted and other
+// tests of this binary held off until the test ends. WithTLS makes the
+// private server require TLS too.
+func NewNATS(t testing.TB, opts ...NATSOption) *NATS {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if url := os.Getenv("NATS_URL"); url != "" {
 		shared.externalNATS.Lock()
 		t.Cleanup(shared.externalNATS.Unlock)
-		if err := deleteAllStreams(ctx, url); err != nil {
-			t.Fatalf("testenv: reset streams on NATS_URL=%s: %v", url, err)
+		n := externalNATS(url)
+		if err := deleteAllStreams(ctx, n); err != nil {
+			t.Fatalf("testenv: reset streams on NATS_URL=%s: %v", config.Redact(url), err)
 		}
-		return &NATS{URL: url}
+		return n
 	}
-	n, err := privateEnv(t).LocalNATS(ctx)
+	n, err := privateEnv(t).LocalNATS(ctx, opts...)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return n
 }
 
-func deleteAllStreams(ctx context.Context, url string) error {
-	nc, err := nats.Connect(url)
+func deleteAllStreams(ctx context.Context, n *NATS) error {
+	nc, err := n.connect()
 	if err != nil {
 		return err
 	}
@@ -305,11 +349,12 @@ func deleteAllStreams(ctx context.Context, url string) error {
 }
 
 // NewJetStream gives the test a private JetStream server (see NewNATS), a
-// connection to it closed when the test ends, and topo declared on it.
-func NewJetStream(t testing.TB, topo broker.Topology) (*NATS, jetstream.JetStream) {
+// connection to it as the topology owner closed when the test ends, and
+// topo declared on it.
+func NewJetStream(t testing.TB, topo broker.Topology, opts ...NATSOption) (*NATS, jetstream.JetStream) {
 	t.Helper()
-	n := NewNATS(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: n.URL, Name: t.Name()}, zerolog.Nop())
+	n := NewNATS(t, opts...)
+	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Owner, t.Name()), zerolog.Nop())
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
