@@ -27,7 +27,8 @@ type Config struct {
 	// Defaults to 512 KiB.
 	EmbedMaxBytes int
 	// Backoff spaces redeliveries of transient failures. Defaults to
-	// classify.Backoff{Base: 1s, Max: 2m}.
+	// classify.Backoff{Base: classify.DefaultBackoffBase (1s), Max:
+	// DefaultBackoffMax (2m)}.
 	Backoff classify.Backoff
 	// ParkRetryDelay is how long after parking a transient_exhausted chunk
 	// the replayer may try it, doubled per replay generation. Defaults to 30s.
@@ -54,6 +55,10 @@ const (
 	DefaultEmbedMaxBytes    = 512 << 10
 	DefaultParkRetryDelay   = 30 * time.Second
 	DefaultSoftTimeLimit    = 2 * time.Minute
+	// DefaultBackoffMax caps a redelivery's delay: shorter than
+	// classify.DefaultBackoffMax, because a chunk waiting in INGEST holds
+	// its run open.
+	DefaultBackoffMax = 2 * time.Minute
 )
 
 func (c *Config) applyDefaults() {
@@ -76,7 +81,10 @@ func (c *Config) applyDefaults() {
 		c.SoftTimeLimit = DefaultSoftTimeLimit
 	}
 	if c.Backoff.Base == 0 {
-		c.Backoff = classify.Backoff{Base: time.Second, Max: 2 * time.Minute, Rand: c.Backoff.Rand}
+		c.Backoff.Base = classify.DefaultBackoffBase
+	}
+	if c.Backoff.Max == 0 {
+		c.Backoff.Max = DefaultBackoffMax
 	}
 	if c.ParkRetryDelay == 0 {
 		c.ParkRetryDelay = DefaultParkRetryDelay

@@ -72,14 +72,14 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 			j.Outcome = Duplicate
 		case *s.status == "parked" && (!j.Replay || c.ReplayGen <= int(*s.replayGen)):
 			j.Outcome = Duplicate
-		case j.Delivered > p.cfg.MaxDeliveries:
+		case !j.FinalAttempt && j.Delivered > p.budget(c.SourceID).maxDeliveries:
 			// A worker died on the last allowed delivery; JetStream's higher
 			// MaxDeliver gave us this one to park it in.
 			cls := classify.ClassUnknown
 			if s.lastClass != nil {
 				cls = *s.lastClass
 			}
-			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.cfg.MaxDeliveries)))
+			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.budget(c.SourceID).maxDeliveries)))
 		case seen[key{c.DocID, c.ChunkIndex}]:
 			// The same chunk twice in one batch (a re-publish): one is enough.
 			j.Outcome = Duplicate
