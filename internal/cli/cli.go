@@ -41,7 +41,7 @@ func commands() map[string]command {
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|pause|resume", runDLQ},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
-		"runs":      {"list ingest runs", runRuns},
+		"runs":      {"ingest runs: runs [--source S] | runs resume RUN | runs cancel RUN --reason R", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},
 	}
 }

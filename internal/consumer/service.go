@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -39,6 +40,14 @@ type PipelineSettings struct {
 	// failures. Default to classify.DefaultBackoffBase and
 	// pipeline.DefaultBackoffMax.
 	BackoffBase, BackoffMax time.Duration
+	// HaltRejectionRatio and HaltMinChunks halt a run whose parked share
+	// of settled chunks crosses the ratio. Default to 0 (never) and
+	// pipeline.DefaultHaltMinChunks.
+	HaltRejectionRatio float64
+	HaltMinChunks      int
+	// HoldDelay spaces deliveries of a halted run's jobs. Defaults to
+	// pipeline.DefaultHoldDelay.
+	HoldDelay time.Duration
 	// PolicyFile is the per-source policy (see package policy). Defaults
 	// to none: these settings apply to every source.
 	PolicyFile string
@@ -75,7 +84,7 @@ func (c *PipelineSettings) policyDefaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries, MaxReplays: c.MaxReplays,
 		BackoffBase: cmp.Or(c.BackoffBase, classify.DefaultBackoffBase), BackoffMax: cmp.Or(c.BackoffMax, pipeline.DefaultBackoffMax),
 		BreakerFailures: c.Embedder.BreakerFailures, BreakerDelay: c.Embedder.BreakerDelay, SoftTimeLimit: c.softTimeLimit(),
-		HaltMinChunks:    policy.DefaultHaltMinChunks,
+		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: cmp.Or(c.HaltMinChunks, pipeline.DefaultHaltMinChunks),
 		PayloadRetention: cmp.Or(c.PayloadRetention, policy.DefaultPayloadRetention), EscalationRetention: cmp.Or(c.EscalationRetention, policy.DefaultEscalationRetention)}
 }
 
@@ -132,6 +141,9 @@ func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
 	l.Duration(&c.BackoffBase, "backoff-base", "BACKOFF_BASE", classify.DefaultBackoffBase, "ceiling of the first redelivery delay of a transient failure (doubles per delivery, full jitter)")
 	l.Duration(&c.BackoffMax, "backoff-max", "BACKOFF_MAX", pipeline.DefaultBackoffMax, "ceiling of any redelivery delay")
+	l.Float(&c.HaltRejectionRatio, "halt-rejection-ratio", "HALT_REJECTION_RATIO", 0, "halt a run once this share of its settled chunks is parked (0 never halts)")
+	l.Int(&c.HaltMinChunks, "halt-min-chunks", "HALT_MIN_CHUNKS", pipeline.DefaultHaltMinChunks, "settled chunks of a run before its rejection ratio is judged")
+	l.Duration(&c.HoldDelay, "hold-delay", "HOLD_DELAY", pipeline.DefaultHoldDelay, "how long a halted run's job waits before it is delivered again (held deliveries spend no budget)")
 	l.String(&c.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML; see deploy/policy.example.yaml); flags and environment give its defaults")
 }
 
@@ -158,7 +170,8 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 	}
 	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
 		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
-		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax}},
+		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
+		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
 		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
@@ -257,7 +270,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	for range cfg.Workers {
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
-	rt.Registry.MustRegister(NewLagCollector(rt.JS))
+	rt.Registry.MustRegister(NewLagCollector(rt.JS), runs.NewHaltedCollector(rt.Pool))
 	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
 		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping}
 	if err := ccfg.Validate(); err != nil {

@@ -475,6 +475,7 @@ var requiredAlerts = map[string]string{
 	"SluiceOutboxStuck":        "sluice_outbox_oldest_age_seconds",
 	"SluiceCircuitBreakerOpen": "sluice_circuit_breaker_state",
 	"SluiceEscalation":         "sluice_escalations_total",
+	"SluiceRunHalted":          "sluice_runs_halted",
 }
 
 var (

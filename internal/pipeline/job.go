@@ -91,4 +91,6 @@ const (
 	StageEmbed  = "embed"
 	StageStore  = "store"
 	StageCap    = "delivery_cap"
+	// StageRun: the chunk's run was cancelled.
+	StageRun = "run"
 )

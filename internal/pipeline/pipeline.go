@@ -110,6 +110,7 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 	if err := p.parkAll(ctx, jobs); err != nil {
 		return p.undecide(jobs, err)
 	}
+	p.judgeRuns(ctx, jobs)
 	for _, j := range jobs {
 		p.metrics.Outcomes.WithLabelValues(j.Outcome.String()).Inc()
 		if j.Outcome == Retry && j.Failure != nil {
