@@ -164,7 +164,12 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 	if err != nil {
 		return nil, nil, err
 	}
-	emb, err := NewEmbedder(c.embedderSettings(table.Default()), c.Common.EmbeddingDims, rt.Registry, rt)
+	def := table.Default()
+	var budget *embedder.Budget
+	if def.RequestsPerMinute > 0 || def.TokensPerMinute > 0 {
+		budget = embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil)
+	}
+	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, rt.Registry, rt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -283,9 +288,10 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	return err
 }
 
-// NewEmbedder builds the OpenAI client behind failsafe-go policies and
-// exports the breaker state as sluice_circuit_breaker_state.
-func NewEmbedder(cfg config.Embedder, dims int, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
+// NewEmbedder builds the OpenAI client behind failsafe-go policies, paced
+// by budget (nil for none), and exports the breaker state as
+// sluice_circuit_breaker_state.
+func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
 	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
 	if err != nil {
 		return nil, err
@@ -298,7 +304,7 @@ func NewEmbedder(cfg config.Embedder, dims int, reg prometheus.Registerer, rt *s
 		reg.MustRegister(state)
 	}
 	return embedder.NewResilient(client, embedder.ResilientOptions{
-		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures),
+		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget,
 		OnStateChange: func(from, to string) {
 			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])
 			rt.Log.Warn().Str("from", from).Str("to", to).Msg("embedder circuit breaker")
