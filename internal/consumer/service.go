@@ -45,6 +45,9 @@ type PipelineSettings struct {
 	// pipeline.DefaultHaltMinChunks.
 	HaltRejectionRatio float64
 	HaltMinChunks      int
+	// RequestsPerMinute and TokensPerMinute are the embedder's rate
+	// budget. Default to 0: unlimited.
+	RequestsPerMinute, TokensPerMinute int
 	// HoldDelay spaces deliveries of a halted run's jobs. Defaults to
 	// pipeline.DefaultHoldDelay.
 	HoldDelay time.Duration
@@ -84,6 +87,7 @@ func (c *PipelineSettings) policyDefaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries, MaxReplays: c.MaxReplays,
 		BackoffBase: cmp.Or(c.BackoffBase, classify.DefaultBackoffBase), BackoffMax: cmp.Or(c.BackoffMax, pipeline.DefaultBackoffMax),
 		BreakerFailures: c.Embedder.BreakerFailures, BreakerDelay: c.Embedder.BreakerDelay, SoftTimeLimit: c.softTimeLimit(),
+		RequestsPerMinute: c.RequestsPerMinute, TokensPerMinute: c.TokensPerMinute,
 		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: cmp.Or(c.HaltMinChunks, pipeline.DefaultHaltMinChunks),
 		PayloadRetention: cmp.Or(c.PayloadRetention, policy.DefaultPayloadRetention), EscalationRetention: cmp.Or(c.EscalationRetention, policy.DefaultEscalationRetention)}
 }
@@ -141,6 +145,8 @@ func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
 	l.Duration(&c.BackoffBase, "backoff-base", "BACKOFF_BASE", classify.DefaultBackoffBase, "ceiling of the first redelivery delay of a transient failure (doubles per delivery, full jitter)")
 	l.Duration(&c.BackoffMax, "backoff-max", "BACKOFF_MAX", pipeline.DefaultBackoffMax, "ceiling of any redelivery delay")
+	l.Int(&c.RequestsPerMinute, "rate-requests-per-minute", "RATE_REQUESTS_PER_MINUTE", 0, "embedder request budget per minute, adaptive on 429s (0 unlimited)")
+	l.Int(&c.TokensPerMinute, "rate-tokens-per-minute", "RATE_TOKENS_PER_MINUTE", 0, "embedder input-token budget per minute (0 unlimited)")
 	l.Float(&c.HaltRejectionRatio, "halt-rejection-ratio", "HALT_REJECTION_RATIO", 0, "halt a run once this share of its settled chunks is parked (0 never halts)")
 	l.Int(&c.HaltMinChunks, "halt-min-chunks", "HALT_MIN_CHUNKS", pipeline.DefaultHaltMinChunks, "settled chunks of a run before its rejection ratio is judged")
 	l.Duration(&c.HoldDelay, "hold-delay", "HOLD_DELAY", pipeline.DefaultHoldDelay, "how long a halted run's job waits before it is delivered again (held deliveries spend no budget)")
