@@ -43,7 +43,7 @@ func commands() map[string]command {
 		"drill":     {"run seed 004's fault drill against the running system (embed-sim as embedder); exit 1 if it fails", runDrill},
 		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
-		"runs":      {"list ingest runs", runRuns},
+		"runs":      {"ingest runs: runs [--source S] | runs resume RUN | runs cancel RUN --reason R", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},
 	}
 }

@@ -45,6 +45,11 @@ type manifestCounts struct {
 }
 
 func runRuns(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 {
+		if _, ok := runsCommands()[args[0]]; ok {
+			return subcommand(ctx, env, "runs", runsCommands(), args)
+		}
+	}
 	var c conn
 	l := newLoader(env, "runs", &c, false)
 	var source string

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/producer"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -47,6 +48,8 @@ type options struct {
 	pipe      pipeline.Config
 	resilient embedder.ResilientOptions
 	batchSize int
+	// sources is the per-source policy; nil applies pipe to every source.
+	sources *policy.Table
 	// ingestMaxMsgs bounds the INGEST stream, to exercise back-pressure.
 	ingestMaxMsgs int64
 	// ackWait is the durables' AckWait. Defaults to 30s.
@@ -86,7 +89,7 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 		o.pipe.Backoff = classify.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Rand: func() float64 { return 0.99 }}
 	}
 	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Log: zerolog.Nop(), Metrics: pipeline.NewMetrics(b.reg)})
+		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Sources: o.sources, Log: zerolog.Nop(), Metrics: pipeline.NewMetrics(b.reg)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,10 @@ import (
 	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -32,11 +36,61 @@ type PipelineSettings struct {
 	SoftTimeLimit    time.Duration
 	AllowSources     string
 	PolicyRules      string
+	// BackoffBase and BackoffMax space redeliveries of transient
+	// failures. Default to classify.DefaultBackoffBase and
+	// pipeline.DefaultBackoffMax.
+	BackoffBase, BackoffMax time.Duration
+	// HaltRejectionRatio and HaltMinChunks halt a run whose parked share
+	// of settled chunks crosses the ratio. Default to 0 (never) and
+	// pipeline.DefaultHaltMinChunks.
+	HaltRejectionRatio float64
+	HaltMinChunks      int
+	// RequestsPerMinute and TokensPerMinute are the embedder's rate
+	// budget. Default to 0: unlimited.
+	RequestsPerMinute, TokensPerMinute int
+	// HoldDelay spaces deliveries of a halted run's jobs. Defaults to
+	// pipeline.DefaultHoldDelay.
+	HoldDelay time.Duration
+	// PolicyFile is the per-source policy (see package policy). Defaults
+	// to none: these settings apply to every source.
+	PolicyFile string
+	// PayloadRetention, EscalationRetention and RetentionMandate are the
+	// retention defaults; the dlq-replayer registers them, other services
+	// take the policy package's defaults.
+	PayloadRetention, EscalationRetention, RetentionMandate time.Duration
+
+	table *policy.Table
 }
 
 // commitBudget is what a batch's deadline allows for its commits beyond
 // the embed stage.
 const commitBudget = 30 * time.Second
+
+// Policy loads POLICY_FILE over the settings from flags and environment,
+// once; later calls return the same table.
+func (c *PipelineSettings) Policy() (*policy.Table, error) {
+	if c.table != nil {
+		return c.table, nil
+	}
+	mandate := cmp.Or(c.RetentionMandate, policy.DefaultRetentionMandate)
+	t, err := policy.Load(c.PolicyFile, c.policyDefaults(), mandate)
+	if err != nil {
+		return nil, err
+	}
+	c.table = t
+	return t, nil
+}
+
+// policyDefaults are the settings flags and environment give, which the
+// policy file's default section overrides.
+func (c *PipelineSettings) policyDefaults() policy.Settings {
+	return policy.Settings{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries, MaxReplays: c.MaxReplays,
+		BackoffBase: cmp.Or(c.BackoffBase, classify.DefaultBackoffBase), BackoffMax: cmp.Or(c.BackoffMax, pipeline.DefaultBackoffMax),
+		BreakerFailures: c.Embedder.BreakerFailures, BreakerDelay: c.Embedder.BreakerDelay, SoftTimeLimit: c.softTimeLimit(),
+		RequestsPerMinute: c.RequestsPerMinute, TokensPerMinute: c.TokensPerMinute,
+		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: cmp.Or(c.HaltMinChunks, pipeline.DefaultHaltMinChunks),
+		PayloadRetention: cmp.Or(c.PayloadRetention, policy.DefaultPayloadRetention), EscalationRetention: cmp.Or(c.EscalationRetention, policy.DefaultEscalationRetention)}
+}
 
 // softTimeLimit is SOFT_TIME_LIMIT, or when unset the longest one embed
 // call may take (every in-process attempt timing out) plus a margin.
@@ -47,9 +101,16 @@ func (c *PipelineSettings) softTimeLimit() time.Duration {
 	return embedder.ResilientOptions{Timeout: c.Embedder.Timeout}.WorstCase() + 5*time.Second
 }
 
-// BatchDeadline is the deadline of one attempt at a batch: the soft time
-// limit of its embed stage plus its commits.
-func (c *PipelineSettings) BatchDeadline() time.Duration { return c.softTimeLimit() + commitBudget }
+// BatchDeadline is the deadline of one attempt at a batch: the longest
+// soft time limit of any source (a batch's sources embed side by side)
+// plus its commits.
+func (c *PipelineSettings) BatchDeadline() time.Duration {
+	limit := c.softTimeLimit()
+	if c.table != nil {
+		limit = c.table.Longest(func(s policy.Settings) time.Duration { return s.SoftTimeLimit })
+	}
+	return limit + commitBudget
+}
 
 // Validate says what is wrong with the pipeline settings and how to fix
 // it.
@@ -60,6 +121,11 @@ func (c *PipelineSettings) Validate() error {
 	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("SOFT_TIME_LIMIT %s: use a positive duration, or 0 to derive it from EMBEDDER_TIMEOUT", c.SoftTimeLimit))
+	}
+	if len(errs) == 0 {
+		if _, err := c.Policy(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -77,6 +143,14 @@ func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 	l.Duration(&c.SoftTimeLimit, "soft-time-limit", "SOFT_TIME_LIMIT", 0, "bound of one batch's embed stage; work that keeps hitting it is parked as timeout_exhausted (0 derives it from EMBEDDER_TIMEOUT and in-process retries)")
 	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
+	l.Duration(&c.BackoffBase, "backoff-base", "BACKOFF_BASE", classify.DefaultBackoffBase, "ceiling of the first redelivery delay of a transient failure (doubles per delivery, full jitter)")
+	l.Duration(&c.BackoffMax, "backoff-max", "BACKOFF_MAX", pipeline.DefaultBackoffMax, "ceiling of any redelivery delay")
+	l.Int(&c.RequestsPerMinute, "rate-requests-per-minute", "RATE_REQUESTS_PER_MINUTE", 0, "embedder request budget per minute, adaptive on 429s (0 unlimited)")
+	l.Int(&c.TokensPerMinute, "rate-tokens-per-minute", "RATE_TOKENS_PER_MINUTE", 0, "embedder input-token budget per minute (0 unlimited)")
+	l.Float(&c.HaltRejectionRatio, "halt-rejection-ratio", "HALT_REJECTION_RATIO", 0, "halt a run once this share of its settled chunks is parked (0 never halts)")
+	l.Int(&c.HaltMinChunks, "halt-min-chunks", "HALT_MIN_CHUNKS", pipeline.DefaultHaltMinChunks, "settled chunks of a run before its rejection ratio is judged")
+	l.Duration(&c.HoldDelay, "hold-delay", "HOLD_DELAY", pipeline.DefaultHoldDelay, "how long a halted run's job waits before it is delivered again (held deliveries spend no budget)")
+	l.String(&c.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML; see deploy/policy.example.yaml); flags and environment give its defaults")
 }
 
 // Build creates the embedder and the pipeline on a started runtime.
@@ -88,24 +162,42 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 	if err != nil {
 		return nil, nil, err
 	}
+	table, err := c.Policy()
+	if err != nil {
+		return nil, nil, err
+	}
 	store, err := vectorstore.Open(ctx, rt.Pool, c.Common.EmbeddingDims)
 	if err != nil {
 		return nil, nil, err
 	}
-	emb, err := NewEmbedder(c.Embedder, c.Common.EmbeddingDims, rt.Registry, rt)
+	def := table.Default()
+	var budget *embedder.Budget
+	if def.RequestsPerMinute > 0 || def.TokensPerMinute > 0 {
+		budget = embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil)
+	}
+	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, rt.Registry, rt)
 	if err != nil {
 		return nil, nil, err
 	}
 	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
 		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
-		SoftTimeLimit: c.softTimeLimit()},
-		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb,
+		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
+		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
+		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
 	if err != nil {
 		return nil, nil, err
 	}
 	return pipe, emb, nil
+}
+
+// embedderSettings are the embedder settings with the policy's
+// embedder-wide values (breaker) applied.
+func (c *PipelineSettings) embedderSettings(def policy.Settings) config.Embedder {
+	e := c.Embedder
+	e.BreakerFailures, e.BreakerDelay = def.BreakerFailures, def.BreakerDelay
+	return e
 }
 
 // ServiceConfig is the consumer service's configuration.
@@ -174,7 +266,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	for range cfg.Workers {
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
-	rt.Registry.MustRegister(NewLagCollector(rt.JS))
+	rt.Registry.MustRegister(NewLagCollector(rt.JS), runs.NewHaltedCollector(rt.Pool))
 	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
 		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping}
 	if err := ccfg.Validate(); err != nil {
@@ -187,9 +279,10 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	return err
 }
 
-// NewEmbedder builds the OpenAI client behind failsafe-go policies and
-// exports the breaker state as sluice_circuit_breaker_state.
-func NewEmbedder(cfg config.Embedder, dims int, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
+// NewEmbedder builds the OpenAI client behind failsafe-go policies, paced
+// by budget (nil for none), and exports the breaker state as
+// sluice_circuit_breaker_state.
+func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
 	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
 	if err != nil {
 		return nil, err
@@ -202,7 +295,7 @@ func NewEmbedder(cfg config.Embedder, dims int, reg prometheus.Registerer, rt *s
 		reg.MustRegister(state)
 	}
 	return embedder.NewResilient(client, embedder.ResilientOptions{
-		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures),
+		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget,
 		OnStateChange: func(from, to string) {
 			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])
 			rt.Log.Warn().Str("from", from).Str("to", to).Msg("embedder circuit breaker")

@@ -438,6 +438,7 @@ var requiredAlerts = map[string]string{
 	"SluiceOutboxStuck":        "sluice_outbox_oldest_age_seconds",
 	"SluiceCircuitBreakerOpen": "sluice_circuit_breaker_state",
 	"SluiceEscalation":         "sluice_escalations_total",
+	"SluiceRunHalted":          "sluice_runs_halted",
 }
 
 // runbookURL is the shape of every alert's runbook link. Durations and

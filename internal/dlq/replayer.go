@@ -68,7 +68,7 @@ func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
 		return Result{}, nil
 	}
 	job := &pipeline.Job{Raw: raw, MsgID: messages.ReplayMsgID(l.DeadLetterID, l.ReplayGen+1), Delivered: r.attempts,
-		Replay: true, HoldOnThrottle: true}
+		Replay: true, HoldOnThrottle: true, FinalAttempt: true}
 	if err := r.pipe.Process(ctx, []*pipeline.Job{job}); err != nil {
 		return Result{}, err
 	}

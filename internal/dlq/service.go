@@ -11,6 +11,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 )
@@ -20,12 +21,11 @@ type ServiceConfig struct {
 	consumer.PipelineSettings
 	// Roles are the DLQ consumers this process runs: triage, replayer,
 	// alerter. Defaults to all three.
-	Roles            string
-	WebhookURL       string
-	SpikeThreshold   int
-	SpikeWindow      time.Duration
-	PayloadRetention time.Duration
-	Housekeeping     time.Duration
+	Roles          string
+	WebhookURL     string
+	SpikeThreshold int
+	SpikeWindow    time.Duration
+	Housekeeping   time.Duration
 }
 
 // Register registers the service's settings on l.
@@ -35,7 +35,9 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
 	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", 100, "dead letters within the spike window that raise an alert (0 disables)")
 	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", 5*time.Minute, "window of the spike detector")
-	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", 90*24*time.Hour, "age after which dead-letter payloads are purged (counts and classes stay)")
+	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", policy.DefaultPayloadRetention, "age after which dead-letter payloads are purged (counts and classes stay); escalations follow ESCALATION_RETENTION")
+	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload is purged; never below RETENTION_MANDATE")
+	l.Duration(&c.RetentionMandate, "retention-mandate", "RETENTION_MANDATE", policy.DefaultRetentionMandate, "legal floor for keeping compliance records: escalations are never purged sooner")
 	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", 5*time.Second, "how often runs are refreshed and retention applied")
 }
 
@@ -61,7 +63,11 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	handlers := map[string]Handler{}
 	var triage *Triage
 	if roles[broker.TriageConsumer] {
-		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, TriageOptions{PayloadRetention: cfg.PayloadRetention})
+		table, err := cfg.Policy()
+		if err != nil {
+			return service.UsageError(err)
+		}
+		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, TriageOptions{Policy: table})
 		handlers[broker.TriageConsumer] = triage.Handle
 	}
 	if roles[broker.AlerterConsumer] {
@@ -110,7 +116,7 @@ func housekeeping(ctx context.Context, rt *service.Runtime, cfg ServiceConfig, t
 			rt.Log.Warn().Err(err).Msg("refresh runs")
 		}
 		if triage != nil && time.Since(lastPurge) > time.Hour {
-			n, err := triage.PurgePayloads(ctx, cfg.PayloadRetention)
+			n, err := triage.PurgePayloads(ctx, 0)
 			if err != nil && ctx.Err() == nil {
 				rt.Log.Warn().Err(err).Msg("purge dead-letter payloads")
 			} else if n > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -26,6 +27,13 @@ type TriageOptions struct {
 	// finish); this keeps a hung database from holding shutdown forever.
 	// Defaults to 30s.
 	Timeout time.Duration
+	// EscalationRetention is how long an escalation's payload is kept: the
+	// chain-of-custody record seed 004's mandate protects. Defaults to
+	// policy.DefaultEscalationRetention (2555 days).
+	EscalationRetention time.Duration
+	// Policy, when set, gives each source its own retention; its default
+	// section replaces PayloadRetention and EscalationRetention.
+	Policy *policy.Table
 	// PurgeBatch is how many rows one PurgePayloads statement updates, so
 	// a large first purge never holds row locks that triage waits on for
 	// long. Defaults to 5,000.
@@ -35,7 +43,7 @@ type TriageOptions struct {
 // DefaultPayloadRetention is TriageOptions.PayloadRetention's default: a
 // quarter, long enough to see a pattern and replay, and equal to the DLQ
 // stream's default MaxAge.
-const DefaultPayloadRetention = 90 * 24 * time.Hour
+const DefaultPayloadRetention = policy.DefaultPayloadRetention
 
 const (
 	defaultTriageTimeout = 30 * time.Second
@@ -43,8 +51,14 @@ const (
 )
 
 func (o TriageOptions) withDefaults() TriageOptions {
+	if o.Policy != nil {
+		o.PayloadRetention, o.EscalationRetention = o.Policy.Default().PayloadRetention, o.Policy.Default().EscalationRetention
+	}
 	if o.PayloadRetention <= 0 {
 		o.PayloadRetention = DefaultPayloadRetention
+	}
+	if o.EscalationRetention <= 0 {
+		o.EscalationRetention = policy.DefaultEscalationRetention
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = defaultTriageTimeout
@@ -168,15 +182,27 @@ func (t *Triage) Handle(ctx context.Context, l Letter) (Result, error) {
 }
 
 // PurgePayloads enforces payload retention: rows whose last failure is
-// older than olderThan lose their payload (payload_purged_at records
-// when) and keep everything else — counts, classes and times stay for
-// trend reports. olderThan <= 0 means TriageOptions.PayloadRetention. It
-// returns how many rows it purged, and is safe to call while triage runs
-// and from several replicas. A purged unresolved row can no longer be
-// replayed from Postgres; by then its DLQ message has aged out too.
+// older than their retention lose their payload (payload_purged_at
+// records when) and keep everything else — counts, classes and times
+// stay for trend reports. A row's retention is its source's policy, else
+// olderThan, else TriageOptions.PayloadRetention; an escalation's is the
+// escalation retention, which the policy never lets fall below the
+// retention mandate. It returns how many rows it purged, and is safe to
+// call while triage runs and from several replicas. A purged unresolved
+// row can no longer be replayed from Postgres; by then its DLQ message
+// has aged out too.
 func (t *Triage) PurgePayloads(ctx context.Context, olderThan time.Duration) (int64, error) {
 	if olderThan <= 0 {
 		olderThan = t.opts.PayloadRetention
+	}
+	var sources []string
+	var payloadSecs, escalationSecs []float64
+	if t.opts.Policy != nil {
+		for _, src := range t.opts.Policy.Sources() {
+			s := t.opts.Policy.For(src)
+			sources = append(sources, src)
+			payloadSecs, escalationSecs = append(payloadSecs, s.PayloadRetention.Seconds()), append(escalationSecs, s.EscalationRetention.Seconds())
+		}
 	}
 	var total int64
 	for {
@@ -185,10 +211,14 @@ func (t *Triage) PurgePayloads(ctx context.Context, olderThan time.Duration) (in
 		tag, err := t.pool.Exec(ctx, `
 			UPDATE dead_letters SET payload = NULL, payload_purged_at = now()
 			WHERE dead_letter_id IN (
-				SELECT dead_letter_id FROM dead_letters
-				WHERE payload IS NOT NULL AND last_failed_at < now() - make_interval(secs => $1)
-				LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-			olderThan.Seconds(), t.opts.PurgeBatch)
+				SELECT d.dead_letter_id FROM dead_letters d
+				LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS p(source_id, payload_secs, escalation_secs)
+				       ON p.source_id = d.source_id
+				WHERE d.payload IS NOT NULL AND d.last_failed_at < now() - make_interval(secs => CASE
+				      WHEN d.disposition = 'escalate' THEN coalesce(p.escalation_secs, $4)
+				      ELSE coalesce(p.payload_secs, $5) END)
+				LIMIT $6 FOR UPDATE OF d SKIP LOCKED)`,
+			sources, payloadSecs, escalationSecs, t.opts.EscalationRetention.Seconds(), olderThan.Seconds(), t.opts.PurgeBatch)
 		if err != nil {
 			return total, fmt.Errorf("purge dead letter payloads: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -246,5 +247,40 @@ func TestTriagePurgePayloads(t *testing.T) {
 	}
 	if n, err := b.triage.PurgePayloads(ctx, time.Hour); err != nil || n != 1 {
 		t.Errorf("purge older than 1h: %d rows, err %v; want the recent row", n, err)
+	}
+}
+
+// Escalations are chain-of-custody records: the payload purge leaves them
+// alone until the escalation retention, which defaults to the mandate,
+// and a source's policy sets its own payload retention.
+func TestTriageRetentionFollowsPolicyAndSparesEscalations(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	defaults := policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, BackoffBase: time.Second, BackoffMax: time.Minute,
+		BreakerFailures: 5, BreakerDelay: time.Second, SoftTimeLimit: time.Minute, HaltMinChunks: 1,
+		PayloadRetention: policy.DefaultPayloadRetention, EscalationRetention: policy.DefaultEscalationRetention}
+	table, err := policy.Parse("p.yaml", []byte("sources:\n  short:\n    retention: {dead_letter_payloads: 7d}\n"), defaults, policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := triageBundle{db: db, reg: prometheus.NewRegistry()}
+	b.triage = dlq.NewTriage(db.Pool, zerolog.Nop(), b.reg, dlq.TriageOptions{Policy: table})
+	escalated := newLetter("src", "escalated", 0, 1, time.Now().Add(-400*24*time.Hour))
+	escalated.Disposition, escalated.ErrorClass = messages.DispositionEscalate, "policy_violation"
+	quarantined := newLetter("src", "quarantined", 0, 2, time.Now().Add(-100*24*time.Hour))
+	shortLived := newLetter("short", "week-old", 0, 3, time.Now().Add(-8*24*time.Hour))
+	fresh := newLetter("src", "fresh", 0, 4, time.Now().Add(-8*24*time.Hour))
+	b.handle(t, escalated, quarantined, shortLived, fresh)
+
+	if n, err := b.triage.PurgePayloads(context.Background(), 0); err != nil || n != 2 {
+		t.Fatalf("purged %d, err %v; want the 100-day quarantine and the 8-day row of the 7-day source", n, err)
+	}
+	for _, c := range []struct {
+		l    dlq.Letter
+		kept bool
+	}{{escalated, true}, {quarantined, false}, {shortLived, false}, {fresh, true}} {
+		if r := b.row(t, c.l.DeadLetterID); (r.payload != nil) != c.kept {
+			t.Errorf("%s: payload kept = %v, want %v", c.l.SourceNativeID, r.payload != nil, c.kept)
+		}
 	}
 }

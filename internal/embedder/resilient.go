@@ -41,6 +41,17 @@ type ResilientOptions struct {
 	// SuccessThreshold is the number of consecutive successful probes that
 	// close a half-open breaker. Defaults to 1.
 	SuccessThreshold uint
+	// ThrottleMaxWait bounds how long one Embed call waits out 429s in
+	// process, the batch keeping its place, instead of returning the
+	// error for the caller to requeue: a Retry-After longer than this is
+	// returned at once, and retries stop once the call has spent this
+	// long. These retries count neither against MaxRetries nor against
+	// the breaker: the provider is healthy, only pacing us. Defaults to
+	// 10s; negative returns every 429 at once.
+	ThrottleMaxWait time.Duration
+	// Budget paces requests to the provider's allowance and adapts to its
+	// 429s. Defaults to nil: unpaced.
+	Budget *Budget
 	// OnStateChange, if set, is called after each breaker transition with
 	// the old and new state ("closed", "open", "half-open"), for a metric or
 	// a log line. It must not block. Defaults to nil.
@@ -55,6 +66,7 @@ const (
 	defaultFailureThreshold = 5
 	defaultBreakerDelay     = 10 * time.Second
 	defaultSuccessThreshold = 1
+	defaultThrottleMaxWait  = 10 * time.Second
 )
 
 func (o ResilientOptions) withDefaults() ResilientOptions {
@@ -82,15 +94,18 @@ func (o ResilientOptions) withDefaults() ResilientOptions {
 	if o.SuccessThreshold == 0 {
 		o.SuccessThreshold = defaultSuccessThreshold
 	}
+	if o.ThrottleMaxWait == 0 {
+		o.ThrottleMaxWait = defaultThrottleMaxWait
+	}
 	return o
 }
 
 // WorstCase is the longest one Embed call can take with these options:
 // every attempt running to its timeout, with the longest wait between
-// attempts.
+// attempts, after the longest wait on 429s.
 func (o ResilientOptions) WorstCase() time.Duration {
 	o = o.withDefaults()
-	return time.Duration(o.MaxRetries+1)*o.Timeout + time.Duration(o.MaxRetries)*o.RetryMaxDelay
+	return time.Duration(o.MaxRetries+1)*o.Timeout + time.Duration(o.MaxRetries)*o.RetryMaxDelay + max(o.ThrottleMaxWait, 0)
 }
 
 // Validate reports the first problem with o, saying how to fix it.
@@ -156,8 +171,9 @@ func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
 	r.breaker = cb.Build()
 
 	// The timeout is innermost so that it bounds each attempt, and the
-	// breaker sees every attempt, retries included.
-	r.executor = failsafe.With(retry, r.breaker, timeout.New[[][]float32](opts.Timeout))
+	// breaker sees every attempt, retries included. Throttling is
+	// outermost: waiting out a 429 starts the blip budget afresh.
+	r.executor = failsafe.With(r.throttleRetry(), retry, r.breaker, timeout.New[[][]float32](opts.Timeout))
 	return r, nil
 }
 
@@ -175,13 +191,66 @@ func (r *Resilient) Embed(ctx context.Context, inputs []string) ([][]float32, er
 	if len(inputs) == 0 {
 		return [][]float32{}, nil
 	}
+	tokens := approxTokens(inputs)
 	vecs, err := r.executor.WithContext(ctx).GetWithExecution(func(exec failsafe.Execution[[][]float32]) ([][]float32, error) {
-		return r.inner.Embed(exec.Context(), inputs)
+		return r.attempt(exec.Context(), inputs, tokens)
 	})
 	if err != nil {
 		return nil, r.translate(ctx, err)
 	}
 	return vecs, nil
+}
+
+// attempt sends one request when the budget allows, and tells the budget
+// how the provider answered.
+func (r *Resilient) attempt(ctx context.Context, inputs []string, tokens int) ([][]float32, error) {
+	b := r.opts.Budget
+	if b == nil {
+		return r.inner.Embed(ctx, inputs)
+	}
+	if err := b.Wait(ctx, tokens); err != nil {
+		return nil, err
+	}
+	vecs, err := r.inner.Embed(ctx, inputs)
+	switch {
+	case err == nil:
+		b.Succeeded()
+	case isThrottle(err):
+		b.Throttled()
+	}
+	return vecs, err
+}
+
+// throttleRetry waits out 429s in process: after their Retry-After (or a
+// short backoff when they give none), for up to ThrottleMaxWait.
+func (r *Resilient) throttleRetry() retrypolicy.RetryPolicy[[][]float32] {
+	backoff := classify.Backoff{Base: r.opts.RetryDelay, Max: max(r.opts.RetryMaxDelay, r.opts.RetryDelay)}
+	return retrypolicy.NewBuilder[[][]float32]().
+		HandleIf(func(_ [][]float32, err error) bool {
+			return r.opts.ThrottleMaxWait > 0 && isThrottle(err) && classify.Classify(err).RetryAfter <= r.opts.ThrottleMaxWait
+		}).
+		WithMaxRetries(-1).
+		WithMaxDuration(max(r.opts.ThrottleMaxWait, time.Millisecond)).
+		WithDelayFunc(func(exec failsafe.ExecutionAttempt[[][]float32]) time.Duration {
+			return backoff.DelayAtLeast(1, classify.Classify(exec.LastError()).RetryAfter)
+		}).
+		ReturnLastFailure().
+		Build()
+}
+
+// isThrottle reports whether err is the provider pacing us (a 429).
+func isThrottle(err error) bool {
+	return err != nil && classify.Classify(err).Class == classify.ClassRateLimited
+}
+
+// approxTokens estimates the input tokens of a request, at four bytes a
+// token, the usual figure for English text with BPE tokenizers.
+func approxTokens(inputs []string) int {
+	n := 0
+	for _, in := range inputs {
+		n += len(in)/4 + 1
+	}
+	return n
 }
 
 // translate turns failsafe's own errors into classify-typed ones.
@@ -213,6 +282,9 @@ func (r *Resilient) retryable(err error) bool {
 		return true
 	}
 	d := classify.Classify(err)
+	if d.Class == classify.ClassRateLimited && r.opts.ThrottleMaxWait > 0 {
+		return false // the throttle policy owns 429s
+	}
 	return d.Disposition == classify.Retry && d.Class != classify.ClassCanceled && d.RetryAfter <= r.opts.RetryMaxDelay
 }
 
@@ -229,7 +301,7 @@ func countsAgainstBreaker(err error) bool {
 	d := classify.Classify(err)
 	switch d.Disposition {
 	case classify.Retry:
-		return d.Class != classify.ClassCanceled
+		return d.Class != classify.ClassCanceled && d.Class != classify.ClassRateLimited
 	case classify.Ambiguous:
 		return true
 	}

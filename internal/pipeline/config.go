@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -27,7 +28,8 @@ type Config struct {
 	// Defaults to 512 KiB.
 	EmbedMaxBytes int
 	// Backoff spaces redeliveries of transient failures. Defaults to
-	// classify.Backoff{Base: 1s, Max: 2m}.
+	// classify.Backoff{Base: classify.DefaultBackoffBase (1s), Max:
+	// DefaultBackoffMax (2m)}.
 	Backoff classify.Backoff
 	// ParkRetryDelay is how long after parking a transient_exhausted chunk
 	// the replayer may try it, doubled per replay generation. Defaults to 30s.
@@ -40,6 +42,17 @@ type Config struct {
 	// DefaultSoftTimeLimit; services derive it from the embedder's timeout
 	// and retries (see consumer.PipelineSettings).
 	SoftTimeLimit time.Duration
+	// HaltRejectionRatio halts a run once the parked share of its settled
+	// chunks exceeds it, after HaltMinChunks have settled. Defaults to 0:
+	// never halt.
+	HaltRejectionRatio float64
+	// HaltMinChunks is how many of a run's chunks must settle before its
+	// ratio is judged. Defaults to DefaultHaltMinChunks.
+	HaltMinChunks int
+	// HoldDelay is how long a job of a halted run waits before it is
+	// delivered again; held deliveries never spend its budget. Defaults
+	// to DefaultHoldDelay.
+	HoldDelay time.Duration
 	// Model names the embedding model recorded with each vector. Defaults
 	// to the embedder's.
 	Model string
@@ -54,6 +67,14 @@ const (
 	DefaultEmbedMaxBytes    = 512 << 10
 	DefaultParkRetryDelay   = 30 * time.Second
 	DefaultSoftTimeLimit    = 2 * time.Minute
+	// DefaultBackoffMax caps a redelivery's delay: shorter than
+	// classify.DefaultBackoffMax, because a chunk waiting in INGEST holds
+	// its run open.
+	DefaultBackoffMax = 2 * time.Minute
+	// DefaultHaltMinChunks is policy.DefaultHaltMinChunks.
+	DefaultHaltMinChunks = policy.DefaultHaltMinChunks
+	// DefaultHoldDelay spaces the deliveries of a halted run's jobs.
+	DefaultHoldDelay = 30 * time.Second
 )
 
 func (c *Config) applyDefaults() {
@@ -76,10 +97,19 @@ func (c *Config) applyDefaults() {
 		c.SoftTimeLimit = DefaultSoftTimeLimit
 	}
 	if c.Backoff.Base == 0 {
-		c.Backoff = classify.Backoff{Base: time.Second, Max: 2 * time.Minute, Rand: c.Backoff.Rand}
+		c.Backoff.Base = classify.DefaultBackoffBase
+	}
+	if c.Backoff.Max == 0 {
+		c.Backoff.Max = DefaultBackoffMax
 	}
 	if c.ParkRetryDelay == 0 {
 		c.ParkRetryDelay = DefaultParkRetryDelay
+	}
+	if c.HaltMinChunks == 0 {
+		c.HaltMinChunks = DefaultHaltMinChunks
+	}
+	if c.HoldDelay == 0 {
+		c.HoldDelay = DefaultHoldDelay
 	}
 }
 
@@ -98,6 +128,10 @@ func (c Config) Validate() error {
 	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("soft time limit %s: use a positive duration", c.SoftTimeLimit))
+	}
+	if !(c.HaltRejectionRatio >= 0 && c.HaltRejectionRatio < 1) || c.HaltMinChunks < 1 || c.HoldDelay < 0 {
+		errs = append(errs, fmt.Errorf("halt rejection ratio %g, min chunks %d, hold delay %s: use a ratio in [0, 1) (0 never halts), at least 1 chunk and a positive delay",
+			c.HaltRejectionRatio, c.HaltMinChunks, c.HoldDelay))
 	}
 	return errors.Join(errs...)
 }

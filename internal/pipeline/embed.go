@@ -40,9 +40,8 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	p.crash("mid-embed")
 	start := time.Now()
 	vecs, err := p.emb.Embed(ctx, texts)
-	if err != nil && errors.Is(context.Cause(ctx), errSoftTimeLimit) {
-		err = classify.Retryable(classify.ClassSoftTimeLimit,
-			fmt.Errorf("embed stage passed the soft time limit of %s: %w", p.cfg.SoftTimeLimit, err))
+	if cause := context.Cause(ctx); err != nil && errors.Is(cause, errSoftTimeLimit) {
+		err = classify.Retryable(classify.ClassSoftTimeLimit, fmt.Errorf("embed stage passed the %w: %w", cause, err))
 	}
 	d := classify.Classify(err)
 	outcome := "ok"

@@ -44,6 +44,11 @@ type Job struct {
 	// replay generation. Only a caller whose redeliveries are unbounded
 	// may set it.
 	HoldOnThrottle bool
+	// FinalAttempt makes this delivery the job's last, whatever its
+	// source's delivery cap: a transient or ambiguous failure parks it.
+	// The replayer sets it, since a replay gets one attempt per
+	// generation.
+	FinalAttempt bool
 
 	// Outcome, Delay and Failure are set by Process.
 	Outcome Outcome
@@ -86,4 +91,6 @@ const (
 	StageEmbed  = "embed"
 	StageStore  = "store"
 	StageCap    = "delivery_cap"
+	// StageRun: the chunk's run was cancelled.
+	StageRun = "run"
 )

@@ -15,6 +15,10 @@ type Metrics struct {
 	EmbedDuration prometheus.Histogram
 	EndToEnd      prometheus.Histogram
 	Bisections    prometheus.Counter
+	// Held counts deliveries held back because their run is halted.
+	Held prometheus.Counter
+	// RunsHalted counts runs this process halted, by source.
+	RunsHalted *prometheus.CounterVec
 }
 
 // NewMetrics creates the pipeline metrics and registers them on reg (nil
@@ -51,6 +55,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "sluice_bisections_total",
 			Help: "Batches split in two to isolate a rejected input.",
 		}),
+		Held: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_held_deliveries_total",
+			Help: "Chunk deliveries held back, without spending their budget, because their run is halted.",
+		}),
+		RunsHalted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_runs_halted_total",
+			Help: "Runs halted because their rejection ratio crossed the threshold, by source.",
+		}, []string{"source"}),
 	}
 	// Every outcome is exported from the start, at zero, so that rates and
 	// alerts see a series before its first event.
@@ -61,7 +73,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.EmbedRequests.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.Bisections)
+		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.Bisections, m.Held, m.RunsHalted)
 	}
 	return m
 }

@@ -80,7 +80,7 @@ func (p *Pipeline) deadLetter(j *Job) messages.DeadLetter {
 	switch class {
 	case classify.ClassTransientExhausted, classify.ClassTimeoutExhausted:
 		disposition = messages.DispositionRetry
-		if c.ReplayGen >= p.cfg.MaxReplays {
+		if c.ReplayGen >= p.budget(c.SourceID).maxReplays {
 			disposition, class, f.NextRetryAt = messages.DispositionQuarantine, classify.ClassReplayExhausted, nil
 		}
 	case classify.ClassAmbiguousExhausted:

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -28,6 +30,7 @@ type Pipeline struct {
 	store   vectorstore.Store
 	emb     Embedder
 	policy  *Policy
+	sources *policy.Table
 	log     zerolog.Logger
 	metrics *Metrics
 	now     func() time.Time
@@ -41,7 +44,10 @@ type Deps struct {
 	Embedder Embedder
 	// Policy is the compliance stage; nil admits everything.
 	Policy *Policy
-	Log    zerolog.Logger
+	// Sources is the per-source policy; nil applies Config to every
+	// source.
+	Sources *policy.Table
+	Log     zerolog.Logger
 	// Metrics defaults to unregistered metrics.
 	Metrics *Metrics
 	// Now defaults to time.Now.
@@ -67,7 +73,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.Model = deps.Embedder.Model()
 	}
 	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, policy: deps.Policy,
-		log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash}
+		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash}
 	if p.metrics == nil {
 		p.metrics = NewMetrics(nil)
 	}
@@ -91,9 +97,7 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		return p.undecide(jobs, err)
 	}
 	live = p.applyPolicy(live)
-	embedCtx, cancel := context.WithTimeoutCause(ctx, p.cfg.SoftTimeLimit, errSoftTimeLimit)
-	p.embed(embedCtx, live)
-	cancel()
+	p.embedBySource(ctx, live)
 	var toStore []*Job
 	for _, j := range live {
 		if j.Outcome == Undecided {
@@ -106,6 +110,7 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 	if err := p.parkAll(ctx, jobs); err != nil {
 		return p.undecide(jobs, err)
 	}
+	p.judgeRuns(ctx, jobs)
 	for _, j := range jobs {
 		p.metrics.Outcomes.WithLabelValues(j.Outcome.String()).Inc()
 		if j.Outcome == Retry && j.Failure != nil {
@@ -113,6 +118,31 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		}
 	}
 	return nil
+}
+
+// embedBySource embeds each source's jobs side by side, each under its
+// source's soft time limit, so that a batch's deadline is the longest
+// limit rather than their sum.
+func (p *Pipeline) embedBySource(ctx context.Context, jobs []*Job) {
+	groups := map[string][]*Job{}
+	var order []string
+	for _, j := range jobs {
+		src := j.chunk.SourceID
+		if _, ok := groups[src]; !ok {
+			order = append(order, src)
+		}
+		groups[src] = append(groups[src], j)
+	}
+	var wg sync.WaitGroup
+	for _, src := range order {
+		limit := p.budget(src).softTimeLimit
+		wg.Go(func() {
+			embedCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w of %s", errSoftTimeLimit, limit))
+			defer cancel()
+			p.embed(embedCtx, groups[src])
+		})
+	}
+	wg.Wait()
 }
 
 // errSoftTimeLimit is the cause of an embed stage cut off by the soft
@@ -175,11 +205,12 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 	d := classify.Classify(err)
 	f := &Failure{Decision: d, Stage: stage, Err: err, ParkedClass: d.Class}
 	j.Failure = f
+	b := p.budget(j.chunk.SourceID)
 	switch d.Disposition {
 	case classify.Retry:
 		throttled := d.Class == classify.ClassRateLimited || d.Class == classify.ClassCircuitOpen
-		if j.Delivered < p.cfg.MaxDeliveries || (j.HoldOnThrottle && throttled) {
-			j.Outcome, j.Delay = Retry, p.cfg.Backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
+		if (j.Delivered < b.maxDeliveries && !j.FinalAttempt) || (j.HoldOnThrottle && throttled) {
+			j.Outcome, j.Delay = Retry, b.backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
 			return
 		}
 		f.ParkedClass = classify.ClassTransientExhausted
@@ -189,8 +220,8 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 		next := p.now().Add(p.cfg.ParkRetryDelay << min(j.chunk.ReplayGen, 10))
 		f.NextRetryAt = &next
 	case classify.Ambiguous:
-		if j.Delivered <= p.cfg.AmbiguousRetries {
-			j.Outcome, j.Delay = Retry, p.cfg.Backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
+		if j.Delivered <= b.ambiguousRetries && !j.FinalAttempt {
+			j.Outcome, j.Delay = Retry, b.backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
 			return
 		}
 		f.ParkedClass = classify.ClassAmbiguousExhausted

@@ -18,27 +18,26 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	}
 	docIDs := make([]string, len(jobs))
 	indexes := make([]int32, len(jobs))
+	runIDs := make([]string, len(jobs))
 	for i, j := range jobs {
-		docIDs[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+		docIDs[i], indexes[i], runIDs[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex), j.chunk.RunID
 	}
 	rows, err := p.pool.Query(ctx, `
-		SELECT t.ord, m.version, m.status, m.replay_gen, m.last_error_class, d.version
-		FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS t(doc_id, chunk_index, ord)
+		SELECT t.ord, m.version, m.status, m.replay_gen, m.last_error_class, d.version,
+		       coalesce(m.held_deliveries, 0), r.status, r.halted_reason
+		FROM unnest($1::text[], $2::int4[], $3::text[]) WITH ORDINALITY AS t(doc_id, chunk_index, run_id, ord)
 		LEFT JOIN ingest_manifest m ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index
-		LEFT JOIN documents d ON d.doc_id = t.doc_id`, docIDs, indexes)
+		LEFT JOIN documents d ON d.doc_id = t.doc_id
+		LEFT JOIN ingest_runs r ON r.run_id = t.run_id`, docIDs, indexes, runIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	type state struct {
-		version, docVersion *int64
-		status, lastClass   *string
-		replayGen           *int32
 	}
 	states := make([]state, len(jobs))
 	for rows.Next() {
 		var ord int
 		var s state
-		if err := rows.Scan(&ord, &s.version, &s.status, &s.replayGen, &s.lastClass, &s.docVersion); err != nil {
+		if err := rows.Scan(&ord, &s.version, &s.status, &s.replayGen, &s.lastClass, &s.docVersion,
+			&s.held, &s.runStatus, &s.runReason); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("read manifest: %w", err)
 		}
@@ -49,7 +48,7 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	}
 
 	live := jobs[:0:0]
-	var superseded []*Job
+	var superseded, held []*Job
 	type key struct {
 		doc   string
 		index int
@@ -57,6 +56,10 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	seen := make(map[key]bool, len(jobs))
 	for i, j := range jobs {
 		s, c := states[i], &j.chunk
+		if !j.Replay {
+			// Deliveries spent waiting on a halted run are not the chunk's.
+			j.Delivered = max(1, j.Delivered-int(s.held))
+		}
 		switch {
 		case s.docVersion == nil || s.version == nil:
 			p.fail(j, StageDecode, classify.Permanentf(classify.ClassInvalidMessage,
@@ -72,14 +75,19 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 			j.Outcome = Duplicate
 		case *s.status == "parked" && (!j.Replay || c.ReplayGen <= int(*s.replayGen)):
 			j.Outcome = Duplicate
-		case j.Delivered > p.cfg.MaxDeliveries:
+		case !j.Replay && s.runHalted():
+			j.Outcome, j.Delay = Retry, p.cfg.HoldDelay
+			held = append(held, j)
+		case !j.Replay && s.runCancelled():
+			p.fail(j, StageRun, classify.Permanent(classify.ClassRunCancelled, fmt.Errorf("run %s %s", c.RunID, s.reason())))
+		case !j.FinalAttempt && j.Delivered > p.budget(c.SourceID).maxDeliveries:
 			// A worker died on the last allowed delivery; JetStream's higher
 			// MaxDeliver gave us this one to park it in.
 			cls := classify.ClassUnknown
 			if s.lastClass != nil {
 				cls = *s.lastClass
 			}
-			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.cfg.MaxDeliveries)))
+			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.budget(c.SourceID).maxDeliveries)))
 		case seen[key{c.DocID, c.ChunkIndex}]:
 			// The same chunk twice in one batch (a re-publish): one is enough.
 			j.Outcome = Duplicate
@@ -94,7 +102,52 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	if err := p.markSuperseded(ctx, superseded); err != nil {
 		return nil, err
 	}
+	if err := p.markHeld(ctx, held); err != nil {
+		return nil, err
+	}
 	return live, nil
+}
+
+// state is what the manifest, documents and ingest_runs say about a job.
+type state struct {
+	version, docVersion *int64
+	status, lastClass   *string
+	replayGen           *int32
+	held                int32
+	runStatus           *string
+	runReason           *string
+}
+
+func (s state) runHalted() bool    { return s.runStatus != nil && *s.runStatus == "halted" }
+func (s state) runCancelled() bool { return s.runStatus != nil && *s.runStatus == "cancelled" }
+
+func (s state) reason() string {
+	if s.runReason == nil {
+		return "cancelled"
+	}
+	return *s.runReason
+}
+
+// markHeld counts a delivery of each job held for its halted run, so
+// that the delivery cap, read from JetStream's delivery count, never
+// charges it to the chunk.
+func (p *Pipeline) markHeld(ctx context.Context, jobs []*Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	docIDs, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
+	for i, j := range jobs {
+		docIDs[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+	}
+	_, err := p.pool.Exec(ctx, `
+		UPDATE ingest_manifest m SET held_deliveries = held_deliveries + 1
+		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status = 'pending'`, docIDs, indexes)
+	if err != nil {
+		return fmt.Errorf("mark held: %w", err)
+	}
+	p.metrics.Held.Add(float64(len(jobs)))
+	return nil
 }
 
 // markSuperseded records that pending chunks of an older version will

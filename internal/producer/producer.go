@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -110,6 +111,9 @@ type Summary struct {
 	// Republished are chunks of earlier runs of the source that were owed
 	// and that this run published first.
 	Republished int `json:"chunks_republished"`
+	// Stopped is why the producer stopped publishing before the end of
+	// its input: its run was halted or cancelled. Empty otherwise.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Producer records and publishes one run.
@@ -156,6 +160,13 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		if len(batch) == 0 {
 			return nil
 		}
+		if stop, err := p.stopped(ctx, &sum); stop || err != nil {
+			if stop {
+				sum.Seen -= len(batch)
+				return errStopped
+			}
+			return err
+		}
 		err := p.batch(ctx, batch, &sum)
 		batch = batch[:0]
 		if p.Progress != nil {
@@ -174,18 +185,41 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	if err == nil {
 		err = flush()
 	}
+	if errors.Is(err, errStopped) && sum.Stopped != "" {
+		err = nil
+		p.log.Warn().Str("run_id", p.cfg.RunID).Str("reason", sum.Stopped).
+			Msg("run halted or cancelled: the producer stopped publishing; resume or cancel it with sluice runs, then run the producer again for the rest")
+	}
 	status := "running"
 	if err != nil {
 		status = "failed"
 	}
 	_, uerr := p.pool.Exec(context.WithoutCancel(ctx), `
-		UPDATE ingest_runs SET documents = $2, published = $3, parked = parked + $4, status = $5,
-		       halted_reason = $6, publish_finished_at = now()
+		UPDATE ingest_runs SET documents = $2, published = $3, parked = parked + $4,
+		       status = CASE WHEN status IN ('halted', 'cancelled') THEN status ELSE $5 END,
+		       halted_reason = coalesce($6, halted_reason), publish_finished_at = now()
 		WHERE run_id = $1`, p.cfg.RunID, sum.Seen, sum.Chunks, sum.ParkedDocs, status, errText(err))
 	if sum.Owed > 0 {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
 	}
 	return sum, errors.Join(err, uerr)
+}
+
+// errStopped ends the walk of a run that was halted or cancelled.
+var errStopped = errors.New("run stopped")
+
+// stopped reports whether the run was halted or cancelled, recording why
+// in sum.
+func (p *Producer) stopped(ctx context.Context, sum *Summary) (bool, error) {
+	st, reason, err := runs.Get(ctx, p.pool, p.cfg.RunID)
+	if err != nil {
+		return false, err
+	}
+	if st != runs.Halted && st != runs.Cancelled {
+		return false, nil
+	}
+	sum.Stopped = string(st) + ": " + reason
+	return true, nil
 }
 
 // errText is err's text as PostgreSQL can store it (TruncateDetail drops

@@ -7,8 +7,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Refresh updates every open run. It is idempotent and cheap enough to
-// call every few seconds.
+// Refresh updates every open run, and every run that ended with failures:
+// a parked chunk stored later by a replay turns completed_with_failures
+// into completed. It is idempotent and cheap enough to call every few
+// seconds.
 func Refresh(ctx context.Context, pool *pgxpool.Pool) error {
 	_, err := pool.Exec(ctx, `
 		WITH c AS (
@@ -17,19 +19,19 @@ func Refresh(ctx context.Context, pool *pgxpool.Pool) error {
 			       count(m.doc_id) FILTER (WHERE m.status = 'parked')  AS parked,
 			       count(m.doc_id) FILTER (WHERE m.status = 'pending') AS pending
 			FROM ingest_runs r LEFT JOIN ingest_manifest m ON m.run_id = r.run_id
-			WHERE r.finished_at IS NULL
+			WHERE r.finished_at IS NULL OR r.status = 'completed_with_failures'
 			GROUP BY r.run_id),
 		next AS (
 			SELECT c.*, CASE
-			         WHEN r.status IN ('halted', 'failed') THEN r.status
+			         WHEN r.status IN ('halted', 'cancelled', 'failed') THEN r.status
 			         WHEN r.publish_finished_at IS NULL OR c.pending > 0 THEN 'running'
 			         WHEN c.parked > 0 THEN 'completed_with_failures'
 			         ELSE 'completed' END AS status,
-			       (r.publish_finished_at IS NOT NULL OR r.status IN ('halted', 'failed')) AND c.pending = 0 AS done
+			       (r.publish_finished_at IS NOT NULL OR r.status IN ('halted', 'cancelled', 'failed')) AND c.pending = 0 AS done
 			FROM c JOIN ingest_runs r USING (run_id))
 		UPDATE ingest_runs r
 		SET stored = n.stored, parked = n.parked, status = n.status,
-		    finished_at = CASE WHEN n.done THEN now() END
+		    finished_at = CASE WHEN n.done THEN coalesce(r.finished_at, now()) END
 		FROM next n WHERE r.run_id = n.run_id`)
 	if err != nil {
 		return fmt.Errorf("refresh runs: %w", err)

@@ -93,6 +93,9 @@ const (
 	// ClassTooLarge: an input, record, chunk, metadata or message over a
 	// configured size limit.
 	ClassTooLarge = "too_large"
+	// ClassRunCancelled: the chunk's run was cancelled by an operator
+	// before the chunk was stored.
+	ClassRunCancelled = "run_cancelled"
 )
 
 // Sentinels that callers branch on with errors.Is. An *Error matches the one

@@ -1,0 +1,185 @@
+package policy_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/policy"
+)
+
+const day = 24 * time.Hour
+
+func defaults() policy.Settings {
+	return policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, MaxReplays: 3,
+		BackoffBase: time.Second, BackoffMax: 2 * time.Minute, BreakerFailures: 5, BreakerDelay: 10 * time.Second,
+		SoftTimeLimit: time.Minute, HaltMinChunks: 100, PayloadRetention: 90 * day, EscalationRetention: policy.DefaultEscalationRetention}
+}
+
+const example = `
+retention_mandate: 2555d
+default:
+  max_deliveries: 4
+  backoff: {base: 200ms, max: 30s}
+  breaker: {failures: 3, delay: 5s}
+  rate: {requests_per_minute: 600, tokens_per_minute: 100000}
+  halt: {rejection_ratio: 0.4, min_chunks: 50}
+sources:
+  flaky-portal:
+    max_deliveries: 2
+    ambiguous_retries: 1
+  overnight-batch:
+    max_deliveries: 6
+    max_replays: 5
+    soft_time_limit: 5m
+    retention: {dead_letter_payloads: 30d, escalations: 3000d}
+`
+
+func TestParseResolvesEachSourceOverDefaultOverFlags(t *testing.T) {
+	t.Parallel()
+	tab, err := policy.Parse("p.yaml", []byte(example), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		source string
+		check  func(policy.Settings) bool
+		want   string
+	}{
+		{"unknown-source", func(s policy.Settings) bool { return s.MaxDeliveries == 4 && s.AmbiguousRetries == 2 }, "default section over flags"},
+		{"unknown-source", func(s policy.Settings) bool {
+			return s.BackoffBase == 200*time.Millisecond && s.BackoffMax == 30*time.Second
+		}, "backoff from the file"},
+		{"unknown-source", func(s policy.Settings) bool { return s.MaxReplays == 3 && s.SoftTimeLimit == time.Minute }, "flags where the file is silent"},
+		{"flaky-portal", func(s policy.Settings) bool { return s.MaxDeliveries == 2 && s.AmbiguousRetries == 1 }, "source section wins"},
+		{"flaky-portal", func(s policy.Settings) bool { return s.HaltRejectionRatio == 0.4 && s.HaltMinChunks == 50 }, "source inherits the default section"},
+		{"overnight-batch", func(s policy.Settings) bool {
+			return s.MaxDeliveries == 6 && s.MaxReplays == 5 && s.SoftTimeLimit == 5*time.Minute
+		}, "own caps"},
+		{"overnight-batch", func(s policy.Settings) bool { return s.PayloadRetention == 30*day && s.EscalationRetention == 3000*day }, "own retention in days"},
+		{"overnight-batch", func(s policy.Settings) bool { return s.RequestsPerMinute == 600 && s.BreakerFailures == 3 }, "embedder-wide values visible everywhere"},
+	}
+	for _, tt := range tests {
+		if s := tab.For(tt.source); !tt.check(s) {
+			t.Errorf("%s: %s: got %+v", tt.source, tt.want, s)
+		}
+	}
+	if got := tab.Longest(func(s policy.Settings) time.Duration { return s.SoftTimeLimit }); got != 5*time.Minute {
+		t.Errorf("Longest soft time limit = %s, want 5m", got)
+	}
+	if got := strings.Join(tab.Sources(), ","); got != "flaky-portal,overnight-batch" {
+		t.Errorf("Sources = %s", got)
+	}
+}
+
+func TestParseRejectsBadFilesWithFileAndLine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, doc string
+		want      []string
+	}{
+		{"unknown top-level key", "defaults:\n  max_deliveries: 3\n", []string{"p.yaml:1:", `field defaults not found`}},
+		{"unknown key in a source", "sources:\n  a:\n    max_delivery: 3\n", []string{"p.yaml:3:", "max_delivery"}},
+		{"unknown nested key", "default:\n  backoff:\n    ceiling: 3s\n", []string{"p.yaml:3:", "ceiling"}},
+		{"wrong type", "default:\n  max_deliveries: lots\n", []string{"p.yaml:2:", "lots"}},
+		{"bad duration", "default:\n  backoff:\n    base: soon\n", []string{"p.yaml:3:", `"soon" is not a duration`, "90d"}},
+		{"syntax error", "default:\n  max_deliveries: [\n", []string{"p.yaml:"}},
+		{"cap zero", "sources:\n  a:\n    max_deliveries: 0\n", []string{"p.yaml:2:", `source "a"`, "max_deliveries 0: use at least 1"}},
+		{"ambiguous not below cap", "sources:\n  a:\n    max_deliveries: 2\n    ambiguous_retries: 2\n", []string{"p.yaml:2:", "ambiguous_retries 2: use 0..1"}},
+		{"backoff max below base", "default:\n  backoff: {base: 1m, max: 1s}\n", []string{"p.yaml:1:", "default", "backoff base 1m0s, max 1s"}},
+		{"ratio out of range", "default:\n  halt: {rejection_ratio: 1.5}\n", []string{"halt rejection_ratio 1.5"}},
+		{"escalations below mandate", "sources:\n  a:\n    retention: {escalations: 90d}\n", []string{"p.yaml:2:", "escalations 90d is below the retention mandate 2555d"}},
+		{"breaker per source", "sources:\n  a:\n    breaker: {failures: 2}\n", []string{"p.yaml:2:", "breaker govern the embedder", "under default"}},
+		{"rate per source", "sources:\n  a:\n    rate: {requests_per_minute: 2}\n", []string{"rate govern the embedder"}},
+		{"bad source id", "sources:\n  a.b:\n    max_deliveries: 2\n", []string{"p.yaml:2:", "not a source id"}},
+		{"negative mandate", "retention_mandate: -1h\n", []string{"retention_mandate -1h0m0s"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := policy.Parse("p.yaml", []byte(tt.doc), defaults(), policy.DefaultRetentionMandate)
+			if err == nil {
+				t.Fatal("bad policy accepted")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoweredMandateAdmitsShorterEscalationRetention(t *testing.T) {
+	t.Parallel()
+	doc := "retention_mandate: 365d\nsources:\n  a:\n    retention: {escalations: 400d}\n"
+	tab, err := policy.Parse("p.yaml", []byte(doc), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Mandate() != 365*day || tab.For("a").EscalationRetention != 400*day {
+		t.Fatalf("mandate %s, escalations %s", tab.Mandate(), tab.For("a").EscalationRetention)
+	}
+}
+
+func TestEmptyFileAndNoFileMeanTheDefaults(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{"", "# nothing yet\n"} {
+		tab, err := policy.Parse("p.yaml", []byte(doc), defaults(), policy.DefaultRetentionMandate)
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if tab.For("x") != defaults() {
+			t.Errorf("%q: For(x) = %+v", doc, tab.For("x"))
+		}
+	}
+	tab, err := policy.Load("", defaults(), policy.DefaultRetentionMandate)
+	if err != nil || tab.For("x") != defaults() {
+		t.Fatalf("Load(\"\") = %v, %v", tab, err)
+	}
+}
+
+func TestLoadNamesTheFileAndWantsYAML(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := policy.Load(filepath.Join(dir, "p.toml"), defaults(), 0); err == nil || !strings.Contains(err.Error(), ".yaml") {
+		t.Errorf("a .toml file: err = %v", err)
+	}
+	if _, err := policy.Load(filepath.Join(dir, "missing.yaml"), defaults(), 0); err == nil || !strings.Contains(err.Error(), "POLICY_FILE") {
+		t.Errorf("a missing file: err = %v", err)
+	}
+	path := filepath.Join(dir, "p.yaml")
+	if err := os.WriteFile(path, []byte("sources:\n  a:\n    max_deliveries: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := policy.Load(path, defaults(), 0); err == nil || !strings.Contains(err.Error(), path+":2:") {
+		t.Errorf("err = %v; want it to start with %s:2:", err, path)
+	}
+}
+
+func TestTheExampleFileIsValid(t *testing.T) {
+	t.Parallel()
+	if _, err := policy.Load("../../deploy/policy.example.yaml", defaults(), policy.DefaultRetentionMandate); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"90d", 90 * day, true}, {"2555d", 2555 * day, true}, {"1h30m", 90 * time.Minute, true},
+		{"250ms", 250 * time.Millisecond, true}, {"d", 0, false}, {"1.5d", 0, false}, {"99999d", 0, false}, {"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := policy.ParseDuration(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseDuration(%q) = %s, %v; want %s ok=%v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Settings is the policy that applies to one source, every value
+// concrete.
+type Settings struct {
+	// MaxDeliveries is the delivery cap: a transient failure on this
+	// delivery parks the chunk as transient_exhausted.
+	MaxDeliveries int
+	// AmbiguousRetries is how many times an unrecognised error is retried
+	// before the chunk is parked as ambiguous_exhausted.
+	AmbiguousRetries int
+	// MaxReplays is how many replay generations a chunk gets before it is
+	// quarantined as replay_exhausted.
+	MaxReplays int
+	// BackoffBase is the ceiling of the first retry delay; BackoffMax the
+	// ceiling of any.
+	BackoffBase, BackoffMax time.Duration
+	// BreakerFailures is how many consecutive transient failures open the
+	// embedder's circuit breaker; BreakerDelay how long it stays open.
+	// Embedder-wide: only the default section may set them.
+	BreakerFailures int
+	BreakerDelay    time.Duration
+	// SoftTimeLimit bounds the embed stage of the source's chunks in one
+	// batch.
+	SoftTimeLimit time.Duration
+	// RequestsPerMinute and TokensPerMinute are the embedder's rate
+	// budget; 0 is unlimited. Embedder-wide: only the default section may
+	// set them.
+	RequestsPerMinute, TokensPerMinute int
+	// HaltRejectionRatio halts a run once the share of its settled chunks
+	// that were parked exceeds it, after HaltMinChunks have settled; 0
+	// never halts.
+	HaltRejectionRatio float64
+	HaltMinChunks      int
+	// PayloadRetention is how long a dead letter's payload is kept after
+	// its last failure; EscalationRetention the same for escalations,
+	// which the retention mandate protects.
+	PayloadRetention, EscalationRetention time.Duration
+}
+
+// Defaults of the settings that no service flag carries. The others
+// default to their services' Default constants.
+const (
+	// DefaultRetentionMandate is the legal floor for keeping compliance
+	// records: seven years (2555 days), the common public-records mandate.
+	// Escalations are never purged sooner unless the file lowers it.
+	DefaultRetentionMandate = 2555 * 24 * time.Hour
+	// DefaultEscalationRetention is the escalations' retention: the
+	// mandate itself.
+	DefaultEscalationRetention = DefaultRetentionMandate
+	// DefaultPayloadRetention is how long a dead letter's payload is
+	// kept: a quarter, long enough to see a pattern and replay, and equal
+	// to the DLQ stream's default MaxAge.
+	DefaultPayloadRetention = 90 * 24 * time.Hour
+	// DefaultHaltMinChunks is how many chunks of a run must settle before
+	// its rejection ratio is judged.
+	DefaultHaltMinChunks = 100
+)
+
+// Validate says what is wrong with s and how to fix it; mandate is the
+// retention floor for escalations.
+func (s Settings) Validate(mandate time.Duration) error {
+	var errs []error
+	if s.MaxDeliveries < 1 {
+		errs = append(errs, fmt.Errorf("max_deliveries %d: use at least 1", s.MaxDeliveries))
+	}
+	if s.AmbiguousRetries < 0 || s.AmbiguousRetries >= s.MaxDeliveries {
+		errs = append(errs, fmt.Errorf("ambiguous_retries %d: use 0..%d (below max_deliveries)", s.AmbiguousRetries, max(s.MaxDeliveries-1, 0)))
+	}
+	if s.MaxReplays < 0 {
+		errs = append(errs, fmt.Errorf("max_replays %d: use 0 or more", s.MaxReplays))
+	}
+	if s.BackoffBase <= 0 || s.BackoffMax < s.BackoffBase {
+		errs = append(errs, fmt.Errorf("backoff base %s, max %s: use a positive base and a max at least as long", s.BackoffBase, s.BackoffMax))
+	}
+	if s.BreakerFailures < 1 || s.BreakerDelay <= 0 {
+		errs = append(errs, fmt.Errorf("breaker failures %d, delay %s: use at least 1 failure and a positive delay", s.BreakerFailures, s.BreakerDelay))
+	}
+	if s.SoftTimeLimit <= 0 {
+		errs = append(errs, fmt.Errorf("soft_time_limit %s: use a positive duration", s.SoftTimeLimit))
+	}
+	if s.RequestsPerMinute < 0 || s.TokensPerMinute < 0 {
+		errs = append(errs, fmt.Errorf("rate requests_per_minute %d, tokens_per_minute %d: use 0 (unlimited) or more", s.RequestsPerMinute, s.TokensPerMinute))
+	}
+	if !(s.HaltRejectionRatio >= 0 && s.HaltRejectionRatio < 1) {
+		errs = append(errs, fmt.Errorf("halt rejection_ratio %g: use 0 (never halt) up to below 1, e.g. 0.4", s.HaltRejectionRatio))
+	}
+	if s.HaltMinChunks < 1 {
+		errs = append(errs, fmt.Errorf("halt min_chunks %d: use at least 1", s.HaltMinChunks))
+	}
+	if s.PayloadRetention <= 0 {
+		errs = append(errs, fmt.Errorf("retention dead_letter_payloads %s: use a positive duration such as 90d", s.PayloadRetention))
+	}
+	if s.EscalationRetention < mandate {
+		errs = append(errs, fmt.Errorf("retention escalations %s is below the retention mandate %s: raise it, or lower retention_mandate if the law that binds you allows", days(s.EscalationRetention), days(mandate)))
+	}
+	return errors.Join(errs...)
+}
+
+// days renders a duration in whole days when it is one, as the file
+// writes them.
+func days(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
