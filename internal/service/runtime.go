@@ -67,6 +67,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		pcfg.MaxConns = opts.MaxConns
 	}
 	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
+	boundSQL(pcfg, c.SQLTimeout)
 	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}
@@ -77,7 +78,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return rt.Pool.Ping(ctx) }}}
 	if !opts.NoNATS {
 		rt.NC, rt.JS, err = broker.Connect(broker.ConnConfig{URL: c.NATSURL, Name: "sluice-" + name, Creds: c.NATSCreds,
-			TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}, log)
+			TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, PingInterval: c.NATSPingInterval}, log)
 		if err != nil {
 			rt.Close()
 			return nil, err
