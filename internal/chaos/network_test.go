@@ -97,13 +97,7 @@ func runNetworkFault(t *testing.T, target string, nf netFault) {
 	f.services()
 	dir := f.writeCorpus("net", docs, 60)
 	producer := f.produce("net", dir)
-	f.eventually(time.Minute, "work in flight", func() bool {
-		n, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`)
-		return n > 0
-	})
-	if pending, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`); pending == 0 {
-		t.Fatal("nothing left in flight when the fault began; the test proves nothing")
-	}
+	f.waitInFlight()
 	start := time.Now()
 	if err := px.target(target).Inject(nf.fault); err != nil {
 		t.Fatal(err)
@@ -184,4 +178,17 @@ func timeoutLine(line string) bool {
 		}
 	}
 	return false
+}
+
+// waitInFlight waits until some chunks are stored while others are still
+// pending, the moment a fault must land on to prove anything.
+func (f *fleet) waitInFlight() {
+	f.t.Helper()
+	f.eventually(time.Minute, "work in flight", func() bool {
+		n, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`)
+		return n > 0
+	})
+	if pending, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`); pending == 0 {
+		f.t.Fatal("nothing left in flight when the fault began; the test proves nothing")
+	}
 }
