@@ -25,6 +25,7 @@ func runDemo(ctx context.Context, env Env, args []string) error {
 	l.Bool(&o.Keep, "keep", "", false, "leave everything running after the report, until Ctrl-C, and print its URLs")
 	l.Duration(&o.Timeout, "timeout", "", 5*time.Minute, "how long to wait for the system to converge")
 	l.Duration(&o.Outage, "outage", "", 8*time.Second, "length of the embedder outage")
+	l.Bool(&o.Cluster, "cluster", "", false, "run NATS as a 3-node JetStream cluster with R3 streams")
 	if _, err := parse(l, args); err != nil {
 		return err
 	}

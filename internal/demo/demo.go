@@ -36,6 +36,9 @@ type Options struct {
 	// Outage is the embedder outage, from the moment the ingest starts.
 	// Defaults to 8s.
 	Outage time.Duration
+	// Cluster runs NATS as a 3-node JetStream cluster with R3 streams,
+	// every service given all three URLs. Defaults to one server.
+	Cluster bool
 	// Stdout receives the report; Stderr progress and messages.
 	Stdout, Stderr io.Writer
 	// Progress draws a live line on Stderr (a terminal).
@@ -75,13 +78,20 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer env.Close()
-	say("starting PostgreSQL and NATS JetStream …")
+	if o.Cluster {
+		say("starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
+	} else {
+		say("starting PostgreSQL and NATS JetStream …")
+	}
 	pg, err := env.LocalPostgres(ctx)
 	if err != nil {
 		return err
 	}
-	nats, err := env.LocalNATS(ctx)
+	natsURL, replicas, err := startNATS(ctx, env, o.Cluster)
 	if err != nil {
+		return err
+	}
+	if err := declareStreams(ctx, natsURL, replicas); err != nil {
 		return err
 	}
 	dbURL, err := createDatabase(ctx, pg.URL, "sluice")
@@ -91,7 +101,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
 		return err
 	}
-	s := &stack{o: o, dir: env.Root(), dbURL: dbURL, natsURL: nats.URL}
+	s := &stack{o: o, dir: env.Root(), dbURL: dbURL, natsURL: natsURL, replicas: replicas}
 	defer s.stop()
 	if err := s.start(); err != nil {
 		return err
@@ -133,11 +143,11 @@ func Run(ctx context.Context, o Options) error {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
 	}
 	if o.Keep {
-		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, nats.URL)
+		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", dbURL, natsURL)
 		for _, m := range s.metrics {
 			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
 		}
-		stop, err := serveConsole(ctx, pool, nats.URL, o.Stdout)
+		stop, err := serveConsole(ctx, pool, natsURL, o.Stdout)
 		if err != nil {
 			return err
 		}
@@ -145,6 +155,35 @@ func Run(ctx context.Context, o Options) error {
 		<-ctx.Done()
 	}
 	return nil
+}
+
+// startNATS starts one JetStream server, or with cluster a 3-node cluster,
+// and returns the client URL list and the stream replica count to use.
+func startNATS(ctx context.Context, env *testenv.Env, cluster bool) (string, int, error) {
+	if cluster {
+		c, err := env.LocalCluster(ctx)
+		if err != nil {
+			return "", 0, err
+		}
+		return c.URL, testenv.ClusterSize, nil
+	}
+	n, err := env.LocalNATS(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	return n.URL, 1, nil
+}
+
+// declareStreams creates the streams at their replica count before the
+// services start together: any of them may create what is missing, and
+// only the consumers apply STREAM_REPLICAS.
+func declareStreams(ctx context.Context, natsURL string, replicas int) error {
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: natsURL, Name: "sluice-demo"}, zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return broker.Ensure(ctx, js, broker.Topology{Replicas: replicas})
 }
 
 func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
@@ -164,6 +203,7 @@ type stack struct {
 	o              Options
 	dir            string
 	dbURL, natsURL string
+	replicas       int
 	simURL         string
 	procs          []*proc
 	metrics        []string
@@ -193,6 +233,7 @@ func (s *stack) env(metricsAddr string) []string {
 		// the demo.
 		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
 		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
+		fmt.Sprintf("STREAM_REPLICAS=%d", s.replicas),
 	}
 }
 
