@@ -2,14 +2,27 @@ package chaos_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/netfault"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
+
+// newClusterFleet starts a 3-node cluster and a fleet on it, paced so
+// that a few hundred chunks stay in flight for seconds.
+func newClusterFleet(t *testing.T) (*testenv.Cluster, *fleet) {
+	t.Helper()
+	cluster := testenv.NewCluster(t)
+	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:100ms"},
+		env: []string{"BATCH_SIZE=8", "EMBED_MAX_INPUTS=8", "CONSUMER_WORKERS=1", "NATS_PING_INTERVAL=1s", "ACK_WAIT=10s", "OWED_GRACE=3s"}})
+	f.onCluster(cluster)
+	return cluster, f
+}
 
 // onCluster moves the fleet's services onto cluster, with every stream
 // declared R3 and every client given all three URLs; the test's own
@@ -36,20 +49,12 @@ func (f *fleet) onCluster(cluster *testenv.Cluster) {
 // action: 0 lost, 0 duplicated, INGEST empty, reconcile exit 0.
 func TestClusterLeaderKillAndRollingRestart(t *testing.T) {
 	t.Parallel()
-	cluster := testenv.NewCluster(t)
-	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:100ms"},
-		env: []string{"BATCH_SIZE=8", "EMBED_MAX_INPUTS=8", "CONSUMER_WORKERS=1", "NATS_PING_INTERVAL=1s", "ACK_WAIT=10s", "OWED_GRACE=3s"}})
-	f.onCluster(cluster)
+	cluster, f := newClusterFleet(t)
 	f.services()
 	const docs = 40
-	dir := f.writeCorpus("cl", docs, 60)
-	producer := f.produce("cluster", dir)
-	f.waitInFlight()
+	producer, dir := f.liveRun("cluster", docs)
 	ctx := context.Background()
-	leader, err := cluster.StreamLeader(ctx, f.js, broker.IngestStream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	leader := f.ingestLeader(cluster)
 	if err := leader.Kill(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +123,64 @@ func (f *fleet) rollingRestart(cluster *testenv.Cluster) {
 	if err := cluster.WaitCurrent(ctx, f.js, 2*time.Minute, broker.IngestStream, broker.DLQStream); err != nil {
 		f.t.Fatal(err)
 	}
+}
+
+// A Toxiproxy partition of the INGEST leader from every client — the
+// node keeps its routes to the other two, so it may stay leader — while
+// a run is in flight: clients on the silent node notice through their
+// pings and move to the other nodes, chunks keep being stored during the
+// partition, and once it heals everything converges.
+func TestClusterPartitionOfLeaderFromClients(t *testing.T) {
+	t.Parallel()
+	cluster, f := newClusterFleet(t)
+	srv := netfault.New(t)
+	proxies := map[string]*netfault.Proxy{}
+	var urls []string
+	for _, n := range cluster.Nodes {
+		p, err := srv.Proxy(n.Name, strings.TrimPrefix(n.URL, "nats://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		proxies[n.Name] = p
+		urls = append(urls, "nats://"+p.Addr)
+	}
+	f.opts.env = append(f.opts.env, "NATS_URL="+strings.Join(urls, ","))
+	f.services()
+	const docs = 60
+	producer, dir := f.liveRun("partition", docs)
+	leader := f.ingestLeader(cluster)
+	if err := proxies[leader.Name].Inject(netfault.Blackhole()); err != nil {
+		t.Fatal(err)
+	}
+	// Progress is measured after the clients' pings had time to notice.
+	time.Sleep(3 * time.Second)
+	before := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`)
+	time.Sleep(*blackholeFor - 3*time.Second)
+	during := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`) - before
+	pending := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`)
+	if err := proxies[leader.Name].Heal(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("partitioned %s from the clients for %s; %d chunks stored meanwhile", leader.Name, *blackholeFor, during)
+	if code, err := producer.wait(3 * time.Minute); err != nil || code != 0 {
+		t.Logf("producer exited %d (%v) during the partition; running it again", code, err)
+		f.runProducer("partition", dir)
+	}
+	if during == 0 && pending > 0 {
+		t.Errorf("no chunk stored during the partition of one node of three, with %d pending", pending)
+	}
+	v := f.converge(3*time.Minute, docs)
+	t.Logf("partition: %d chunks (%d stored, %d parked)", v.stored+v.parked, v.stored, v.parked)
+}
+
+// ingestLeader is the node that leads INGEST now.
+func (f *fleet) ingestLeader(cluster *testenv.Cluster) *testenv.ClusterNode {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	leader, err := cluster.StreamLeader(ctx, f.js, broker.IngestStream)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return leader
 }

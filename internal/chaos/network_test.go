@@ -95,9 +95,7 @@ func runNetworkFault(t *testing.T, target string, nf netFault) {
 	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:150ms"}, env: netTimeouts})
 	px := f.behindProxies()
 	f.services()
-	dir := f.writeCorpus("net", docs, 60)
-	producer := f.produce("net", dir)
-	f.waitInFlight()
+	producer, dir := f.liveRun("net", docs)
 	start := time.Now()
 	if err := px.target(target).Inject(nf.fault); err != nil {
 		t.Fatal(err)
@@ -178,6 +176,16 @@ func timeoutLine(line string) bool {
 		}
 	}
 	return false
+}
+
+// liveRun writes a corpus of docs documents and starts a producer run of
+// it as source name, returning once the run's work is in flight.
+func (f *fleet) liveRun(name string, docs int) (*proc, string) {
+	f.t.Helper()
+	dir := f.writeCorpus(name, docs, 60)
+	p := f.produce(name, dir)
+	f.waitInFlight()
+	return p, dir
 }
 
 // waitInFlight waits until some chunks are stored while others are still

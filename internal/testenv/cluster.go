@@ -86,7 +86,9 @@ func StartLocalCluster(ctx context.Context, bin, dir string) (*Cluster, error) {
 }
 
 // newClusterNode writes one node's configuration: loopback client and
-// route ports, its server_name, its store, and routes to every node.
+// route ports, its server_name, its store, and routes to every node. The
+// nodes do not advertise their client URLs, so clients use only the URLs
+// they are given — a test can route them through proxies.
 func newClusterNode(root, name, bin string, port, routePort int, routes []string) (*ClusterNode, error) {
 	dir := filepath.Join(root, name)
 	store := filepath.Join(dir, "jetstream")
@@ -103,6 +105,7 @@ cluster {
   name: sluice
   listen: 127.0.0.1:%d
   routes: [%s]
+  no_advertise: true
 }
 `, name, port, broker.MaxPayload, store, routePort, strings.Join(routes, ", "))
 	path := filepath.Join(dir, "nats.conf")
