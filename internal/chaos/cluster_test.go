@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/netfault"
 	"github.com/sluicehq/sluice/internal/testenv"
@@ -29,17 +27,7 @@ func newClusterFleet(t *testing.T) (*testenv.Cluster, *fleet) {
 // checks use a connection to the cluster too.
 func (f *fleet) onCluster(cluster *testenv.Cluster) {
 	f.t.Helper()
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: cluster.URL, Name: f.t.Name()}, zerolog.Nop())
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.t.Cleanup(nc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := broker.Ensure(ctx, js, broker.Topology{Replicas: 3}); err != nil {
-		f.t.Fatal(err)
-	}
-	f.js = js
+	f.js = cluster.JetStream(f.t)
 	f.opts.env = append(f.opts.env, "NATS_URL="+cluster.URL, "STREAM_REPLICAS=3")
 }
 
@@ -81,25 +69,9 @@ func TestClusterLeaderKillAndRollingRestart(t *testing.T) {
 	}
 	v := f.converge(3*time.Minute, 2*docs)
 	t.Logf("cluster: %d chunks (%d stored, %d parked)", v.stored+v.parked, v.stored, v.parked)
-	if replicas := f.ingestReplicas(); replicas != 3 {
+	if replicas := ingestInfo(t, f.js).Config.Replicas; replicas != 3 {
 		t.Errorf("INGEST has %d replicas after the faults, want 3", replicas)
 	}
-}
-
-// ingestReplicas is INGEST's configured replica count.
-func (f *fleet) ingestReplicas() int {
-	f.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := f.js.Stream(ctx, broker.IngestStream)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return info.Config.Replicas
 }
 
 // rollingRestart stops and restarts each node in turn, waiting until

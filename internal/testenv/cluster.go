@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 )
@@ -44,9 +45,25 @@ type ClusterNode struct {
 // clusterReady bounds the wait for a started node's JetStream to answer.
 const clusterReady = 60 * time.Second
 
+// ClusterOption adjusts a cluster's nodes.
+type ClusterOption func(*clusterOptions)
+
+type clusterOptions struct {
+	syncAlways bool
+}
+
+// SyncAlways sets JetStream's sync_interval to always: every write is
+// flushed to disk before it is acknowledged. The default flushes every
+// two minutes.
+func SyncAlways() ClusterOption { return func(o *clusterOptions) { o.syncAlways = true } }
+
 // StartLocalCluster starts a ClusterSize-node JetStream cluster from the
 // nats-server binary at bin, storing under dir.
-func StartLocalCluster(ctx context.Context, bin, dir string) (*Cluster, error) {
+func StartLocalCluster(ctx context.Context, bin, dir string, opts ...ClusterOption) (*Cluster, error) {
+	var o clusterOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	clientPorts, routePorts := make([]int, ClusterSize), make([]int, ClusterSize)
 	routes := make([]string, ClusterSize)
 	for i := range ClusterSize {
@@ -62,7 +79,7 @@ func StartLocalCluster(ctx context.Context, bin, dir string) (*Cluster, error) {
 	c := &Cluster{}
 	urls := make([]string, ClusterSize)
 	for i := range ClusterSize {
-		node, err := newClusterNode(dir, fmt.Sprintf("n%d", i+1), bin, clientPorts[i], routePorts[i], routes)
+		node, err := newClusterNode(dir, fmt.Sprintf("n%d", i+1), bin, clientPorts[i], routePorts[i], routes, o)
 		if err != nil {
 			return nil, err
 		}
@@ -89,7 +106,7 @@ func StartLocalCluster(ctx context.Context, bin, dir string) (*Cluster, error) {
 // route ports, its server_name, its store, and routes to every node. The
 // nodes do not advertise their client URLs, so clients use only the URLs
 // they are given — a test can route them through proxies.
-func newClusterNode(root, name, bin string, port, routePort int, routes []string) (*ClusterNode, error) {
+func newClusterNode(root, name, bin string, port, routePort int, routes []string, o clusterOptions) (*ClusterNode, error) {
 	dir := filepath.Join(root, name)
 	store := filepath.Join(dir, "jetstream")
 	if err := os.MkdirAll(store, 0o755); err != nil {
@@ -99,7 +116,7 @@ func newClusterNode(root, name, bin string, port, routePort int, routes []string
 listen: 127.0.0.1:%d
 max_payload: %d
 jetstream {
-  store_dir: %q
+  store_dir: %q%s
 }
 cluster {
   name: sluice
@@ -107,7 +124,7 @@ cluster {
   routes: [%s]
   no_advertise: true
 }
-`, name, port, broker.MaxPayload, store, routePort, strings.Join(routes, ", "))
+`, name, port, broker.MaxPayload, store, syncSetting(o), routePort, strings.Join(routes, ", "))
 	path := filepath.Join(dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		return nil, err
@@ -117,6 +134,13 @@ cluster {
 		proc: &process{name: "nats-server " + name, path: bin, args: []string{"-c", path},
 			logPath: filepath.Join(dir, "nats-server.log")},
 	}}, nil
+}
+
+func syncSetting(o clusterOptions) string {
+	if o.syncAlways {
+		return "\n  sync_interval: always"
+	}
+	return ""
 }
 
 // Stop shuts the node down gracefully (SIGTERM), as a rolling restart does.
@@ -222,7 +246,7 @@ func (c *Cluster) stop() error {
 
 // LocalCluster starts a local JetStream cluster that this process
 // controls, stopped when the environment closes.
-func (e *Env) LocalCluster(ctx context.Context) (*Cluster, error) {
+func (e *Env) LocalCluster(ctx context.Context, opts ...ClusterOption) (*Cluster, error) {
 	bin, err := NATSServerBinary(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("no nats-server for a cluster: %w", err)
@@ -231,7 +255,7 @@ func (e *Env) LocalCluster(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := StartLocalCluster(ctx, bin, dir)
+	c, err := StartLocalCluster(ctx, bin, dir, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +265,48 @@ func (e *Env) LocalCluster(ctx context.Context) (*Cluster, error) {
 
 // NewCluster gives the test a private 3-node JetStream cluster, stopped
 // when the test ends.
-func NewCluster(t testing.TB) *Cluster {
+func NewCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := privateEnv(t).LocalCluster(ctx)
+	c, err := privateEnv(t).LocalCluster(ctx, opts...)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	return c
+}
+
+// PublishAcked publishes data to subject under message id id, retrying
+// until JetStream acknowledges it — as a producer rides out a leader
+// election — and fails t when ctx ends first. The stream deduplicates
+// the retries by id.
+func PublishAcked(ctx context.Context, t testing.TB, js jetstream.JetStream, subject, id string, data []byte) {
+	t.Helper()
+	for {
+		_, err := js.Publish(ctx, subject, data, jetstream.WithMsgID(id))
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("publish %s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// JetStream connects the test to every node of c, declares the topology
+// with R3 streams, and closes the connection when the test ends.
+func (c *Cluster) JetStream(t testing.TB) jetstream.JetStream {
+	t.Helper()
+	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.URL, Name: t.Name()}, zerolog.Nop())
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := broker.Ensure(ctx, js, broker.Topology{Replicas: ClusterSize}); err != nil {
+		t.Fatalf("testenv: declare R%d topology: %v", ClusterSize, err)
+	}
+	return js
 }

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
-
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
@@ -21,29 +18,13 @@ func TestClusterAckedMessagesSurviveLeaderKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := testenv.NewCluster(t)
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: c.URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	if err := broker.Ensure(ctx, js, broker.Topology{Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	js := c.JetStream(t)
 	// A publish during the election fails; it is retried under its
 	// message id, which the stream deduplicates, as the producer does.
 	publish := func(from, to int) {
 		for i := from; i < to; i++ {
 			id := fmt.Sprintf("d%d", i)
-			for {
-				_, err := js.Publish(ctx, "ingest.chunks.s."+id, []byte("x"), jetstream.WithMsgID(id))
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("publish %s: %v", id, err)
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			testenv.PublishAcked(ctx, t, js, "ingest.chunks.s."+id, id, []byte("x"))
 		}
 	}
 	publish(0, 100)
