@@ -34,7 +34,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,naive,river,scale"}
+		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,naive,river,scale,scale-out"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -52,7 +52,8 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
-		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@"} {
+		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
+		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -77,7 +78,7 @@ func checkCeilings(t *testing.T, r *bench.Report) {
 func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
-		"naive": true, "river": true, "scale": true}
+		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median

@@ -38,6 +38,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add("poison / clean", rate(ScenarioPoison), clean, "≥ 0.9", atLeast(0.9))
 	add("429 storm / clean", rate(ScenarioStorm429), clean, "", nil)
 	add("768 dims / 384 dims", rate(ScenarioPipeline768), clean, "", nil)
+	add("4 / 1 consumer processes (100 ms embedder)", rate(scaleOutName(4)), rate(scaleOutName(1)), "≥ 3", atLeast(3))
 	big, small, role := rssGrowth(r)
 	add(fmt.Sprintf("RSS@%s / RSS@%s (%s)", count(cfg.ScaleChunks), count(cfg.Chunks), role), big, small, "≤ 1.2",
 		func(v float64) bool { return v <= 1.2 })

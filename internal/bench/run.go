@@ -195,11 +195,27 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 				run:         func(ctx context.Context, _ int) (RepResult, error) { return r.runRiver(ctx, peer) }})
 		}
 	}
+	if cfg.selected(ScenarioScaleOut) {
+		for _, n := range scaleOutConsumers {
+			pipe(scaleOutName(n), fmt.Sprintf("384 dims, %d consumer process(es), embed-sim %s a request", n, scaleOutLatency),
+				pipelineSpec{dims: 384, chunks: cfg.Chunks, consumers: n, faults: simFaults{latency: "fixed:" + scaleOutLatency}})
+		}
+	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks})
 	}
 	return out, errs
 }
+
+// scaleOutConsumers are the consumer process counts of the scale-out runs.
+var scaleOutConsumers = []int{1, 2, 4}
+
+// scaleOutLatency is embed-sim's latency in the scale-out runs: the
+// embedder, not CPU, is meant to be the limit there.
+const scaleOutLatency = "100ms"
+
+// scaleOutName names the scale-out run with n consumer processes.
+func scaleOutName(n int) string { return fmt.Sprintf("%s-%d", ScenarioScaleOut, n) }
 
 // ceilingResults turns the repetitions into results and the combined
 // ceiling: 1 / Σ(1/xᵢ) over the parts a chunk passes through once each.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -91,6 +92,7 @@ type pipelineSpec struct {
 	faults        simFaults
 	naive         bool
 	profile       string // file prefix for consumer profiles; empty for none
+	consumers     int    // consumer processes; 0 for the usual consumers
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -111,7 +113,7 @@ func (r *runner) processes(s pipelineSpec, env []string, corpus string) (procSpe
 	prod := procSpec{role: "producer", path: r.bins.path(binProducer),
 		args: []string{"--source", benchSource, "--jsonl", "--json", corpus}, env: env}
 	var cons []procSpec
-	for i := range consumers {
+	for i := range cmp.Or(s.consumers, consumers) {
 		c := procSpec{role: fmt.Sprintf("consumer-%d", i+1), path: r.bins.path(binConsumer), env: env, marker: consumerReady}
 		if s.profile != "" {
 			c.path = r.bins.self

@@ -19,6 +19,9 @@ type simFaults struct {
 	// poison rejects, with 400 invalid_input, every request holding
 	// PoisonMarker.
 	poison bool
+	// latency is embed-sim's --latency, such as "fixed:100ms"; empty for
+	// none.
+	latency string
 }
 
 // startSim starts embed-sim as a process on a free port and returns it with
@@ -30,6 +33,9 @@ func startSim(start func(procSpec) (*proc, error), bins *binaries, workDir strin
 	if f.rate429 > 0 {
 		args = append(args, "--rate-429", strconv.FormatFloat(f.rate429, 'f', -1, 64),
 			"--retry-after", strconv.Itoa(f.retryAfter))
+	}
+	if f.latency != "" {
+		args = append(args, "--latency", f.latency)
 	}
 	if f.poison {
 		path := filepath.Join(workDir, "poison-faults.json")

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"strings"
@@ -22,6 +23,10 @@ type ConnConfig struct {
 	Creds string
 	// TLSCA, TLSCert and TLSKey configure TLS; empty for none.
 	TLSCA, TLSCert, TLSKey string
+	// PingInterval is how often the client pings the server; two
+	// unanswered pings mark the connection stale, and it reconnects.
+	// Defaults to DefaultPingInterval.
+	PingInterval time.Duration
 }
 
 // InboxPrefix is where a client connected as user receives replies —
@@ -46,6 +51,11 @@ func userOf(servers string) string {
 	return u.User.Username()
 }
 
+// DefaultPingInterval is the default ConnConfig.PingInterval. nats.go's
+// own default, two minutes, leaves a client on a silently dead connection
+// for up to six; this finds one within half a minute.
+const DefaultPingInterval = 10 * time.Second
+
 // PubAckTimeout bounds the wait for one asynchronous publish's PubAck, so
 // no publisher waits forever on a silent connection.
 const PubAckTimeout = 10 * time.Second
@@ -58,6 +68,7 @@ func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStrea
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.RetryOnFailedConnect(true),
+		nats.PingInterval(cmp.Or(cfg.PingInterval, DefaultPingInterval)),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn().Err(err).Msg("nats disconnected")
 		}),

@@ -140,6 +140,9 @@ type fleet struct {
 	js     jetstream.JetStream
 	simURL string
 	opts   fleetOptions
+	// natsURLFor is the NATS_URL a service of a role gets: f.nats's own
+	// unless the test routes services elsewhere (a cluster, proxies).
+	natsURLFor func(natsauth.Role) string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -152,6 +155,7 @@ func newFleet(t *testing.T, opts fleetOptions) *fleet {
 	f.pg = testenv.NewPostgres(t)
 	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(dims))
 	f.nats, f.js = testenv.NewJetStream(t, opts.topology)
+	f.natsURLFor = f.nats.URLFor
 	f.simURL = "http://" + freeAddr(t)
 	f.startSim(opts.sim...)
 	t.Cleanup(f.stopAll)
@@ -176,7 +180,7 @@ func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	env := append(f.nats.Env(role),
+	env := append([]string{"NATS_URL=" + f.natsURLFor(role)},
 		"DATABASE_URL="+f.db.RuntimeURL, "EMBEDDER_URL="+f.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",

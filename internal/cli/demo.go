@@ -26,6 +26,7 @@ func runDemo(ctx context.Context, env Env, args []string) error {
 	l.Duration(&o.Timeout, "timeout", "", 5*time.Minute, "how long to wait for the system to converge")
 	l.Duration(&o.Outage, "outage", "", 8*time.Second, "length of the embedder outage")
 	l.Bool(&o.Drill, "drill", "", false, "after convergence, run the fault drill (sluice drill) against the running system")
+	l.Bool(&o.Cluster, "cluster", "", false, "run NATS as a 3-node JetStream cluster with R3 streams")
 	if _, err := parse(l, args); err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/sluicehq/sluice/internal/broker"
 )
@@ -30,7 +31,18 @@ type Common struct {
 	LogFormat string
 	// EmbeddingDims is the vector dimension. Defaults to 384.
 	EmbeddingDims int
+	// SQLTimeout bounds each SQL statement: the client gives up on an
+	// answer after it (a silent connection included), and the server's
+	// statement_timeout stops the work. Defaults to DefaultSQLTimeout.
+	SQLTimeout time.Duration
+	// NATSPingInterval is how often the client pings NATS; two unanswered
+	// pings mark the connection stale and it reconnects. Defaults to
+	// broker.DefaultPingInterval.
+	NATSPingInterval time.Duration
 }
+
+// DefaultSQLTimeout is the default Common.SQLTimeout.
+const DefaultSQLTimeout = 30 * time.Second
 
 // RegisterCommon registers the shared settings. metricsAddr is the
 // service's default listen address.
@@ -41,6 +53,7 @@ func RegisterCommon(l *Loader, c *Common, metricsAddr string) {
 	l.String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", "auto", "log format: json, console, auto (console on a terminal)")
 	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", 384, "embedding vector dimension")
+	l.Duration(&c.SQLTimeout, "sql-timeout", "SQL_TIMEOUT", DefaultSQLTimeout, "bound of each SQL statement, client wait and server work (statement_timeout)")
 }
 
 // RegisterDatabase registers the PostgreSQL URL, for services and the CLI.
@@ -56,6 +69,7 @@ func RegisterNATS(l *Loader, c *Common) {
 	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
 	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")
 	l.String(&c.NATSTLSKey, "nats-tls-key", "NATS_TLS_KEY", "", "client key for TLS to NATS")
+	l.Duration(&c.NATSPingInterval, "nats-ping-interval", "NATS_PING_INTERVAL", broker.DefaultPingInterval, "how often to ping NATS; two unanswered pings mark the connection stale and it reconnects")
 }
 
 // Validate reports every problem at once, each with how to fix it.
@@ -80,6 +94,9 @@ func (c Common) Validate() error {
 	if c.EmbeddingDims < 1 || c.EmbeddingDims > 16000 {
 		errs = append(errs, fmt.Errorf("EMBEDDING_DIMS %d: set it to the model's output size (1..16000)", c.EmbeddingDims))
 	}
+	if c.SQLTimeout <= 0 || c.NATSPingInterval <= 0 {
+		errs = append(errs, fmt.Errorf("SQL_TIMEOUT %s and NATS_PING_INTERVAL %s: use positive durations", c.SQLTimeout, c.NATSPingInterval))
+	}
 	return errors.Join(errs...)
 }
 
@@ -102,7 +119,7 @@ func (c Common) ValidateNATS() error {
 // settings: the one place credentials and TLS reach the client.
 func (c Common) NATSConn(name string) broker.ConnConfig {
 	return broker.ConnConfig{URL: c.NATSURL, Name: name, Creds: c.NATSCreds,
-		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey}
+		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, PingInterval: c.NATSPingInterval}
 }
 
 // Redact hides a password in a URL, for error messages and logs.

@@ -38,6 +38,9 @@ type Options struct {
 	// Outage is the embedder outage, from the moment the ingest starts.
 	// Defaults to 8s.
 	Outage time.Duration
+	// Cluster runs NATS as a 3-node JetStream cluster with R3 streams,
+	// every service given all three URLs. Defaults to one server.
+	Cluster bool
 	// Stdout receives the report; Stderr progress and messages.
 	Stdout, Stderr io.Writer
 	// Progress draws a live line on Stderr (a terminal).
@@ -81,12 +84,16 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer env.Close()
-	say("starting PostgreSQL and NATS JetStream …")
+	if o.Cluster {
+		say("starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
+	} else {
+		say("starting PostgreSQL and NATS JetStream …")
+	}
 	pg, err := env.LocalPostgres(ctx)
 	if err != nil {
 		return err
 	}
-	nats, err := env.LocalNATS(ctx)
+	nats, replicas, err := startNATS(ctx, env, o.Cluster)
 	if err != nil {
 		return err
 	}
@@ -105,7 +112,7 @@ func Run(ctx context.Context, o Options) error {
 	runtimeURL := testenv.AsRole(dbURL, testenv.RuntimeRole)
 	// The topology owner declares the streams; every service connects as
 	// its own role and only verifies them.
-	if err := declareTopology(ctx, nats); err != nil {
+	if err := declareTopology(ctx, nats, replicas); err != nil {
 		return err
 	}
 	s := &stack{o: o, dir: env.Root(), dbURL: runtimeURL, nats: nats}
@@ -170,15 +177,40 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// declareTopology declares the streams and durables as the topology
-// owner, as `sluice nats setup` does.
-func declareTopology(ctx context.Context, n *testenv.NATS) error {
+// natsServer is the demo's NATS: one server or a cluster, reached with a
+// user per role.
+type natsServer interface {
+	URLFor(role natsauth.Role) string
+	ConnConfig(role natsauth.Role, name string) broker.ConnConfig
+	Env(role natsauth.Role) []string
+}
+
+// startNATS starts one JetStream server, or with cluster a 3-node cluster,
+// and returns it with the stream replica count to use.
+func startNATS(ctx context.Context, env *testenv.Env, cluster bool) (natsServer, int, error) {
+	if cluster {
+		c, err := env.LocalCluster(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return c, testenv.ClusterSize, nil
+	}
+	n, err := env.LocalNATS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return n, 1, nil
+}
+
+// declareTopology declares the streams and durables, at their replica
+// count, as the topology owner, as `sluice nats setup` does.
+func declareTopology(ctx context.Context, n natsServer, replicas int) error {
 	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Owner, "sluice-demo-setup"), zerolog.Nop())
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	return broker.Ensure(ctx, js, broker.Topology{})
+	return broker.Ensure(ctx, js, broker.Topology{Replicas: replicas})
 }
 
 func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
@@ -198,7 +230,7 @@ type stack struct {
 	o       Options
 	dir     string
 	dbURL   string
-	nats    *testenv.NATS
+	nats    natsServer
 	simURL  string
 	procs   []*proc
 	metrics []string

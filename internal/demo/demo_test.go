@@ -21,14 +21,10 @@ import (
 // every service's /metrics carries the series operators and alerts
 // depend on, with the ones the demo must move above zero.
 func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
-	bin := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "github.com/sluicehq/sluice/cmd/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildBinaries(t)
 	var stdout, stderr bytes.Buffer
 	scraped := map[string]string{}
-	err = demo.Run(context.Background(), demo.Options{
+	err := demo.Run(context.Background(), demo.Options{
 		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute, Drill: true,
 		Stdout: &stdout, Stderr: &stderr,
 		OnConverged: func(addrs map[string]string) {
@@ -149,4 +145,36 @@ func sum(body, series string) (float64, bool) {
 		found = true
 	}
 	return total, found
+}
+
+// The demo runs on a 3-node cluster with R3 streams, every client given
+// all three URLs, and converges with nothing leaked or duplicated.
+func TestDemoOnCluster(t *testing.T) {
+	bin := buildBinaries(t)
+	var stdout, stderr bytes.Buffer
+	err := demo.Run(context.Background(), demo.Options{
+		BinDir: bin, Documents: 30, Outage: 4 * time.Second, Timeout: 3 * time.Minute, Cluster: true,
+		Stdout: &stdout, Stderr: &stderr,
+	})
+	if err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	report := stdout.String()
+	if !strings.Contains(report, "0 leaked, 0 duplicated") {
+		t.Errorf("report lacks a clean reconcile:\n%s", report)
+	}
+	if n := strings.Count(report, "nats://"); n != 3 {
+		t.Errorf("the report's reconcile command names %d NATS URLs, want the cluster's 3:\n%s", n, report)
+	}
+}
+
+// buildBinaries builds every command into a directory of the test's.
+func buildBinaries(t *testing.T) string {
+	t.Helper()
+	bin := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "github.com/sluicehq/sluice/cmd/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -420,8 +420,13 @@ var composeChecks = []check{
 
 func TestCompose(t *testing.T) {
 	t.Parallel()
-	p := loadProject(t)
-	for _, c := range composeChecks {
+	runChecks(t, loadProject(t), composeChecks)
+}
+
+// runChecks runs each check on p as a subtest.
+func runChecks(t *testing.T, p *project, checks []check) {
+	t.Helper()
+	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			for _, problem := range c.fn(p) {
 				t.Error(problem)

@@ -61,6 +61,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		pcfg.MaxConns = opts.MaxConns
 	}
 	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
+	boundSQL(pcfg, c.SQLTimeout)
 	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}

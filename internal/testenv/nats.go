@@ -61,7 +61,16 @@ func (n *NATS) URLFor(role natsauth.Role) string {
 	if n.passwords == nil {
 		return n.URL
 	}
-	return natsauth.URLWithUser(n.base, string(role), n.passwords[role])
+	return n.URLAt(role, n.base)
+}
+
+// URLAt is base — another address of this server, a proxy in front of it
+// for example — carrying role's credentials.
+func (n *NATS) URLAt(role natsauth.Role, base string) string {
+	if n.passwords == nil {
+		return base
+	}
+	return natsauth.URLWithUser(base, string(role), n.passwords[role])
 }
 
 // ConnConfig is how a client connects as role: its URL and TLS files.
