@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/replay"
@@ -29,12 +28,8 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{db: testenv.NewDatabase(t)}
-	nc, js, err := broker.Connect(broker.ConnConfig{URL: testenv.NewNATS(t).URL, Name: t.Name()}, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b.js = js
+	// The topology owner declares the streams, as `sluice nats setup` does.
+	_, b.js = testenv.NewJetStream(t, broker.Topology{})
 	return b
 }
 
