@@ -23,7 +23,7 @@ func TestAmbiguousErrorRetriedTwiceThenParked(t *testing.T) {
 	s.startAll(noBreaker)
 	text := "a puzzling chunk the provider answers with a 300"
 	s.produce("amb", map[string]string{"puzzling.txt": text, "plain.txt": "a plain chunk about weirs"})
-	s.eventually(30*time.Second, "the puzzling chunk parked and triaged", func() bool {
+	s.eventually(90*time.Second, "the puzzling chunk parked and triaged", func() bool {
 		return s.count(`SELECT count(*) FROM dead_letters`) == 1
 	})
 	var disposition, class, code string
