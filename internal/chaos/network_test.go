@@ -125,9 +125,8 @@ const clientTimeout = 2 * time.Second
 // connection through its own timeouts: each logged a fired client timeout
 // (a statement or fetch deadline, a stale NATS connection, the embedder
 // breaker opening on timed-out attempts) between the blackhole's start and
-// shortly after its heal. Healing lets data through again but does not
-// answer a request the blackhole swallowed, so a wait without a deadline
-// would never end and never log one. The slack after the heal is for the
+// shortly after its heal. A client without a deadline would wait the
+// blackhole out and log none. The slack after the heal is for the
 // log, not the wait: a consumer logs a failed store once its in-process
 // retries, each bounded by SQL_TIMEOUT, are spent, which for a 10 s
 // blackhole can be just after it ends.
