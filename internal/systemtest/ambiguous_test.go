@@ -15,11 +15,13 @@ import (
 // An embedder reply the classifier does not recognise (here a 300, which
 // no embeddings API sends) is ambiguous: the consumer retries it the
 // default twice, then parks it as ambiguous_exhausted after three
-// attempts; the chunk beside it is stored.
+// attempts; the chunk beside it is stored. One input per request: an
+// ambiguous answer is not bisected, so a request sharing it would park its
+// other inputs with it.
 func TestAmbiguousErrorRetriedTwiceThenParked(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{Faults: embedsim.Faults{
-		Sequences: []embedsim.SequenceRule{{Match: "puzzling", Sequence: "300"}}}}, pipeline.Config{})
+		Sequences: []embedsim.SequenceRule{{Match: "puzzling", Sequence: "300"}}}}, pipeline.Config{EmbedMaxInputs: 1})
 	s.startAll(noBreaker)
 	text := "a puzzling chunk the provider answers with a 300"
 	s.produce("amb", map[string]string{"puzzling.txt": text, "plain.txt": "a plain chunk about weirs"})

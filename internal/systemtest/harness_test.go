@@ -177,10 +177,30 @@ func (s *system) eventually(timeout time.Duration, what string, cond func() bool
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %s waiting for %s", timeout, what)
+			s.t.Fatalf("timed out after %s waiting for %s; chunks by status: %s", timeout, what, s.statuses())
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// statuses summarises the manifest, for a failed wait's message.
+func (s *system) statuses() string {
+	rows, err := s.db.Pool.Query(context.Background(), `SELECT status, attempts, coalesce(last_error_class, ''), count(*)
+		FROM ingest_manifest GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`)
+	if err != nil {
+		return err.Error()
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var status, class string
+		var attempts, n int
+		if err := rows.Scan(&status, &attempts, &class, &n); err != nil {
+			return err.Error()
+		}
+		out = append(out, fmt.Sprintf("%d %s (attempts %d, class %q)", n, status, attempts, class))
+	}
+	return strings.Join(out, ", ")
 }
 
 func (s *system) count(query string, args ...any) int {
