@@ -76,7 +76,8 @@ func checkStarted(t *testing.T, s *stack) {
 	}{
 		{"postgres", healthy, []string{"migrate"}},
 		{"migrate", completed, []string{"producer", "consumer", "outbox-relay", "dlq-replayer"}},
-		{"nats", healthy, []string{"producer", "consumer", "outbox-relay", "dlq-replayer"}},
+		{"nats", healthy, []string{"nats-setup"}},
+		{"nats-setup", completed, []string{"producer", "consumer", "outbox-relay", "dlq-replayer"}},
 		{"embed-sim", healthy, []string{"consumer", "dlq-replayer"}},
 	}
 	for _, o := range order {
@@ -98,7 +99,7 @@ func checkStarted(t *testing.T, s *stack) {
 	consumers := 0
 	for _, c := range s.ps() {
 		switch {
-		case c.Service == "migrate" || c.Service == "producer":
+		case c.Service == "migrate" || c.Service == "nats-setup" || c.Service == "producer":
 			if c.State != "exited" || c.ExitCode != 0 {
 				t.Errorf("one-shot %s: %s, exit code %d; want exited 0", c.Name, c.State, c.ExitCode)
 			}
