@@ -305,7 +305,11 @@ func NewCluster(t testing.TB, opts ...ClusterOption) *Cluster {
 func PublishAcked(ctx context.Context, t testing.TB, js jetstream.JetStream, subject, id string, data []byte) {
 	t.Helper()
 	for {
-		_, err := js.Publish(ctx, subject, data, jetstream.WithMsgID(id))
+		// Each attempt has its own bound: a publish sent while no node led
+		// the stream may never be answered.
+		attempt, cancel := context.WithTimeout(ctx, broker.PubAckTimeout)
+		_, err := js.Publish(attempt, subject, data, jetstream.WithMsgID(id))
+		cancel()
 		if err == nil {
 			return
 		}
