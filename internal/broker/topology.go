@@ -38,6 +38,10 @@ const MaxPayload = 1 << 20
 const (
 	// DefaultIngestMaxMsgs bounds INGEST in messages.
 	DefaultIngestMaxMsgs = 1_000_000
+	// DefaultIngestMaxPerSource bounds the jobs one source may have in
+	// INGEST at once, delivered or not: the most any other source's work
+	// waits behind it.
+	DefaultIngestMaxPerSource = 10_000
 	// DefaultIngestMaxBytes bounds INGEST in bytes: 2 GiB.
 	DefaultIngestMaxBytes = 2 << 30
 	// DefaultReplicas is the streams' replica count on a single server.
@@ -59,6 +63,12 @@ type Topology struct {
 	// publishes, so producers feel back-pressure and nothing is dropped.
 	// Defaults to 1,000,000.
 	IngestMaxMsgs int64
+	// IngestMaxPerSource bounds each subject of INGEST, so each source's
+	// fresh jobs and, apart, its replays: a source at its bound has its
+	// publishes refused (discard new per subject) and its producer waits,
+	// so one source's backlog can never queue more than this in front of
+	// another's. -1 lifts the bound. Defaults to 10,000.
+	IngestMaxPerSource int64
 	// IngestMaxBytes bounds INGEST by size. Defaults to 2 GiB.
 	IngestMaxBytes int64
 	// DuplicateWindow is the publish dedupe window. Defaults to 2 minutes.
@@ -86,6 +96,9 @@ type Topology struct {
 func (t *Topology) applyDefaults() {
 	if t.IngestMaxMsgs == 0 {
 		t.IngestMaxMsgs = DefaultIngestMaxMsgs
+	}
+	if t.IngestMaxPerSource == 0 {
+		t.IngestMaxPerSource = DefaultIngestMaxPerSource
 	}
 	if t.IngestMaxBytes == 0 {
 		t.IngestMaxBytes = DefaultIngestMaxBytes
@@ -123,6 +136,9 @@ func (t Topology) Validate() error {
 	if t.Replicas != 1 && t.Replicas != 3 && t.Replicas != 5 {
 		errs = append(errs, fmt.Errorf("replicas %d: use 1, 3 or 5", t.Replicas))
 	}
+	if t.IngestMaxPerSource < 1 && t.IngestMaxPerSource != -1 {
+		errs = append(errs, fmt.Errorf("ingest max per source %d: use at least 1, or -1 for no bound", t.IngestMaxPerSource))
+	}
 	if t.AckWait < time.Second {
 		errs = append(errs, fmt.Errorf("ack wait %s: use at least 1s, above the worst-case embed call", t.AckWait))
 	}
@@ -144,6 +160,9 @@ func (t Topology) IngestConfig() jetstream.StreamConfig {
 		Duplicates:  t.DuplicateWindow,
 		Replicas:    t.Replicas,
 		MaxMsgSize:  MaxPayload,
+		// Fair sources: a subject is one source's jobs (or its replays).
+		MaxMsgsPerSubject:    t.IngestMaxPerSource,
+		DiscardNewPerSubject: t.IngestMaxPerSource > 0,
 	}
 }
 

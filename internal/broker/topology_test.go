@@ -135,6 +135,42 @@ func TestFullIngestStreamRefusesInsteadOfDropping(t *testing.T) {
 	}
 }
 
+// A source at its bound has its publishes refused while every other
+// source, and its own replays, still get in: one source's backlog can
+// never queue more than IngestMaxPerSource in front of another's.
+func TestSourceAtItsBoundLeavesRoomForOthers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	js := setup(t)
+	if err := broker.Ensure(ctx, js, broker.Topology{IngestMaxPerSource: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		if _, err := js.Publish(ctx, "ingest.chunks.big", []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.Publish(ctx, "ingest.chunks.big", []byte("third")); err == nil {
+		t.Fatal("a source at its bound had a third job accepted")
+	}
+	for _, subject := range []string{"ingest.chunks.small", "ingest.replay.big"} {
+		if _, err := js.Publish(ctx, subject, []byte("x")); err != nil {
+			t.Fatalf("publish to %s beside a full source: %v", subject, err)
+		}
+	}
+	s, _ := js.Stream(ctx, broker.IngestStream)
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 4 {
+		t.Fatalf("stream holds %d messages, want 4: the full source's first 2 kept", info.State.Msgs)
+	}
+	if err := (broker.Topology{IngestMaxPerSource: -2}).Validate(); err == nil {
+		t.Fatal("Validate accepted a per-source bound of -2")
+	}
+}
+
 // Services only verify the topology: a missing stream is
 // ErrTopologyMissing, which names the command that declares it.
 func TestVerifyReportsMissingTopology(t *testing.T) {

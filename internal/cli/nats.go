@@ -28,13 +28,14 @@ func runNATS(ctx context.Context, env Env, args []string) error {
 func runNATSSetup(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var ackWait time.Duration
-	var replicas, maxMsgs, maxBytes, maxAckPending int
+	var replicas, maxMsgs, maxPerSource, maxBytes, maxAckPending int
 	l := config.NewLoader("sluice nats setup", lookupOrNone(env))
 	l.FlagSet().SetOutput(env.Stderr)
 	config.RegisterNATS(l, &c.Common)
 	l.Duration(&ackWait, "ack-wait", "ACK_WAIT", broker.DefaultAckWait, "the durables' AckWait: how soon a dead worker's batch is redelivered (give the consumers the same ACK_WAIT)")
 	l.Int(&replicas, "stream-replicas", "STREAM_REPLICAS", broker.DefaultReplicas, "replicas of the INGEST and DLQ streams: 1, or 3 in a cluster")
 	l.Int(&maxMsgs, "ingest-max-msgs", "INGEST_MAX_MSGS", broker.DefaultIngestMaxMsgs, "bound of the INGEST stream in messages (producers wait when it is full)")
+	l.Int(&maxPerSource, "ingest-max-per-source", "INGEST_MAX_PER_SOURCE", broker.DefaultIngestMaxPerSource, "jobs one source may have in INGEST at once, so no source's backlog starves another's (-1: no bound)")
 	l.Int(&maxBytes, "ingest-max-bytes", "INGEST_MAX_BYTES", broker.DefaultIngestMaxBytes, "bound of the INGEST stream in bytes")
 	l.Int(&maxAckPending, "max-ack-pending", "MAX_ACK_PENDING", broker.DefaultMaxAckPending, "unacknowledged messages per durable; keep it above BATCH_SIZE × CONSUMER_WORKERS × consumers")
 	rest, err := parse(l, args)
@@ -45,7 +46,7 @@ func runNATSSetup(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	topo := broker.Topology{AckWait: ackWait, Replicas: replicas, IngestMaxMsgs: int64(maxMsgs),
-		IngestMaxBytes: int64(maxBytes), MaxAckPending: maxAckPending}
+		IngestMaxPerSource: int64(maxPerSource), IngestMaxBytes: int64(maxBytes), MaxAckPending: maxAckPending}
 	if err := topo.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
