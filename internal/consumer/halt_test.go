@@ -39,9 +39,10 @@ func poisonedCorpus(t *testing.T, prefix string, n int) string {
 }
 
 // produceUntilHalted runs the producer over dir, ten documents a batch;
-// after the hundredth document it waits until the run is halted, so that
-// what the producer does next is the behaviour under test.
-func (b *bundle) produceUntilHalted(source, dir string) producer.Summary {
+// after the hundredth document it calls atHundred, when not nil, and
+// waits until the run is halted, so that what the producer does next is
+// the behaviour under test.
+func (b *bundle) produceUntilHalted(source, dir string, atHundred func()) producer.Summary {
 	t := b.t
 	t.Helper()
 	r, err := corpus.NewReader(corpus.Config{Inputs: []string{dir}})
@@ -55,6 +56,9 @@ func (b *bundle) produceUntilHalted(source, dir string) producer.Summary {
 	}
 	p.Progress = func(sum producer.Summary) {
 		if sum.Seen == 100 {
+			if atHundred != nil {
+				atHundred()
+			}
 			b.eventually(30*time.Second, "the run to halt", func() bool { return b.runStatus(p.RunID()) == runs.Halted })
 		}
 	}
@@ -115,10 +119,12 @@ sources:
 		sources:   table,
 	}
 	b := setup(t, o)
-	b.startConsumer(o)
 	ctx := context.Background()
 
-	sum := b.produceUntilHalted("poisoned", poisonedCorpus(t, "first", 200))
+	// The consumer starts once the first hundred are published, so that
+	// the run cannot halt before the producer gets there, however the
+	// two are scheduled.
+	sum := b.produceUntilHalted("poisoned", poisonedCorpus(t, "first", 200), func() { b.startConsumer(o) })
 	run := sum.RunID
 	if !strings.HasPrefix(sum.Stopped, "halted: rejection ratio") || sum.Seen != 100 || sum.Chunks != 100 {
 		t.Fatalf("producer: stopped %q after %d documents, %d chunks published; want halted after exactly the 100 it had published", sum.Stopped, sum.Seen, sum.Chunks)
@@ -159,7 +165,7 @@ sources:
 		t.Errorf("sluice_runs_halted after resume = %v, want the series gone", g)
 	}
 
-	second := b.produceUntilHalted("poisoned", poisonedCorpus(t, "second", 150)).RunID
+	second := b.produceUntilHalted("poisoned", poisonedCorpus(t, "second", 150), nil).RunID
 	pending := b.runCount(second, "pending")
 	if err := runs.Cancel(ctx, b.db.Pool, second, "mapping changed upstream"); err != nil {
 		t.Fatal(err)
