@@ -197,8 +197,10 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	}
 	if cfg.selected(ScenarioScaleOut) {
 		for _, n := range scaleOutConsumers {
-			pipe(scaleOutName(n), fmt.Sprintf("384 dims, %d consumer process(es), embed-sim %s a request", n, scaleOutLatency),
-				pipelineSpec{dims: 384, chunks: cfg.Chunks, consumers: n, faults: simFaults{latency: "fixed:" + scaleOutLatency}})
+			pipe(scaleOutName(n), fmt.Sprintf("384 dims, %d consumer process(es) of one request of %d in flight, embed-sim %s a request",
+				n, scaleOutBatch, scaleOutLatency),
+				pipelineSpec{dims: 384, chunks: cfg.Chunks, consumers: n, faults: simFaults{latency: "fixed:" + scaleOutLatency},
+					consumerEnv: []string{"CONSUMER_WORKERS=1", fmt.Sprintf("BATCH_SIZE=%d", scaleOutBatch), fmt.Sprintf("EMBED_MAX_INPUTS=%d", scaleOutBatch)}})
 		}
 	}
 	if cfg.selected(ScenarioScale) {
@@ -210,9 +212,16 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 // scaleOutConsumers are the consumer process counts of the scale-out runs.
 var scaleOutConsumers = []int{1, 2, 4}
 
-// scaleOutLatency is embed-sim's latency in the scale-out runs: the
-// embedder, not CPU, is meant to be the limit there.
-const scaleOutLatency = "100ms"
+// scaleOutLatency is embed-sim's latency in the scale-out runs, and
+// scaleOutBatch the chunks of each consumer's one request in flight: the
+// embedder, not CPU, is meant to be the limit there, as with a provider
+// that serves each client one request at a time. Four such consumers
+// ask for 4 × 16 / 100 ms = 640 chunks/s, well below what two cores
+// sustain, so the ratio 4 / 1 shows how consumers scale, not the CPU.
+const (
+	scaleOutLatency = "100ms"
+	scaleOutBatch   = 16
+)
 
 // scaleOutName names the scale-out run with n consumer processes.
 func scaleOutName(n int) string { return fmt.Sprintf("%s-%d", ScenarioScaleOut, n) }

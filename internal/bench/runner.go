@@ -93,6 +93,7 @@ type pipelineSpec struct {
 	naive         bool
 	profile       string // file prefix for consumer profiles; empty for none
 	consumers     int    // consumer processes; 0 for the usual consumers
+	consumerEnv   []string
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -114,7 +115,7 @@ func (r *runner) processes(s pipelineSpec, env []string, corpus string) (procSpe
 		args: []string{"--source", benchSource, "--jsonl", "--json", corpus}, env: env}
 	var cons []procSpec
 	for i := range cmp.Or(s.consumers, consumers) {
-		c := procSpec{role: fmt.Sprintf("consumer-%d", i+1), path: r.bins.path(binConsumer), env: env, marker: consumerReady}
+		c := procSpec{role: fmt.Sprintf("consumer-%d", i+1), path: r.bins.path(binConsumer), env: append(env[:len(env):len(env)], s.consumerEnv...), marker: consumerReady}
 		if s.profile != "" {
 			c.path = r.bins.self
 			c.env = append(c.env, RoleEnv+"="+roleProfiledConsumer, profileEnv+"="+fmt.Sprintf("%s-consumer%d", s.profile, i+1))
