@@ -52,6 +52,7 @@ func (l *faultLog) String() string {
 // outages and hangs on top of random 429s. Then, with no operator action,
 // everything must converge: nothing pending, INGEST empty, 0 lost, 0
 // duplicated, every vector the embedder's for its text, reconcile exit 0.
+// Every service runs twice, as a scaled-out deployment would.
 func TestChaos(t *testing.T) {
 	t.Parallel()
 	seed := *chaosSeed
@@ -66,8 +67,13 @@ func TestChaos(t *testing.T) {
 			"MAX_REPLAYS=10", "BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "ACK_WAIT=10s", "PUBLISH_PATIENCE=5s"}})
 	services := map[string]*proc{}
 	var smu sync.Mutex
-	names := []string{"consumer-a", "consumer-b", "outbox-relay", "dlq-replayer"}
-	bin := map[string]string{"consumer-a": "consumer", "consumer-b": "consumer", "outbox-relay": "outbox-relay", "dlq-replayer": "dlq-replayer"}
+	// Two of every service: relays claim outbox rows side by side, and
+	// the replayers share their durable, so neither may duplicate work.
+	names := []string{"consumer-a", "consumer-b", "outbox-relay-a", "outbox-relay-b", "dlq-replayer-a", "dlq-replayer-b"}
+	bin := map[string]string{}
+	for _, n := range names {
+		bin[n] = n[:strings.LastIndexByte(n, '-')]
+	}
 	for _, n := range names {
 		services[n] = f.service(bin[n])
 	}
