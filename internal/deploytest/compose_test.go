@@ -12,355 +12,89 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"testing"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/sluicehq/sluice/internal/catalog"
 	"github.com/sluicehq/sluice/internal/cli"
+	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/migrations"
 )
 
-// repoRoot is where the deployment files live, relative to this package.
-const repoRoot = "../.."
+// usageLine is one setting as config.Loader.PrintUsage prints it.
+var usageLine = regexp.MustCompile(`(?m)^  --([a-z0-9-]+)(?: \(\$([A-Z0-9_]+)\))?\n.*\(default "(.*)"\)$`)
 
-// requiredServices are the services docker-compose.yml must define.
-var requiredServices = []string{"nats", "postgres", "migrate", "producer", "consumer",
-	"outbox-relay", "dlq-replayer", "embed-sim", "prometheus", "grafana"}
-
-// project is docker-compose.yml twice: as written, and with ${VAR}
-// interpolated from an empty environment, which is what `docker compose up`
-// runs with no variables set.
-type project struct {
-	raw, file composeFile
+// settings returns what binary reads when run with args, from the code
+// that parses them: the catalog, embed-sim's flag set, or the usage of the
+// sluice command that args start with.
+func settings(bin string, args []string) []config.Var {
+	vars := catalog.Settings()[bin]
+	switch bin {
+	case "embed-sim":
+		fs := flag.NewFlagSet(bin, flag.ContinueOnError)
+		(&embedsim.Flags{}).Register(fs)
+		fs.VisitAll(func(f *flag.Flag) { vars = append(vars, config.Var{Flag: f.Name, Default: f.DefValue}) })
+	case "sluice":
+		var usage bytes.Buffer
+		words := slices.Clone(args)
+		if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }); i >= 0 {
+			words = words[:i]
+		}
+		cli.Run(context.Background(), cli.Env{Stdout: &usage, Stderr: &usage}, append(slices.Clone(words), "--help"))
+		for _, m := range usageLine.FindAllStringSubmatch(usage.String(), -1) {
+			vars = append(vars, config.Var{Flag: m[1], Env: m[2], Default: m[3]})
+		}
+	}
+	return vars
 }
 
-type composeFile struct {
-	Services map[string]service `yaml:"services"`
-	Volumes  map[string]any     `yaml:"volumes"`
-}
-
-type service struct {
-	Image       string       `yaml:"image"`
-	Build       *buildSpec   `yaml:"build"`
-	Entrypoint  stringList   `yaml:"entrypoint"`
-	Command     stringList   `yaml:"command"`
-	Environment environment  `yaml:"environment"`
-	Healthcheck *healthcheck `yaml:"healthcheck"`
-	Ports       []portSpec   `yaml:"ports"`
-	Volumes     []volumeSpec `yaml:"volumes"`
-	Restart     string       `yaml:"restart"`
-	Profiles    []string     `yaml:"profiles"`
-}
-
-// argv is what the container runs: entrypoint, then command. The image
+// binary returns the binary a service runs and its arguments; the image
 // sets no ENTRYPOINT, so the first word names the binary.
-func (s service) argv() []string { return append(slices.Clone(s.Entrypoint), s.Command...) }
-
-// oneShot reports whether the service is meant to run to completion.
-func (s service) oneShot() bool { return s.Restart == "no" }
-
-type buildSpec struct{ Context, Dockerfile string }
-
-func (b *buildSpec) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		b.Context = n.Value
-		return nil
+func binary(s types.ServiceConfig) (string, []string) {
+	argv := append(slices.Clone(s.Entrypoint), s.Command...)
+	if len(argv) == 0 {
+		return "", nil
 	}
-	var m struct{ Context, Dockerfile string }
-	err := n.Decode(&m)
-	b.Context, b.Dockerfile = m.Context, m.Dockerfile
-	return err
+	return filepath.Base(argv[0]), argv[1:]
 }
 
-// stringList is a command: compose takes a list or a string.
-type stringList []string
-
-func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		*l = strings.Fields(n.Value)
-		return nil
-	}
-	var s []string
-	err := n.Decode(&s)
-	*l = s
-	return err
-}
-
-// environment maps each variable to its value; compose takes a map or a
-// list of NAME=value.
-type environment map[string]string
-
-func (e *environment) UnmarshalYAML(n *yaml.Node) error {
-	*e = environment{}
-	if n.Kind == yaml.SequenceNode {
-		var items []string
-		if err := n.Decode(&items); err != nil {
-			return err
-		}
-		for _, it := range items {
-			k, v, _ := strings.Cut(it, "=")
-			(*e)[k] = v
-		}
-		return nil
-	}
-	var m map[string]*string
-	if err := n.Decode(&m); err != nil {
-		return err
-	}
-	for k, v := range m {
-		(*e)[k] = ""
-		if v != nil {
-			(*e)[k] = *v
-		}
-	}
-	return nil
-}
-
-type healthcheck struct {
-	Test    stringList `yaml:"test"`
-	Disable bool       `yaml:"disable"`
-}
-
-// url returns the first http URL of the healthcheck command.
-func (h *healthcheck) url() string {
-	if h == nil {
-		return ""
-	}
-	for _, w := range h.Test {
-		if strings.HasPrefix(w, "http://") {
-			return w
-		}
+func env(s types.ServiceConfig, name string) string {
+	if v := s.Environment[name]; v != nil {
+		return *v
 	}
 	return ""
 }
 
-// portSpec is a port mapping: "[host_ip:][published:]target[/proto]" or the
-// long syntax.
-type portSpec struct{ Published, Target string }
-
-func (p *portSpec) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		parts := strings.Split(strings.SplitN(n.Value, "/", 2)[0], ":")
-		p.Target = parts[len(parts)-1]
-		if len(parts) > 1 {
-			p.Published = parts[len(parts)-2]
-		}
-		return nil
+func health(s types.ServiceConfig) string {
+	if s.HealthCheck == nil {
+		return ""
 	}
-	var m struct{ Published, Target string }
-	err := n.Decode(&m)
-	p.Published, p.Target = m.Published, m.Target
-	return err
+	return strings.Join(s.HealthCheck.Test, " ")
 }
 
-// volumeSpec is a mount: "source:target[:mode]" or the long syntax.
-type volumeSpec struct{ Source, Target string }
-
-func (v *volumeSpec) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		parts := strings.Split(n.Value, ":")
-		v.Target = parts[0]
-		if len(parts) > 1 {
-			v.Source, v.Target = parts[0], parts[1]
-		}
-		return nil
+// parseURL parses raw, or returns an empty URL.
+func parseURL(raw string) *url.URL {
+	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
+		return u
 	}
-	var m struct{ Source, Target string }
-	err := n.Decode(&m)
-	v.Source, v.Target = m.Source, m.Target
-	return err
-}
-
-// bind reports whether the mount is a host path rather than a volume.
-func (v volumeSpec) bind() bool {
-	return strings.HasPrefix(v.Source, ".") || strings.HasPrefix(v.Source, "/") || strings.HasPrefix(v.Source, "~")
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-// loadProject reads docker-compose.yml.
-func loadProject(t *testing.T) *project {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := parseProject(data)
-	if err != nil {
-		t.Fatalf("docker-compose.yml: %v", err)
-	}
-	return p
-}
-
-func parseProject(data []byte) (*project, error) {
-	var p project
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	if err := doc.Decode(&p.raw); err != nil {
-		return nil, err
-	}
-	if err := interpolateNode(&doc, map[*yaml.Node]bool{}); err != nil {
-		return nil, err
-	}
-	if err := doc.Decode(&p.file); err != nil {
-		return nil, err
-	}
-	if len(p.file.Services) == 0 {
-		return nil, fmt.Errorf("no services")
-	}
-	return &p, nil
-}
-
-// interpolateNode replaces ${VAR}, ${VAR:-default} and ${VAR-default} in
-// every value (not key) with what an empty environment gives, as compose
-// does; $$ is a literal $.
-func interpolateNode(n *yaml.Node, seen map[*yaml.Node]bool) error {
-	if seen[n] {
-		return nil
-	}
-	seen[n] = true
-	switch n.Kind {
-	case yaml.ScalarNode:
-		v, err := interpolate(n.Value)
-		n.Value = v
-		return err
-	case yaml.MappingNode:
-		for i := 1; i < len(n.Content); i += 2 {
-			if err := interpolateNode(n.Content[i], seen); err != nil {
-				return err
-			}
-		}
-	case yaml.AliasNode:
-		return interpolateNode(n.Alias, seen)
-	default:
-		for _, c := range n.Content {
-			if err := interpolateNode(c, seen); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-var interpolation = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
-
-func interpolate(s string) (string, error) {
-	var err error
-	out := interpolation.ReplaceAllStringFunc(s, func(m string) string {
-		sub := interpolation.FindStringSubmatch(m)
-		switch {
-		case m == "$$":
-			return "$"
-		case strings.HasSuffix(sub[2], "-"):
-			return sub[3]
-		case strings.HasSuffix(sub[2], "?"):
-			err = fmt.Errorf("%s requires a variable to be set", m)
-		}
-		return "" // unset, or ${VAR:+alt} of an unset VAR
-	})
-	return out, err
-}
-
-// settings are the flags and environment variables a binary reads.
-type settings struct {
-	flags, env map[string]bool
-	defaults   map[string]string // by environment variable
-}
-
-// binarySettings returns what binary reads when run with args, from the
-// code that parses them.
-func binarySettings(binary string, args []string) (settings, error) {
-	s := settings{flags: map[string]bool{}, env: map[string]bool{}, defaults: map[string]string{}}
-	if vars, ok := catalog.Settings()[binary]; ok {
-		for _, v := range vars {
-			s.flags[v.Flag] = true
-			if v.Env != "" {
-				s.env[v.Env] = true
-				s.defaults[v.Env] = v.Default
-			}
-		}
-		return s, nil
-	}
-	switch binary {
-	case "embed-sim":
-		fs := flag.NewFlagSet(binary, flag.ContinueOnError)
-		(&embedsim.Flags{}).Register(fs)
-		fs.VisitAll(func(f *flag.Flag) { s.flags[f.Name] = true })
-		return s, nil
-	case "sluice":
-		return cliSettings(args)
-	}
-	return s, fmt.Errorf("no settings known for binary %q: list it in internal/catalog", binary)
-}
-
-var usageLine = regexp.MustCompile(`(?m)^  --([a-z0-9-]+)(?: \(\$([A-Z0-9_]+)\))?$`)
-
-// cliSettings asks the sluice CLI for the usage of the command that args
-// start with (its words before the first flag).
-func cliSettings(args []string) (settings, error) {
-	s := settings{flags: map[string]bool{}, env: map[string]bool{}, defaults: map[string]string{}}
-	words := args
-	if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "-") }); i >= 0 {
-		words = args[:i]
-	}
-	var stdout, stderr bytes.Buffer
-	cli.Run(context.Background(), cli.Env{Stdout: &stdout, Stderr: &stderr}, append(slices.Clone(words), "--help"))
-	for _, m := range usageLine.FindAllStringSubmatch(stderr.String(), -1) {
-		s.flags[m[1]] = true
-		if m[2] != "" {
-			s.env[m[2]] = true
-		}
-	}
-	if len(s.flags) == 0 {
-		return s, fmt.Errorf("sluice %s --help lists no flags:\n%s", strings.Join(words, " "), stderr.String())
-	}
-	return s, nil
-}
-
-// flagNames returns the names of the flags in args, up to a "--".
-func flagNames(args []string) []string {
-	var names []string
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if strings.HasPrefix(a, "-") && a != "-" {
-			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			names = append(names, name)
-		}
-	}
-	return names
+	return &url.URL{}
 }
 
 // flagValue returns the value of --name in args.
-func flagValue(args []string, name string) (string, bool) {
-	for i, a := range args {
-		for _, prefix := range []string{"--" + name, "-" + name} {
-			if a == prefix && i+1 < len(args) {
-				return args[i+1], true
-			}
-			if v, ok := strings.CutPrefix(a, prefix+"="); ok {
-				return v, true
-			}
-		}
+func flagValue(args []string, name string) string {
+	if i := slices.Index(args, "--"+name); i >= 0 && i+1 < len(args) {
+		return args[i+1]
 	}
-	return "", false
+	return ""
 }
 
-// sluiceServices are the services that run a binary of this repository:
-// those built from its Dockerfile.
-func (p *project) sluiceServices() []string {
+// services returns, sorted, the services that match.
+func (d *deployment) services(match func(s types.ServiceConfig, bin string) bool) []string {
 	var names []string
-	for name, s := range p.file.Services {
-		if s.Build != nil {
+	for name, s := range d.Services {
+		if bin, _ := binary(s); match(s, bin) {
 			names = append(names, name)
 		}
 	}
@@ -368,376 +102,215 @@ func (p *project) sluiceServices() []string {
 	return names
 }
 
-// binary returns the binary a service runs and its arguments.
-func (p *project) binary(name string) (string, []string) {
-	argv := p.file.Services[name].argv()
-	if len(argv) == 0 {
-		return "", nil
-	}
-	return filepath.Base(argv[0]), argv[1:]
-}
+// ours matches the services of this repository's image.
+func ours(s types.ServiceConfig, _ string) bool { return s.Build != nil }
 
-// listenPort returns the port a sluice service serves /healthz and
-// /metrics on, from METRICS_ADDR or embed-sim's --addr.
-func (p *project) listenPort(name string) string {
-	addr := p.file.Services[name].Environment["METRICS_ADDR"]
-	if bin, args := p.binary(name); bin == "embed-sim" {
-		addr, _ = flagValue(args, "addr")
-	}
-	if i := strings.LastIndex(addr, ":"); i >= 0 {
-		return addr[i+1:]
+// mountSource returns the repository path bound at target in service.
+func (d *deployment) mountSource(service, target string) string {
+	for _, v := range d.Services[service].Volumes {
+		if v.Target == target && v.Type == types.VolumeTypeBind {
+			rel, _ := filepath.Rel(d.WorkingDir, v.Source)
+			return rel
+		}
 	}
 	return ""
 }
 
-// effective returns the value of an environment variable inside the
-// container: as set, or the binary's default.
-func (p *project) effective(name, env string) string {
-	if v, ok := p.file.Services[name].Environment[env]; ok {
-		return v
-	}
-	bin, args := p.binary(name)
-	s, _ := binarySettings(bin, args)
-	return s.defaults[env]
-}
-
-type check struct {
-	name string
-	fn   func(p *project) []string
-}
-
-var composeChecks = []check{
-	{"required services", checkRequiredServices},
-	{"settings exist in the binaries", checkSettings},
-	{"nats", checkNATS},
-	{"images pinned", checkImages},
-	{"metrics reachable", checkMetricsReachable},
-	{"embedder switch", checkEmbedder},
-	{"shared settings agree", checkSharedSettings},
-	{"bind mounts exist", checkBindMounts},
-	{"least privilege", checkLeastPrivilege},
-}
-
-func TestCompose(t *testing.T) {
-	t.Parallel()
-	runChecks(t, loadProject(t), composeChecks)
-}
-
-// runChecks runs each check on p as a subtest.
-func runChecks(t *testing.T, p *project, checks []check) {
-	t.Helper()
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) {
-			for _, problem := range c.fn(p) {
-				t.Error(problem)
-			}
-		})
-	}
-}
-
-func checkRequiredServices(p *project) []string {
-	var problems []string
-	for _, name := range requiredServices {
-		if _, ok := p.file.Services[name]; !ok {
-			problems = append(problems, fmt.Sprintf("service %s is missing", name))
+// checkSettings holds each service of the image to the settings its binary
+// reads, and to setting each one that defaults to loopback, which inside a
+// container is the container itself.
+func checkSettings(d *deployment) (problems []string) {
+	for _, name := range d.services(ours) {
+		s := d.Services[name]
+		bin, args := binary(s)
+		vars := settings(bin, args)
+		if _, err := os.Stat(filepath.Join(repoRoot, "cmd", bin)); err != nil || len(vars) == 0 {
+			problems = append(problems, fmt.Sprintf("%s runs %q, which is not a command in cmd/ with settings known to internal/catalog", name, bin))
 		}
-	}
-	return problems
-}
-
-func checkSettings(p *project) []string {
-	var problems []string
-	for _, name := range p.sluiceServices() {
-		bin, args := p.binary(name)
-		if bin == "" {
-			problems = append(problems, fmt.Sprintf("%s: no command: name the binary to run", name))
-			continue
-		}
-		if _, err := os.Stat(filepath.Join(repoRoot, "cmd", bin)); err != nil {
-			problems = append(problems, fmt.Sprintf("%s runs %q, which is not a command in cmd/", name, bin))
-			continue
-		}
-		s, err := binarySettings(bin, args)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v", name, err))
-			continue
-		}
-		for env := range p.file.Services[name].Environment {
-			if !s.env[env] {
-				problems = append(problems, fmt.Sprintf("%s sets %s, which %s does not read", name, env, bin))
-			}
-		}
-		for _, f := range flagNames(args) {
-			if !s.flags[f] {
+		has := func(f func(v config.Var) bool) bool { return slices.ContainsFunc(vars, f) }
+		for _, a := range args {
+			if f, ok := strings.CutPrefix(a, "--"); ok && !has(func(v config.Var) bool { return v.Flag == f }) {
 				problems = append(problems, fmt.Sprintf("%s passes --%s, which %s does not define", name, f, bin))
 			}
 		}
-	}
-	return problems
-}
-
-func checkNATS(p *project) []string {
-	var problems []string
-	n := p.file.Services["nats"]
-	for _, port := range n.Ports {
-		if port.Target == "8222" {
-			problems = append(problems, "nats publishes its monitoring port 8222: keep it inside the compose network")
-		}
-	}
-	if !strings.Contains(n.Healthcheck.url(), "js-enabled-only=true") || !strings.Contains(n.Healthcheck.url(), ":8222/healthz") {
-		problems = append(problems, fmt.Sprintf("nats healthcheck %q: want http://localhost:8222/healthz?js-enabled-only=true", n.Healthcheck.url()))
-	}
-	if v, _ := flagValue(n.Command, "http_port"); v != "8222" {
-		if v, _ := flagValue(n.Command, "m"); v != "8222" {
-			problems = append(problems, "nats command: enable monitoring with --http_port 8222")
-		}
-	}
-	if !slices.Contains(n.Command, "--jetstream") && !slices.Contains(n.Command, "-js") {
-		problems = append(problems, "nats command: enable JetStream with --jetstream")
-	}
-	store, _ := flagValue(n.Command, "store_dir")
-	if store == "" || !slices.ContainsFunc(n.Volumes, func(v volumeSpec) bool { return v.Target == store && !v.bind() && v.Source != "" }) {
-		problems = append(problems, fmt.Sprintf("nats: the JetStream store dir %q must be on a named volume", store))
-	}
-	return problems
-}
-
-// versionTag is a tag that names a version, not a moving target.
-var versionTag = regexp.MustCompile(`\d`)
-
-func checkImages(p *project) []string {
-	var problems []string
-	for name, s := range p.file.Services {
-		ref, _, _ := strings.Cut(s.Image, "@")
-		slash := strings.LastIndex(ref, "/")
-		colon := strings.LastIndex(ref, ":")
-		tag := ""
-		if colon > slash {
-			tag = ref[colon+1:]
-		}
-		switch {
-		case s.Image == "":
-			problems = append(problems, fmt.Sprintf("%s has no image: name and tag it", name))
-		case tag == "" || tag == "latest":
-			problems = append(problems, fmt.Sprintf("%s image %q: pin an explicit tag", name, s.Image))
-		case s.Build == nil && !versionTag.MatchString(tag):
-			problems = append(problems, fmt.Sprintf("%s image %q: pin a version, not a moving tag", name, s.Image))
-		}
-	}
-	return problems
-}
-
-// checkMetricsReachable requires every long-running service to serve its
-// metrics beyond loopback, which is where the binaries bind by default:
-// Prometheus scrapes them over the compose network.
-func checkMetricsReachable(p *project) []string {
-	var problems []string
-	for _, name := range p.sluiceServices() {
-		if p.file.Services[name].oneShot() {
-			continue
-		}
-		addr := p.effective(name, "METRICS_ADDR")
-		bin, args := p.binary(name)
-		switch bin {
-		case "embed-sim":
-			addr, _ = flagValue(args, "addr")
-		case "sluice":
-			continue // the CLI and its console serve no metrics
-		}
-		host, _, err := net.SplitHostPort(addr)
-		if ip := net.ParseIP(host); err != nil || host == "localhost" || (ip != nil && ip.IsLoopback()) {
-			problems = append(problems, fmt.Sprintf("%s serves metrics on %q: set METRICS_ADDR (embed-sim: --addr) to :PORT or 0.0.0.0:PORT so Prometheus can scrape it", name, addr))
-		}
-	}
-	return problems
-}
-
-func checkEmbedder(p *project) []string {
-	var problems []string
-	for _, name := range []string{"consumer", "dlq-replayer"} {
-		raw := p.raw.Services[name].Environment
-		for _, env := range []string{"EMBEDDER_URL", "EMBEDDER_API_KEY", "EMBEDDER_MODEL"} {
-			if !strings.HasPrefix(raw[env], "${"+env) {
-				problems = append(problems, fmt.Sprintf("%s: set %s to ${%s:-...} so that a real provider is one variable away, has %q", name, env, env, raw[env]))
+		for e := range s.Environment {
+			if !has(func(v config.Var) bool { return v.Env == e }) {
+				problems = append(problems, fmt.Sprintf("%s sets %s, which %s does not read", name, e, bin))
 			}
 		}
-		u, err := url.Parse(p.file.Services[name].Environment["EMBEDDER_URL"])
-		if err != nil || u.Hostname() != "embed-sim" || u.Port() != p.listenPort("embed-sim") {
-			problems = append(problems, fmt.Sprintf("%s: EMBEDDER_URL defaults to %q, want embed-sim on the port it listens on (%s)",
-				name, p.file.Services[name].Environment["EMBEDDER_URL"], p.listenPort("embed-sim")))
+		for _, v := range vars {
+			_, set := s.Environment[v.Env]
+			set = set || slices.Contains(args, "--"+v.Flag) || v.Env == "DATABASE_URL" && s.Environment["MIGRATE_DATABASE_URL"] != nil
+			if strings.Contains(v.Default, "127.0.0.1") && !set {
+				problems = append(problems, fmt.Sprintf("%s leaves %s (--%s) at %q, which inside its container is the container itself", name, v.Env, v.Flag, v.Default))
+			}
+		}
+	}
+	return problems
+}
+
+// checkServing holds every long-running service of the image to one port:
+// the one it listens on beyond loopback, its healthcheck asks, and
+// Prometheus scrapes.
+func checkServing(d *deployment) (problems []string) {
+	targets := scrapeTargets(d)
+	// One-shots and the CLI serve no metrics.
+	for _, name := range d.services(func(s types.ServiceConfig, bin string) bool {
+		return s.Build != nil && bin != "sluice" && s.Restart != "no"
+	}) {
+		s := d.Services[name]
+		addr := env(s, "METRICS_ADDR")
+		if bin, args := binary(s); bin == "embed-sim" {
+			addr = flagValue(args, "addr")
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host == "localhost" || net.ParseIP(host).IsLoopback() {
+			problems = append(problems, fmt.Sprintf("%s listens on %q: set METRICS_ADDR (embed-sim: --addr) to :PORT", name, addr))
+		}
+		if !strings.Contains(health(s), ":"+port+"/healthz") {
+			problems = append(problems, fmt.Sprintf("%s's healthcheck %q does not ask port %s, where it listens", name, health(s), port))
+		}
+		if !targets[name+":"+port] {
+			problems = append(problems, fmt.Sprintf("prometheus does not scrape %s on port %s, where it serves /metrics", name, port))
+		}
+	}
+	return problems
+}
+
+// checkEmbedder requires the consumer and the replayer to default to
+// embed-sim on its port, and a real provider to be one variable away.
+func checkEmbedder(d *deployment) (problems []string) {
+	_, simArgs := binary(d.Services["embed-sim"])
+	_, simPort, _ := net.SplitHostPort(flagValue(simArgs, "addr"))
+	provider := map[string]string{"EMBEDDER_URL": "https://provider.example/v1", "EMBEDDER_MODEL": "m", "EMBEDDER_API_KEY": "k"}
+	p, err := d.compose(provider)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, name := range []string{"consumer", "dlq-replayer"} {
+		if u := parseURL(env(d.Services[name], "EMBEDDER_URL")); u.Hostname() != "embed-sim" || u.Port() != simPort {
+			problems = append(problems, fmt.Sprintf("%s: EMBEDDER_URL %q, want embed-sim on the port it listens on (%s)", name, env(d.Services[name], "EMBEDDER_URL"), simPort))
+		}
+		for k, v := range provider {
+			if got := env(p.Services[name], k); got != v {
+				problems = append(problems, fmt.Sprintf("%s: %s=%s gives it %q: interpolate ${%s:-…}", name, k, v, got, k))
+			}
 		}
 	}
 	return problems
 }
 
 // checkSharedSettings holds the consumer and the replayer to the same
-// pipeline settings (consumer.PipelineSettings), and every service and
-// embed-sim to one embedding dimension.
-func checkSharedSettings(p *project) []string {
-	var problems []string
-	// Each service has its own NATS identity (internal/natsauth).
-	perService := map[string]bool{"METRICS_ADDR": true, "LOG_LEVEL": true, "LOG_FORMAT": true,
-		"NATS_URL": true, "NATS_CREDS": true, "NATS_TLS_CERT": true, "NATS_TLS_KEY": true}
-	cons, _ := binarySettings("consumer", nil)
-	repl, _ := binarySettings("dlq-replayer", nil)
-	for env := range cons.env {
-		if !repl.env[env] || perService[env] {
-			continue
-		}
-		if a, b := p.effective("consumer", env), p.effective("dlq-replayer", env); a != b {
-			problems = append(problems, fmt.Sprintf("%s is %q on consumer but %q on dlq-replayer: the pipeline settings must agree", env, a, b))
+// pipeline settings, and every service to embed-sim's dimension.
+func checkSharedSettings(d *deployment) (problems []string) {
+	cons, repl := d.Services["consumer"], d.Services["dlq-replayer"]
+	for _, v := range settings("dlq-replayer", nil) {
+		perService := v.Env == "METRICS_ADDR" || v.Env == "NATS_URL"
+		if a, b := env(cons, v.Env), env(repl, v.Env); a != b && cons.Environment[v.Env] != nil && !perService {
+			problems = append(problems, fmt.Sprintf("%s is %q on consumer but %q on dlq-replayer: the pipeline settings must agree", v.Env, a, b))
 		}
 	}
-	_, simArgs := p.binary("embed-sim")
-	dims, ok := flagValue(simArgs, "dims")
-	if !ok {
-		dims = "384"
-	}
-	for _, name := range p.sluiceServices() {
-		if v, ok := p.file.Services[name].Environment["EMBEDDING_DIMS"]; ok && v != dims {
-			problems = append(problems, fmt.Sprintf("%s has EMBEDDING_DIMS=%s but embed-sim serves --dims %s", name, v, dims))
+	_, simArgs := binary(d.Services["embed-sim"])
+	for name, s := range d.Services {
+		if v, ok := s.Environment["EMBEDDING_DIMS"]; ok && *v != flagValue(simArgs, "dims") {
+			problems = append(problems, fmt.Sprintf("%s has EMBEDDING_DIMS=%s but embed-sim serves --dims %s", name, *v, flagValue(simArgs, "dims")))
 		}
 	}
 	return problems
 }
 
-func checkBindMounts(p *project) []string {
-	var problems []string
-	for name, s := range p.file.Services {
-		for _, v := range s.Volumes {
-			if !v.bind() {
-				if _, ok := p.file.Volumes[v.Source]; v.Source != "" && !ok {
-					problems = append(problems, fmt.Sprintf("%s mounts volume %q, which is not declared under volumes:", name, v.Source))
-				}
-				continue
+// checkPrivilege holds every service to its own NATS user, with the
+// password the servers are given, and to PostgreSQL's runtime role; only
+// migrate connects as the schema owner.
+func checkPrivilege(d *deployment) (problems []string) {
+	for _, name := range d.services(ours) {
+		s := d.Services[name]
+		bin, args := binary(s)
+		cmd := strings.Join(append([]string{bin}, args...), " ")
+		role, err := natsauth.ForBinary(bin)
+		if strings.HasPrefix(cmd, "sluice nats ") {
+			role = natsauth.Owner
+		}
+		for _, raw := range strings.Split(env(s, "NATS_URL"), ",") {
+			u := parseURL(raw)
+			pw, _ := u.User.Password()
+			switch {
+			case err != nil || strings.HasPrefix(cmd, "sluice migrate "):
+			case u.User.Username() != string(role):
+				problems = append(problems, fmt.Sprintf("%s connects to NATS as %q, want its own role %q", name, u.User.Username(), role))
+			case pw != env(d.Services["nats"], role.PasswordVar()):
+				problems = append(problems, fmt.Sprintf("%s: NATS password for %s differs from the servers' %s", name, role, role.PasswordVar()))
 			}
-			if _, err := os.Stat(filepath.Join(repoRoot, v.Source)); err != nil {
-				problems = append(problems, fmt.Sprintf("%s mounts %s, which does not exist in the repository", name, v.Source))
+		}
+		if raw, ok := s.Environment["DATABASE_URL"]; ok {
+			if parseURL(*raw).User.Username() != migrations.RuntimeRole {
+				problems = append(problems, fmt.Sprintf("%s: DATABASE_URL must connect as %s, the role with DML only", name, migrations.RuntimeRole))
 			}
 		}
 	}
 	return problems
 }
 
-// mountSource returns the repository path mounted at target in service.
-func (p *project) mountSource(service, target string) string {
-	for _, v := range p.file.Services[service].Volumes {
-		if v.Target == target && v.bind() {
-			return filepath.Clean(v.Source)
+// checkNATS holds every server to the shipped configuration, the users'
+// passwords, JetStream health and a store and name of its own; in a
+// cluster, every client to every node, and streams to one replica a node.
+func checkNATS(d *deployment) (problems []string) {
+	nodes := d.services(func(_ types.ServiceConfig, bin string) bool { return bin == "nats-server" })
+	names, stores := map[string]bool{}, map[string]bool{}
+	for _, node := range nodes {
+		s := d.Services[node]
+		_, args := binary(s)
+		if src := d.mountSource(node, "/etc/nats/nats.conf"); src != natsauth.ShippedPath {
+			problems = append(problems, fmt.Sprintf("%s mounts %q at /etc/nats/nats.conf, want %s", node, src, natsauth.ShippedPath))
 		}
-	}
-	return ""
-}
-
-// TestComposeChecksCatchMistakes proves each check can fail: it breaks a
-// copy of docker-compose.yml in one way and expects that check to say so.
-func TestComposeChecksCatchMistakes(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit := func(name string, f func(s *service)) func(p *project) {
-		return func(p *project) {
-			s := p.file.Services[name]
-			f(&s)
-			p.file.Services[name] = s
+		for _, role := range natsauth.Roles() {
+			if v := env(s, role.PasswordVar()); v == "" || v != env(d.Services["nats"], role.PasswordVar()) {
+				problems = append(problems, fmt.Sprintf("%s: %s is unset or not the other nodes'; the server refuses to start without it", node, role.PasswordVar()))
+			}
 		}
-	}
-	cases := []struct {
-		name   string
-		check  func(*project) []string
-		mutate func(p *project)
-		want   string
-	}{
-		{"service missing", checkRequiredServices, func(p *project) { delete(p.file.Services, "outbox-relay") }, "outbox-relay is missing"},
-		{"unknown variable", checkSettings, edit("consumer", func(s *service) { s.Environment["EMBEDER_URL"] = "x" }), "EMBEDER_URL"},
-		{"variable of another binary", checkSettings, edit("outbox-relay", func(s *service) { s.Environment["EMBEDDER_URL"] = "x" }), "outbox-relay sets EMBEDDER_URL"},
-		{"unknown flag", checkSettings, edit("producer", func(s *service) { s.Command = append(s.Command, "--sauce=docs") }), "--sauce"},
-		{"unknown embed-sim flag", checkSettings, edit("embed-sim", func(s *service) { s.Command = append(s.Command, "--rate-418", "1") }), "--rate-418"},
-		{"environment on embed-sim", checkSettings, edit("embed-sim", func(s *service) { s.Environment = environment{"EMBEDDING_DIMS": "8"} }), "embed-sim does not read"},
-		{"unknown migrate variable", checkSettings, edit("migrate", func(s *service) { s.Environment["NATS_URL"] = "x" }), "migrate sets NATS_URL"},
-		{"unknown binary", checkSettings, edit("consumer", func(s *service) { s.Command = stringList{"consumerd"} }), "not a command"},
-		{"monitoring published", checkNATS, edit("nats", func(s *service) { s.Ports = append(s.Ports, portSpec{"8222", "8222"}) }), "8222"},
-		{"plain health URL", checkNATS, edit("nats", func(s *service) {
-			s.Healthcheck = &healthcheck{Test: stringList{"CMD", "wget", "http://localhost:8222/healthz"}}
-		}), "js-enabled-only"},
-		{"latest", checkImages, edit("grafana", func(s *service) { s.Image = "grafana/grafana:latest" }), "pin an explicit tag"},
-		{"no tag", checkImages, edit("postgres", func(s *service) { s.Image = "pgvector/pgvector" }), "pin an explicit tag"},
-		{"metrics on loopback", checkMetricsReachable, edit("dlq-replayer", func(s *service) { delete(s.Environment, "METRICS_ADDR") }), "dlq-replayer serves metrics on \"127.0.0.1:9103\""},
-		{"hard-wired embedder", checkEmbedder, func(p *project) { p.raw.Services["consumer"].Environment["EMBEDDER_URL"] = "http://embed-sim:8089" }, "a real provider is one variable away"},
-		{"disagreeing pipelines", checkSharedSettings, edit("dlq-replayer", func(s *service) { s.Environment["MAX_DELIVERIES"] = "9" }), "MAX_DELIVERIES"},
-		{"disagreeing dims", checkSharedSettings, edit("migrate", func(s *service) { s.Environment["EMBEDDING_DIMS"] = "768" }), "EMBEDDING_DIMS=768"},
-		{"service as another role", checkLeastPrivilege, edit("consumer", func(s *service) {
-			s.Environment["NATS_URL"] = strings.Replace(s.Environment["NATS_URL"], "consumer:", "owner:", 1)
-		}), "consumer connects to NATS as \"owner\""},
-		{"stale NATS password", checkLeastPrivilege, edit("nats", func(s *service) { s.Environment["NATS_PRODUCER_PASSWORD"] = "rotated" }), "differs"},
-		{"service as schema owner", checkLeastPrivilege, edit("outbox-relay", func(s *service) {
-			s.Environment["DATABASE_URL"] = "postgres://sluice:sluice@postgres:5432/sluice"
-		}), "outbox-relay: DATABASE_URL must connect as sluice_runtime"},
-		{"missing bind source", checkBindMounts, edit("prometheus", func(s *service) { s.Volumes = append(s.Volumes, volumeSpec{"./deploy/nope.yml", "/x"}) }), "does not exist"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			p, err := parseProject(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if problems := c.check(p); len(problems) != 0 {
-				t.Fatalf("the unbroken file already fails: %q", problems)
-			}
-			c.mutate(p)
-			problems := c.check(p)
-			if !slices.ContainsFunc(problems, func(s string) bool { return strings.Contains(s, c.want) }) {
-				t.Errorf("problems %q, want one mentioning %q", problems, c.want)
-			}
+		if !strings.Contains(health(s), ":8222/healthz?js-enabled-only=true") {
+			problems = append(problems, node+": check health on :8222/healthz?js-enabled-only=true, so that dependents wait for JetStream")
+		}
+		store := slices.IndexFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+			return v.Target == flagValue(args, "store_dir") && v.Type == types.VolumeTypeVolume
 		})
+		if store < 0 || stores[s.Volumes[store].Source] {
+			problems = append(problems, fmt.Sprintf("%s: put the --store_dir on a named volume of its own, not another node's", node))
+		} else {
+			stores[s.Volumes[store].Source] = true
+		}
+		if name := flagValue(args, "server_name"); name == "" || names[name] {
+			problems = append(problems, fmt.Sprintf("%s: --server_name %q must be set and differ from the other nodes'", node, name))
+		}
+		names[flagValue(args, "server_name")] = true
 	}
-}
-
-func TestInterpolate(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"${EMBEDDER_URL:-http://embed-sim:8089}":   "http://embed-sim:8089",
-		"${A-x}/${B:-y}":                           "x/y",
-		"pre-${UNSET}-post":                        "pre--post",
-		"$$HOME and $UNSET":                        "$HOME and ",
-		"postgres://u:${PW:-pw}@h:5432/db?ssl=off": "postgres://u:pw@h:5432/db?ssl=off",
-		"${ALT:+alt}":                              "",
-	} {
-		if got, err := interpolate(in); err != nil || got != want {
-			t.Errorf("interpolate(%q) = %q, %v; want %q", in, got, err, want)
+	if len(nodes) == 1 {
+		return problems
+	}
+	for name, s := range d.Services {
+		var hosts []string
+		for _, raw := range strings.Split(env(s, "NATS_URL"), ",") {
+			hosts = append(hosts, strings.TrimSuffix(parseURL(raw).Host, ":4222"))
+		}
+		if slices.Sort(hosts); s.Environment["NATS_URL"] != nil && !slices.Equal(hosts, nodes) {
+			problems = append(problems, fmt.Sprintf("%s: NATS_URL %q, want every node (%s)", name, env(s, "NATS_URL"), strings.Join(nodes, ", ")))
 		}
 	}
-	if _, err := interpolate("${REQUIRED:?set it}"); err == nil {
-		t.Error("${REQUIRED:?...} with REQUIRED unset: want an error")
+	if r := env(d.Services["nats-setup"], "STREAM_REPLICAS"); r != fmt.Sprint(len(nodes)) {
+		problems = append(problems, fmt.Sprintf("nats-setup: STREAM_REPLICAS %q, want %d, one replica a node", r, len(nodes)))
 	}
+	return problems
 }
 
-// TestDockerfile checks what compose relies on: every command built
-// statically into /usr/local/bin of a small image run by a non-root user.
-func TestDockerfile(t *testing.T) {
-	t.Parallel()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(data)
-	stages := regexp.MustCompile(`(?m)^FROM\s+(\S+)`).FindAllStringSubmatch(text, -1)
-	if len(stages) < 2 || !strings.HasPrefix(stages[0][1], "golang:1.26") {
-		t.Errorf("stages %q: want a golang:1.26 build stage and a runtime stage", stages)
-	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w"`, "./cmd/...", "/usr/local/bin/"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("Dockerfile lacks %q", want)
+// checkBindMounts requires every bind mount's source to exist: Docker
+// would mount an empty directory in its place.
+func checkBindMounts(d *deployment) (problems []string) {
+	for name, s := range d.Services {
+		for _, v := range s.Volumes {
+			if _, err := os.Stat(v.Source); v.Type == types.VolumeTypeBind && err != nil {
+				problems = append(problems, fmt.Sprintf("%s mounts %s, which does not exist", name, v.Source))
+			}
 		}
 	}
-	users := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindAllStringSubmatch(text, -1)
-	if len(users) == 0 || slices.Contains([]string{"root", "0", "0:0", "root:root"}, users[len(users)-1][1]) {
-		t.Errorf("USER %q: the runtime stage must run as a non-root user", users)
-	}
-	if regexp.MustCompile(`(?m)^ENTRYPOINT`).MatchString(text) {
-		t.Error("ENTRYPOINT set: compose names the binary as the first word of each command")
-	}
+	return problems
 }
