@@ -8,6 +8,7 @@
 # and SLUICE_TAG:
 #
 #   internal/deploytest TestDeploy   (SLUICE_TEST_DEPLOY=1) the compose stack
+#   internal/deploytest TestDeployCluster  the cluster variant, one node killed
 #   internal/testenv TestContainers  the testcontainers path
 #
 # Everything is cached between runs: the Debian root at the path
@@ -199,6 +200,6 @@ step "testcontainers"
 $GO test -count=1 -timeout 5m -run '^TestContainers$' -v ./internal/testenv/
 
 step "compose"
-$GO test -count=1 -timeout 20m -run '^TestDeploy$' -v ./internal/deploytest/
+$GO test -count=1 -timeout 20m -run '^TestDeploy(Cluster)?$' -v ./internal/deploytest/
 
 step "done"

@@ -24,25 +24,8 @@ func TestDeploy(t *testing.T) {
 		t.Skip("set SLUICE_TEST_DEPLOY=1 (make test-deploy) to run docker-compose.yml on a Docker engine")
 	}
 	s := newStack(t, deployProject)
-	s.setenv("SLUICE_CORPUS", writeCorpus(t, 150, 1))
-	// A consumer killed mid-ingest holds deliveries until AckWait expires.
-	s.setenv("ACK_WAIT", "15s")
-
-	// `up --wait` fails when a container it waits for has exited, and
-	// nothing waits for the producer to complete: it would race with the
-	// producer's exit. So the long-running services come up with --wait,
-	// then the producer runs.
-	services := slices.DeleteFunc(strings.Fields(s.mustCompose(time.Minute, "config", "--services")),
-		func(name string) bool { return name == "producer" })
-	s.mustCompose(10*time.Minute, append([]string{"up", "-d", "--wait"}, services...)...)
-	s.mustCompose(5*time.Minute, "up", "-d", "producer")
-	s.events.await(t, 3*time.Minute, "producer", "exit 0", exited("0"))
+	first := s.upAndIngest()
 	checkStarted(t, s)
-	first := s.converge(3 * time.Minute)
-	if first.Chunks["stored"] == 0 {
-		t.Fatalf("first ingest stored nothing: %+v", first)
-	}
-	t.Logf("first ingest: %+v", first)
 
 	s.mustCompose(5*time.Minute, "up", "-d", "--wait", "--no-deps", "--scale", "consumer=3", "consumer")
 	consumers := s.running("consumer")
@@ -57,7 +40,68 @@ func TestDeploy(t *testing.T) {
 	t.Logf("second ingest, consumer %s killed: %+v", killed, second)
 
 	s.mustCompose(5*time.Minute, "down", "-v", "--remove-orphans")
-	checkNothingLeft(t)
+	checkNothingLeft(t, deployProject)
+}
+
+// TestDeployCluster runs the cluster variant (docker-compose.yml with
+// deploy/cluster/docker-compose.cluster.yml) the same way: the three NATS
+// nodes and the services come up healthy, an ingest converges on R3
+// streams, a second converges while one node is killed, and it converges
+// again once that node is back.
+func TestDeployCluster(t *testing.T) {
+	if os.Getenv("SLUICE_TEST_DEPLOY") != "1" {
+		t.Skip("set SLUICE_TEST_DEPLOY=1 (make test-deploy) to run the cluster variant on a Docker engine")
+	}
+	const project = deployProject + "-cluster"
+	s := newStack(t, project, "deploy/cluster/docker-compose.cluster.yml")
+	first := s.upAndIngest()
+	checkStarted(t, s)
+	for _, node := range []string{"nats", "nats-2", "nats-3"} {
+		if n := len(s.running(node)); n != 1 {
+			t.Fatalf("%d %s containers running, want 1", n, node)
+		}
+	}
+	node := s.running("nats-2")[0]
+	if out, err := exec.CommandContext(t.Context(), "docker", "kill", node.ID).CombinedOutput(); err != nil {
+		t.Fatalf("docker kill %s: %v\n%s", node.Name, err, out)
+	}
+	s.setenv("SLUICE_CORPUS", writeCorpus(t, 200, 2))
+	s.mustCompose(5*time.Minute, "run", "--rm", "--no-deps", "-T", "producer")
+	second := s.converge(4 * time.Minute)
+	if second.Chunks["stored"] <= first.Chunks["stored"] {
+		t.Fatalf("ingest with %s down: %+v after %+v, want more stored", node.Name, second, first)
+	}
+	s.mustCompose(5*time.Minute, "up", "-d", "--wait", "--no-deps", "nats-2")
+	s.setenv("SLUICE_CORPUS", writeCorpus(t, 100, 3))
+	s.mustCompose(5*time.Minute, "run", "--rm", "--no-deps", "-T", "producer")
+	third := s.converge(4 * time.Minute)
+	t.Logf("R3 ingests: %+v; with %s killed: %+v; after it rejoined: %+v", first, node.Name, second, third)
+	s.mustCompose(5*time.Minute, "down", "-v", "--remove-orphans")
+	checkNothingLeft(t, project)
+}
+
+// upAndIngest brings the stack up and runs the producer over a first
+// corpus of 150 documents, returning the converged report.
+func (s *stack) upAndIngest() reconcileReport {
+	s.t.Helper()
+	s.setenv("SLUICE_CORPUS", writeCorpus(s.t, 150, 1))
+	// A consumer killed mid-ingest holds deliveries until AckWait expires.
+	s.setenv("ACK_WAIT", "15s")
+	// `up --wait` fails when a container it waits for has exited, and
+	// nothing waits for the producer to complete: it would race with the
+	// producer's exit. So the long-running services come up with --wait,
+	// then the producer runs.
+	services := slices.DeleteFunc(strings.Fields(s.mustCompose(time.Minute, "config", "--services")),
+		func(name string) bool { return name == "producer" })
+	s.mustCompose(10*time.Minute, append([]string{"up", "-d", "--wait"}, services...)...)
+	s.mustCompose(5*time.Minute, "up", "-d", "producer")
+	s.events.await(s.t, 3*time.Minute, "producer", "exit 0", exited("0"))
+	first := s.converge(3 * time.Minute)
+	if first.Chunks["stored"] == 0 {
+		s.t.Fatalf("first ingest stored nothing: %+v", first)
+	}
+	s.t.Logf("first ingest: %+v", first)
+	return first
 }
 
 // checkStarted holds the running stack to what docker-compose.yml
@@ -156,9 +200,9 @@ func ingestKillingConsumer(t *testing.T, s *stack, id, corpus string) string {
 
 // checkNothingLeft asserts that no container, network or volume of the
 // project survives `docker compose down -v`.
-func checkNothingLeft(t *testing.T) {
+func checkNothingLeft(t *testing.T, project string) {
 	t.Helper()
-	label := "label=com.docker.compose.project=" + deployProject
+	label := "label=com.docker.compose.project=" + project
 	for _, kind := range [][]string{
 		{"ps", "-a", "-q", "--filter", label},
 		{"network", "ls", "-q", "--filter", label},

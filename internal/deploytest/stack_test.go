@@ -18,11 +18,13 @@ import (
 	"github.com/sluicehq/sluice/internal/demo"
 )
 
-// stack is docker-compose.yml running under a project name of its own, so
-// that a user's `sluice` project on the same engine is never touched.
+// stack is docker-compose.yml, with any override files, running under a
+// project name of its own, so that a user's `sluice` project on the same
+// engine is never touched.
 type stack struct {
 	t       *testing.T
 	project string
+	files   []string // compose's -f arguments, docker-compose.yml first
 	env     []string
 	events  *eventLog
 }
@@ -31,9 +33,12 @@ type stack struct {
 // an interrupted earlier run left, starts recording the project's
 // container events, and takes the stack down (with its volumes) when the
 // test ends.
-func newStack(t *testing.T, project string) *stack {
+func newStack(t *testing.T, project string, overrides ...string) *stack {
 	t.Helper()
 	s := &stack{t: t, project: project, env: os.Environ()}
+	for _, f := range append([]string{"docker-compose.yml"}, overrides...) {
+		s.files = append(s.files, "-f", filepath.Join(repoRoot, f))
+	}
 	for _, args := range [][]string{{"version"}, {"compose", "version"}} {
 		if out, err := exec.CommandContext(t.Context(), "docker", args...).CombinedOutput(); err != nil {
 			t.Fatalf("docker %s: %v\n%s\nmake test-deploy installs and starts Docker and the compose plugin", strings.Join(args, " "), err, out)
@@ -59,7 +64,7 @@ func (s *stack) setenv(name, value string) {
 }
 
 func (s *stack) command(ctx context.Context, args ...string) *exec.Cmd {
-	full := append([]string{"compose", "-f", filepath.Join(repoRoot, "docker-compose.yml"), "-p", s.project}, args...)
+	full := append(append(append([]string{"compose"}, s.files...), "-p", s.project), args...)
 	cmd := exec.CommandContext(ctx, "docker", full...)
 	cmd.Env = s.env
 	return cmd
