@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -90,13 +91,13 @@ func naivePublish(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStrea
 	}
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO documents (doc_id, source_id, source_native_id, run_id, version, content_hash, chunk_count, status, metadata)
-		VALUES ($1, $2, $3, $4, 1, $5, 1, 'pending', $6::jsonb)`,
-		job.DocID, benchSource, rec.ID, runID, hash, string(meta)); err != nil {
+		VALUES ($1, $2, $3, $4, 1, $5, 1, $7, $6::jsonb)`,
+		job.DocID, benchSource, rec.ID, runID, hash, string(meta), manifest.DocPending); err != nil {
 		return fmt.Errorf("insert document: %w", err)
 	}
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job, published_at)
-		VALUES ($1, 0, 1, $2, 'pending', $3, $4, now())`, job.DocID, hash, runID, raw); err != nil {
+		VALUES ($1, 0, 1, $2, $5, $3, $4, now())`, job.DocID, hash, runID, raw, manifest.Pending); err != nil {
 		return fmt.Errorf("insert manifest: %w", err)
 	}
 	_, err = js.Publish(ctx, messages.ChunkSubject(benchSource), raw,
@@ -201,8 +202,8 @@ func (w *naiveWorker) handle(ctx context.Context, msg jetstream.Msg) error {
 			return fmt.Errorf("insert vector: %w", err)
 		}
 		_, err := tx.Exec(ctx, `
-			UPDATE ingest_manifest SET status = 'stored', attempts = attempts + 1, updated_at = now()
-			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3`, job.DocID, job.ChunkIndex, job.DocVersion)
+			UPDATE ingest_manifest SET status = $4, attempts = attempts + 1, updated_at = now()
+			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3`, job.DocID, job.ChunkIndex, job.DocVersion, manifest.Stored)
 		return err
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // consumers is how many consumer processes a pipeline run starts.
@@ -263,7 +265,7 @@ func waitSettled(ctx context.Context, db *database, chunks int, timeout time.Dur
 	}
 	err = poll(func() (bool, error) {
 		var pending bool
-		err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_manifest WHERE status = 'pending')`).Scan(&pending)
+		err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ingest_manifest WHERE status = $1)`, manifest.Pending).Scan(&pending)
 		return !pending, err
 	}, "chunks still pending")
 	if err != nil {
@@ -283,8 +285,8 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 	var res RepResult
 	var end time.Time
 	err := db.pool.QueryRow(ctx, `
-		SELECT max(updated_at), count(*) FILTER (WHERE status = 'stored'), count(*) FILTER (WHERE status = 'parked')
-		FROM ingest_manifest WHERE status IN ('stored', 'parked')`).Scan(&end, &res.Stored, &res.Parked)
+		SELECT max(updated_at), count(*) FILTER (WHERE status = $1), count(*) FILTER (WHERE status = $2)
+		FROM ingest_manifest WHERE status IN ($1, $2)`, manifest.Stored, manifest.Parked).Scan(&end, &res.Stored, &res.Parked)
 	if err != nil {
 		return res, fmt.Errorf("measure: %w", err)
 	}
@@ -298,7 +300,7 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 		       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0)
 		FROM (SELECT extract(epoch FROM ce.updated_at - m.published_at) * 1000 AS ms
 		      FROM chunk_embeddings ce JOIN ingest_manifest m USING (doc_id, chunk_index)
-		      WHERE m.status = 'stored') t`).Scan(&res.P50Ms, &res.P99Ms)
+		      WHERE m.status = $1) t`, manifest.Stored).Scan(&res.P50Ms, &res.P99Ms)
 	if err != nil {
 		return res, fmt.Errorf("measure latency: %w", err)
 	}

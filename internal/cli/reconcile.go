@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/internal/redrive"
 )
@@ -52,7 +53,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 func printReconcile(env Env, r *reconcile.Report) {
 	w := env.Stdout
 	fmt.Fprintf(w, "chunks: %d stored, %d parked, %d pending, %d superseded\n",
-		r.Chunks["stored"], r.Chunks["parked"], r.Chunks["pending"], r.Chunks["superseded"])
+		r.Chunks[string(manifest.Stored)], r.Chunks[string(manifest.Parked)], r.Chunks[string(manifest.Pending)], r.Chunks[string(manifest.Superseded)])
 	fmt.Fprintf(w, "leaked: %d (stored without vector %d, parked without dead letter %d)\n",
 		r.Leaked.Total(), r.Leaked.StoredWithoutVector, r.Leaked.ParkedWithoutDeadLetter)
 	if r.Leaked.NeedReingest > 0 {

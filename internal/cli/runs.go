@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // maxRunsLimit bounds --limit of sluice runs.
@@ -99,12 +101,12 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 		       r.published, r.stored, r.parked, r.halted_reason, m.pending, m.stored, m.parked
 		FROM r
 		CROSS JOIN LATERAL (
-			SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
-			       count(*) FILTER (WHERE status = 'stored') AS stored,
-			       count(*) FILTER (WHERE status = 'parked') AS parked
+			SELECT count(*) FILTER (WHERE status = $3) AS pending,
+			       count(*) FILTER (WHERE status = $4) AS stored,
+			       count(*) FILTER (WHERE status = $5) AS parked
 			FROM ingest_manifest WHERE run_id = r.run_id
 		) m
-		ORDER BY r.started_at DESC, r.run_id DESC`, source, limit)
+		ORDER BY r.started_at DESC, r.run_id DESC`, source, limit, manifest.Pending, manifest.Stored, manifest.Parked)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // runRow is one ingest run with its chunks counted live in the manifest.
@@ -46,9 +48,9 @@ const runColumns = `
 		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL)
 		FROM ingest_runs r
 		CROSS JOIN LATERAL (
-			SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
-			       count(*) FILTER (WHERE status = 'stored') AS stored,
-			       count(*) FILTER (WHERE status = 'parked') AS parked
+			SELECT count(*) FILTER (WHERE status = ` + manifest.SQLPending + `) AS pending,
+			       count(*) FILTER (WHERE status = ` + manifest.SQLStored + `) AS stored,
+			       count(*) FILTER (WHERE status = ` + manifest.SQLParked + `) AS parked
 			FROM ingest_manifest WHERE run_id = r.run_id
 		) m`
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
 )
@@ -28,25 +29,27 @@ func readStatus(ctx context.Context, pool *pgxpool.Pool) (status, error) {
 	var st status
 	err := pool.QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM documents),
-		       (SELECT count(*) FROM documents WHERE status = 'ready'),
-		       (SELECT count(*) FROM documents WHERE status = 'failed'),
-		       (SELECT count(*) FROM documents WHERE status = 'empty'),
-		       (SELECT count(*) FROM ingest_manifest WHERE status <> 'superseded'),
-		       (SELECT count(*) FROM ingest_manifest WHERE status = 'stored'),
-		       (SELECT count(*) FROM ingest_manifest WHERE status = 'parked'),
-		       (SELECT count(*) FROM ingest_manifest WHERE status = 'pending'),
+		       (SELECT count(*) FROM documents WHERE status = $1),
+		       (SELECT count(*) FROM documents WHERE status = $2),
+		       (SELECT count(*) FROM documents WHERE status = $3),
+		       (SELECT count(*) FROM ingest_manifest WHERE status <> $4),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = $5),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = $6),
+		       (SELECT count(*) FROM ingest_manifest WHERE status = $7),
 		       (SELECT count(*) FROM outbox WHERE published_at IS NULL),
 		       (SELECT count(*) FROM dead_letters),
 		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL),
 		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL AND error_class = 'transient_exhausted'),
 		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
-		       (SELECT count(*) FROM dead_letters WHERE disposition = 'escalate')`).
+		       (SELECT count(*) FROM dead_letters WHERE disposition = 'escalate')`,
+		manifest.DocReady, manifest.DocFailed, manifest.DocEmpty,
+		manifest.Superseded, manifest.Stored, manifest.Parked, manifest.Pending).
 		Scan(&st.Documents, &st.Ready, &st.Failed, &st.Empty, &st.Chunks, &st.Stored, &st.Parked, &st.Pending,
 			&st.OutboxUnpublished, &st.DeadLetters, &st.UnresolvedDead, &st.OwedReplays, &st.Resolved, &st.Escalations)
 	if err != nil {
 		return st, fmt.Errorf("read status: %w", err)
 	}
-	rows, err := pool.Query(ctx, `SELECT last_error_class, count(*) FROM ingest_manifest WHERE status = 'parked' GROUP BY 1`)
+	rows, err := pool.Query(ctx, `SELECT last_error_class, count(*) FROM ingest_manifest WHERE status = $1 GROUP BY 1`, manifest.Parked)
 	if err != nil {
 		return st, err
 	}

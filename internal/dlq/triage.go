@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -124,7 +125,7 @@ VALUES (
 	$15, $16, $17, $17, $18,
 	CASE WHEN $4::bigint > 0 AND EXISTS (
 		SELECT 1 FROM ingest_manifest m
-		WHERE m.doc_id = $2 AND m.chunk_index = $3 AND m.status = 'stored' AND m.version >= $4::bigint)
+		WHERE m.doc_id = $2 AND m.chunk_index = $3 AND m.status = ` + manifest.SQLStored + ` AND m.version >= $4::bigint)
 	THEN now() END)
 ON CONFLICT (doc_id, chunk_index) DO UPDATE SET
 	version           = EXCLUDED.version,

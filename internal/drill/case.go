@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -36,7 +37,8 @@ func cases() []dcase {
 
 // outcome is what became of one drill document.
 type outcome struct {
-	status, class     string
+	status            manifest.Status
+	class             string
 	attempts, vectors int
 	deadLetter        *deadLetter
 	requests          []embedsim.RequestRecord
@@ -121,7 +123,7 @@ func read(ctx context.Context, pool *pgxpool.Pool, runID string) (outcome, bool)
 	default:
 		o.deadLetter = &dl
 	}
-	return o, o.status == "stored" || (o.status == "parked" && o.deadLetter != nil)
+	return o, o.status == manifest.Stored || (o.status == manifest.Parked && o.deadLetter != nil)
 }
 
 // scripted splits the requests into those the drill's script decided (or
@@ -159,7 +161,7 @@ func checkTransient(o outcome) []Check {
 		spaced = spaced && gap > 0
 	}
 	return []Check{
-		check("stored once", o.status == "stored" && o.vectors == 1,
+		check("stored once", o.status == manifest.Stored && o.vectors == 1,
 			"manifest %s, %d vectors", o.status, o.vectors),
 		check("three retries, then success", slices.Equal(got, []int{503, 503, 503, 200}),
 			"embed-sim answered %v%s", got, noiseNote(noise)),
@@ -188,7 +190,7 @@ func checkQuarantined(class string, code int) func(o outcome) []Check {
 		// A random fault on the way costs a delivery of its own; the
 		// scripted rejection itself must cost exactly one.
 		return []Check{
-			check("quarantined", o.status == "parked" && dl.disposition == messages.DispositionQuarantine && !dl.resolved,
+			check("quarantined", o.status == manifest.Parked && dl.disposition == messages.DispositionQuarantine && !dl.resolved,
 				"manifest %s, dead letter %q", o.status, dl.disposition),
 			check("after one attempt", o.attempts >= 1 && o.attempts <= 1+noise && dl.attempts == o.attempts,
 				"manifest attempts %d, dead letter attempts %d%s", o.attempts, dl.attempts, noiseNote(noise)),

@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
@@ -49,21 +49,15 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, j *Job) error {
 	f := j.Failure
 	dl := p.deadLetter(j)
 	if j.chunk.DocID != "" {
-		tag, err := tx.Exec(ctx, `
-			UPDATE ingest_manifest
-			SET status = 'parked', attempts = $4, last_error_class = $5, replay_gen = $6, updated_at = now()
-			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3
-			  AND (status = 'pending' OR (status = 'parked' AND replay_gen < $6))`,
-			j.chunk.DocID, j.chunk.ChunkIndex, j.chunk.DocVersion, dl.Attempts, dl.ErrorClass, dl.ReplayGen)
+		moved, err := manifest.Park(ctx, tx, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex,
+			Version: j.chunk.DocVersion, Attempts: dl.Attempts, Class: dl.ErrorClass, ReplayGen: dl.ReplayGen})
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 && f.Stage != StageDecode {
+		if !moved && f.Stage != StageDecode {
 			return nil
 		}
-		if _, err := tx.Exec(ctx, `
-			UPDATE documents SET status = 'failed', updated_at = now()
-			WHERE doc_id = $1 AND version = $2 AND status <> 'failed'`, j.chunk.DocID, j.chunk.DocVersion); err != nil {
+		if err := manifest.FailDocument(ctx, tx, j.chunk.DocID, j.chunk.DocVersion); err != nil {
 			return err
 		}
 	}
@@ -76,19 +70,10 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, j *Job) error {
 // deadLetter builds the dead letter for a parked job.
 func (p *Pipeline) deadLetter(j *Job) messages.DeadLetter {
 	f, c := j.Failure, &j.chunk
-	disposition, class := string(f.Decision.Disposition), f.ParkedClass
-	switch class {
-	case classify.ClassTransientExhausted, classify.ClassTimeoutExhausted:
-		disposition = messages.DispositionRetry
-		if c.ReplayGen >= p.budget(c.SourceID).maxReplays {
-			disposition, class, f.NextRetryAt = messages.DispositionQuarantine, classify.ClassReplayExhausted, nil
-		}
-	case classify.ClassAmbiguousExhausted:
-		disposition = messages.DispositionAmbiguous
-	}
-	attempts := j.Delivered
-	if f.Decision.Disposition == classify.Quarantine || f.Decision.Disposition == classify.Escalate {
-		attempts = 1
+	t := deadLetterTerms(parking{disposition: f.Decision.Disposition, parkedClass: f.ParkedClass,
+		delivered: j.Delivered, replayGen: c.ReplayGen, maxReplays: p.budget(c.SourceID).maxReplays})
+	if !t.keepRetryAt {
+		f.NextRetryAt = nil
 	}
 	dl := messages.DeadLetter{
 		Schema:         messages.DeadLetterSchema,
@@ -98,12 +83,12 @@ func (p *Pipeline) deadLetter(j *Job) messages.DeadLetter {
 		SourceID:       c.SourceID,
 		SourceNativeID: c.SourceNativeID,
 		RunID:          c.RunID,
-		Disposition:    disposition,
-		ErrorClass:     class,
+		Disposition:    t.disposition,
+		ErrorClass:     t.class,
 		ErrorCode:      f.Decision.Code,
 		ErrorDetail:    messages.TruncateDetail(f.Err.Error()),
 		Stage:          f.Stage,
-		Attempts:       max(attempts, 1),
+		Attempts:       t.attempts,
 		ReplayGen:      c.ReplayGen,
 		FailedAt:       p.now().UTC(),
 		NextRetryAt:    f.NextRetryAt,
@@ -178,28 +163,21 @@ func WriteDeadLetter(ctx context.Context, tx outbox.Tx, dl messages.DeadLetter) 
 // for another delivery, so a later delivery past the cap, or an operator,
 // knows why.
 func (p *Pipeline) recordAttempts(ctx context.Context, jobs []*Job) error {
-	var docIDs, classes []string
-	var indexes, attempts []int32
-	var versions []int64
+	var chunks manifest.Chunks
+	var attempts []int32
+	var classes []string
 	for _, j := range jobs {
 		if j.Outcome != Retry || j.Failure == nil || j.chunk.DocID == "" {
 			continue
 		}
-		docIDs = append(docIDs, j.chunk.DocID)
-		indexes = append(indexes, int32(j.chunk.ChunkIndex))
-		versions = append(versions, j.chunk.DocVersion)
+		chunks.Add(j.chunk.DocID, j.chunk.ChunkIndex, j.chunk.DocVersion)
 		attempts = append(attempts, int32(j.Delivered))
 		classes = append(classes, j.Failure.Decision.Class)
 	}
-	if len(docIDs) == 0 {
+	if chunks.Len() == 0 {
 		return nil
 	}
-	_, err := p.pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET attempts = t.attempts, last_error_class = t.class, updated_at = now()
-		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[]) AS t(doc_id, chunk_index, version, attempts, class)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
-		docIDs, indexes, versions, attempts, classes)
-	if err != nil {
+	if err := manifest.RecordAttempts(ctx, p.pool, chunks, attempts, classes); err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
 	return nil

@@ -200,31 +200,18 @@ func isBlank(s string) bool {
 }
 
 // fail routes a failed job: back for another delivery while its budget
-// lasts, parked otherwise.
+// lasts, parked otherwise (see routeFailure).
 func (p *Pipeline) fail(j *Job, stage string, err error) {
 	d := classify.Classify(err)
 	f := &Failure{Decision: d, Stage: stage, Err: err, ParkedClass: d.Class}
 	j.Failure = f
-	b := p.budget(j.chunk.SourceID)
-	switch d.Disposition {
-	case classify.Retry:
-		throttled := d.Class == classify.ClassRateLimited || d.Class == classify.ClassCircuitOpen
-		if (j.Delivered < b.maxDeliveries && !j.FinalAttempt) || (j.HoldOnThrottle && throttled) {
-			j.Outcome, j.Delay = Retry, b.backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
-			return
-		}
-		f.ParkedClass = classify.ClassTransientExhausted
-		if d.Class == classify.ClassSoftTimeLimit || d.Class == classify.ClassTimeout {
-			f.ParkedClass = classify.ClassTimeoutExhausted
-		}
-		next := p.now().Add(p.cfg.ParkRetryDelay << min(j.chunk.ReplayGen, 10))
-		f.NextRetryAt = &next
-	case classify.Ambiguous:
-		if j.Delivered <= b.ambiguousRetries && !j.FinalAttempt {
-			j.Outcome, j.Delay = Retry, b.backoff.DelayAtLeast(j.Delivered, d.RetryAfter)
-			return
-		}
-		f.ParkedClass = classify.ClassAmbiguousExhausted
+	r := routeFailure(attempt{decision: d, delivered: j.Delivered, finalAttempt: j.FinalAttempt,
+		holdOnThrottle: j.HoldOnThrottle, replayGen: j.chunk.ReplayGen, budget: p.budget(j.chunk.SourceID),
+		parkRetryDelay: p.cfg.ParkRetryDelay, now: p.now()})
+	if r.retry {
+		j.Outcome, j.Delay = Retry, r.delay
+		return
 	}
+	f.ParkedClass, f.NextRetryAt = r.parkedClass, r.nextRetryAt
 	j.Outcome = Parked
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -16,6 +18,78 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
+	states, err := p.readStates(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	live := jobs[:0:0]
+	var superseded, held []*Job
+	type key struct {
+		doc   string
+		index int
+	}
+	seen := make(map[key]bool, len(jobs))
+	for i, j := range jobs {
+		s, c := states[i], &j.chunk
+		if !j.Replay {
+			// Deliveries spent waiting on a halted run are not the chunk's.
+			j.Delivered = max(1, j.Delivered-int(s.held))
+		}
+		k := key{c.DocID, c.ChunkIndex}
+		v := screenVerdict(sighting{state: s, chunk: *c, delivered: j.Delivered, replay: j.Replay,
+			finalAttempt: j.FinalAttempt, maxDeliveries: p.budget(c.SourceID).maxDeliveries, seen: seen[k]})
+		switch v {
+		case verdictLive:
+			seen[k] = true
+			if s.lastClass != nil {
+				j.prevClass = *s.lastClass
+			}
+			live = append(live, j)
+		case verdictSuperseded:
+			superseded = append(superseded, j)
+		case verdictHold:
+			held = append(held, j)
+		}
+		p.settle(j, s, v)
+	}
+	if err := p.markSuperseded(ctx, superseded); err != nil {
+		return nil, err
+	}
+	if err := p.markHeld(ctx, held); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// settle carries out the screen's verdict on a job that needs no work.
+func (p *Pipeline) settle(j *Job, s state, v verdict) {
+	c := &j.chunk
+	switch v {
+	case verdictUnknown:
+		p.fail(j, StageDecode, classify.Permanentf(classify.ClassInvalidMessage,
+			"no manifest row for chunk %d of document %s: the job was not published by a producer of this database", c.ChunkIndex, c.DocID))
+	case verdictSuperseded:
+		j.Outcome = Superseded
+	case verdictRacedCommit:
+		j.Outcome, j.Delay = Retry, time.Second
+	case verdictDuplicate:
+		j.Outcome = Duplicate
+	case verdictHold:
+		j.Outcome, j.Delay = Retry, p.cfg.HoldDelay
+	case verdictRunCancelled:
+		p.fail(j, StageRun, classify.Permanent(classify.ClassRunCancelled, fmt.Errorf("run %s %s", c.RunID, s.reason())))
+	case verdictOverCap:
+		cls := classify.ClassUnknown
+		if s.lastClass != nil {
+			cls = *s.lastClass
+		}
+		p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.budget(c.SourceID).maxDeliveries)))
+	}
+}
+
+// readStates reads what the manifest, documents and ingest_runs say about
+// each job, in the jobs' order.
+func (p *Pipeline) readStates(ctx context.Context, jobs []*Job) ([]state, error) {
 	docIDs := make([]string, len(jobs))
 	indexes := make([]int32, len(jobs))
 	runIDs := make([]string, len(jobs))
@@ -46,84 +120,26 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-
-	live := jobs[:0:0]
-	var superseded, held []*Job
-	type key struct {
-		doc   string
-		index int
-	}
-	seen := make(map[key]bool, len(jobs))
-	for i, j := range jobs {
-		s, c := states[i], &j.chunk
-		if !j.Replay {
-			// Deliveries spent waiting on a halted run are not the chunk's.
-			j.Delivered = max(1, j.Delivered-int(s.held))
-		}
-		switch {
-		case s.docVersion == nil || s.version == nil:
-			p.fail(j, StageDecode, classify.Permanentf(classify.ClassInvalidMessage,
-				"no manifest row for chunk %d of document %s: the job was not published by a producer of this database", c.ChunkIndex, c.DocID))
-		case c.DocVersion < *s.docVersion || c.DocVersion < *s.version || *s.status == "superseded":
-			j.Outcome = Superseded
-			superseded = append(superseded, j)
-		case c.DocVersion > *s.docVersion:
-			// The producer commits the document before publishing, so this
-			// is a read that raced a commit; look again shortly.
-			j.Outcome, j.Delay = Retry, time.Second
-		case *s.status == "stored":
-			j.Outcome = Duplicate
-		case *s.status == "parked" && (!j.Replay || c.ReplayGen <= int(*s.replayGen)):
-			j.Outcome = Duplicate
-		case !j.Replay && s.runHalted():
-			j.Outcome, j.Delay = Retry, p.cfg.HoldDelay
-			held = append(held, j)
-		case !j.Replay && s.runCancelled():
-			p.fail(j, StageRun, classify.Permanent(classify.ClassRunCancelled, fmt.Errorf("run %s %s", c.RunID, s.reason())))
-		case !j.FinalAttempt && j.Delivered > p.budget(c.SourceID).maxDeliveries:
-			// A worker died on the last allowed delivery; JetStream's higher
-			// MaxDeliver gave us this one to park it in.
-			cls := classify.ClassUnknown
-			if s.lastClass != nil {
-				cls = *s.lastClass
-			}
-			p.fail(j, StageCap, classify.Retryable(cls, fmt.Errorf("delivery %d exceeds the cap of %d", j.Delivered, p.budget(c.SourceID).maxDeliveries)))
-		case seen[key{c.DocID, c.ChunkIndex}]:
-			// The same chunk twice in one batch (a re-publish): one is enough.
-			j.Outcome = Duplicate
-		default:
-			seen[key{c.DocID, c.ChunkIndex}] = true
-			if s.lastClass != nil {
-				j.prevClass = *s.lastClass
-			}
-			live = append(live, j)
-		}
-	}
-	if err := p.markSuperseded(ctx, superseded); err != nil {
-		return nil, err
-	}
-	if err := p.markHeld(ctx, held); err != nil {
-		return nil, err
-	}
-	return live, nil
+	return states, nil
 }
 
 // state is what the manifest, documents and ingest_runs say about a job.
 type state struct {
 	version, docVersion *int64
-	status, lastClass   *string
+	status              *manifest.Status
+	lastClass           *string
 	replayGen           *int32
 	held                int32
-	runStatus           *string
+	runStatus           *runs.Status
 	runReason           *string
 }
 
-func (s state) runHalted() bool    { return s.runStatus != nil && *s.runStatus == "halted" }
-func (s state) runCancelled() bool { return s.runStatus != nil && *s.runStatus == "cancelled" }
+func (s state) runHalted() bool    { return s.runStatus != nil && *s.runStatus == runs.Halted }
+func (s state) runCancelled() bool { return s.runStatus != nil && *s.runStatus == runs.Cancelled }
 
 func (s state) reason() string {
 	if s.runReason == nil {
-		return "cancelled"
+		return string(runs.Cancelled)
 	}
 	return *s.runReason
 }
@@ -135,15 +151,7 @@ func (p *Pipeline) markHeld(ctx context.Context, jobs []*Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	docIDs, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
-	for i, j := range jobs {
-		docIDs[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
-	}
-	_, err := p.pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET held_deliveries = held_deliveries + 1
-		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status = 'pending'`, docIDs, indexes)
-	if err != nil {
+	if err := manifest.Hold(ctx, p.pool, chunksOf(jobs)); err != nil {
 		return fmt.Errorf("mark held: %w", err)
 	}
 	p.metrics.Held.Add(float64(len(jobs)))
@@ -156,17 +164,17 @@ func (p *Pipeline) markSuperseded(ctx context.Context, jobs []*Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	docIDs, indexes, versions := make([]string, len(jobs)), make([]int32, len(jobs)), make([]int64, len(jobs))
-	for i, j := range jobs {
-		docIDs[i], indexes[i], versions[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex), j.chunk.DocVersion
-	}
-	_, err := p.pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
-		FROM unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
-		docIDs, indexes, versions)
-	if err != nil {
+	if err := manifest.SupersedePending(ctx, p.pool, chunksOf(jobs)); err != nil {
 		return fmt.Errorf("mark superseded: %w", err)
 	}
 	return nil
+}
+
+// chunksOf names the jobs' manifest rows.
+func chunksOf(jobs []*Job) manifest.Chunks {
+	c := manifest.MakeChunks(len(jobs))
+	for _, j := range jobs {
+		c.Add(j.chunk.DocID, j.chunk.ChunkIndex, j.chunk.DocVersion)
+	}
+	return c
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -37,10 +38,11 @@ type escalation struct {
 }
 
 type plannedDoc struct {
-	docID, nativeID, hash, status, codec string
-	version                              int64
-	chunkCount                           int
-	metadata                             json.RawMessage
+	docID, nativeID, hash, codec string
+	status                       manifest.DocStatus
+	version                      int64
+	chunkCount                   int
+	metadata                     json.RawMessage
 }
 
 type plannedJob struct {
@@ -49,9 +51,6 @@ type plannedJob struct {
 	version            int64
 	raw                []byte
 }
-
-// statusPending is the document status of a version with chunks to embed.
-const statusPending = "pending"
 
 type existing struct {
 	version int64
@@ -65,24 +64,10 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	for i, d := range docs {
 		ids[i] = messages.DocID(p.cfg.SourceID, d.NativeID)
 	}
-	current := map[string]existing{}
-	rows, err := p.pool.Query(ctx, `SELECT doc_id, version, content_hash FROM documents WHERE doc_id = ANY($1)`, ids)
+	current, err := p.current(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
+		return nil, err
 	}
-	for rows.Next() {
-		var id string
-		var e existing
-		if err := rows.Scan(&id, &e.version, &e.hash); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		current[id] = e
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
-	}
-
 	pl := &plan{parkDoc: map[string]bool{}}
 	now := p.now().UTC()
 	for i, d := range docs {
@@ -102,28 +87,13 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		}
 		pd := plannedDoc{docID: docID, nativeID: messages.StorableNativeID(d.NativeID), hash: hash, codec: d.Codec, version: version, metadata: meta}
 		if rejected == nil && d.Status == corpus.StatusOK {
-			jobs, escalated, err := p.chunkJobs(docID, d, version, meta, now)
-			switch {
-			case err != nil:
-				rejected = err
-			case len(jobs)+len(escalated) == 0:
-				pd.status = "empty"
-				sum.Empty++
-			default:
-				pd.status, pd.chunkCount = statusPending, len(jobs)+len(escalated)
-				if len(jobs) == 0 {
-					pd.status = "failed"
-				}
-				pl.jobs = append(pl.jobs, jobs...)
-				pl.escalated = append(pl.escalated, escalated...)
-				sum.ParkedDocs += len(escalated)
-			}
+			rejected = p.planChunks(pl, &pd, d, meta, now, sum)
 		} else if rejected == nil && d.Status == corpus.StatusEmpty {
-			pd.status = "empty"
+			pd.status = manifest.DocEmpty
 			sum.Empty++
 		}
 		if pd.status == "" {
-			pd.status, pd.chunkCount, pd.metadata = "failed", 1, nil
+			pd.status, pd.chunkCount, pd.metadata = manifest.DocFailed, 1, nil
 			pl.parked = append(pl.parked, p.unreadable(docID, d, version, now, rejected))
 			pl.parkDoc[docID] = true
 			sum.Failed++
@@ -132,6 +102,53 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		pl.docs = append(pl.docs, pd)
 	}
 	return pl, nil
+}
+
+// current reads the version and content hash of each document of ids
+// already recorded.
+func (p *Producer) current(ctx context.Context, ids []string) (map[string]existing, error) {
+	current := map[string]existing{}
+	rows, err := p.pool.Query(ctx, `SELECT doc_id, version, content_hash FROM documents WHERE doc_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var e existing
+		if err := rows.Scan(&id, &e.version, &e.hash); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		current[id] = e
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	return current, nil
+}
+
+// planChunks plans the jobs and escalations of readable document d and
+// sets pd's status and chunk count: empty without chunks, pending with
+// chunks to embed, failed when every chunk is escalated. It returns why
+// d is rejected instead, leaving pd's status unset.
+func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta json.RawMessage, now time.Time, sum *Summary) error {
+	jobs, escalated, err := p.chunkJobs(pd.docID, d, pd.version, meta, now)
+	switch {
+	case err != nil:
+		return err
+	case len(jobs)+len(escalated) == 0:
+		pd.status = manifest.DocEmpty
+		sum.Empty++
+	default:
+		pd.status, pd.chunkCount = manifest.DocPending, len(jobs)+len(escalated)
+		if len(jobs) == 0 {
+			pd.status = manifest.DocFailed
+		}
+		pl.jobs = append(pl.jobs, jobs...)
+		pl.escalated = append(pl.escalated, escalated...)
+		sum.ParkedDocs += len(escalated)
+	}
+	return nil
 }
 
 // admit checks what a document's jobs will carry besides text: its native
@@ -295,29 +312,21 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 	}
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		n := len(pl.docs)
-		ids, natives, hashes, statuses, codecs := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		versions, counts, metas := make([]int64, n), make([]int32, n), make([]string, n)
-		for i, d := range pl.docs {
-			ids[i], natives[i], hashes[i], statuses[i], codecs[i] = d.docID, d.nativeID, d.hash, d.status, d.codec
-			versions[i], counts[i] = d.version, int32(d.chunkCount)
-			metas[i] = "{}"
-			if len(d.metadata) > 0 {
-				metas[i] = string(d.metadata)
+		d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
+			Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),
+			Versions: make([]int64, n), ChunkCounts: make([]int32, n)}
+		for i, pd := range pl.docs {
+			d.DocIDs[i], d.NativeIDs[i], d.Hashes[i], d.Statuses[i], d.Codecs[i] = pd.docID, pd.nativeID, pd.hash, string(pd.status), pd.codec
+			d.Versions[i], d.ChunkCounts[i] = pd.version, int32(pd.chunkCount)
+			d.Metadata[i] = "{}"
+			if len(pd.metadata) > 0 {
+				d.Metadata[i] = string(pd.metadata)
 			}
 		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO documents (doc_id, source_id, source_native_id, run_id, version, content_hash, chunk_count, status, codec, metadata)
-			SELECT t.doc_id, $1, t.native, $2, t.version, t.hash, t.chunks, t.status, NULLIF(t.codec, ''), t.meta::jsonb
-			FROM unnest($3::text[], $4::text[], $5::int8[], $6::text[], $7::int4[], $8::text[], $9::text[], $10::text[])
-			     AS t(doc_id, native, version, hash, chunks, status, codec, meta)
-			ON CONFLICT (doc_id) DO UPDATE SET run_id = EXCLUDED.run_id, version = EXCLUDED.version,
-			    content_hash = EXCLUDED.content_hash, chunk_count = EXCLUDED.chunk_count, status = EXCLUDED.status,
-			    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, updated_at = now()
-			WHERE documents.version < EXCLUDED.version`,
-			p.cfg.SourceID, p.cfg.RunID, ids, natives, versions, hashes, counts, statuses, codecs, metas); err != nil {
+		if err := manifest.RecordDocuments(ctx, tx, p.cfg.SourceID, p.cfg.RunID, d); err != nil {
 			return fmt.Errorf("record documents: %w", err)
 		}
-		if err := supersede(ctx, tx, pl, ids, versions, counts); err != nil {
+		if err := supersede(ctx, tx, pl, d.DocIDs, d.Versions, d.ChunkCounts); err != nil {
 			return err
 		}
 		if err := p.recordManifest(ctx, tx, pl); err != nil {
@@ -327,13 +336,8 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 			return err
 		}
 		for _, dl := range pl.parked {
-			if _, err := tx.Exec(ctx, `
-				INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, last_error_class, run_id, job)
-				VALUES ($1, 0, $2, '', 'parked', 1, $3, $4, $5)
-				ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, status = 'parked',
-				    attempts = 1, last_error_class = EXCLUDED.last_error_class, run_id = EXCLUDED.run_id,
-				    job = EXCLUDED.job, replay_gen = 0, updated_at = now()`,
-				dl.DocID, dl.DocVersion, dl.ErrorClass, dl.RunID, dl.Payload); err != nil {
+			if err := manifest.ParkUnreadable(ctx, tx, manifest.ParkedChunk{DocID: dl.DocID, Version: dl.DocVersion,
+				Class: dl.ErrorClass, RunID: dl.RunID, Job: dl.Payload}); err != nil {
 				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
 			}
 			if err := pipeline.WriteDeadLetter(ctx, tx, dl); err != nil {
@@ -349,21 +353,12 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 		return nil
 	}
 	n := len(pl.jobs)
-	ids, hashes := make([]string, n), make([]string, n)
-	indexes, versions, raws := make([]int32, n), make([]int64, n), make([][]byte, n)
+	chunks, hashes, raws := manifest.MakeChunks(n), make([]string, n), make([][]byte, n)
 	for i, j := range pl.jobs {
-		ids[i], hashes[i], indexes[i], versions[i], raws[i] = j.docID, j.hash, int32(j.index), j.version, j.raw
+		chunks.Add(j.docID, j.index, j.version)
+		hashes[i], raws[i] = j.hash, j.raw
 	}
-	_, err := tx.Exec(ctx, `
-		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job)
-		SELECT t.doc_id, t.chunk_index, t.version, t.hash, 'pending', $1, t.job
-		FROM unnest($2::text[], $3::int4[], $4::int8[], $5::text[], $6::bytea[]) AS t(doc_id, chunk_index, version, hash, job)
-		ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
-		    status = 'pending', attempts = 0, last_error_class = NULL, replay_gen = 0, run_id = EXCLUDED.run_id,
-		    job = EXCLUDED.job, published_at = NULL, publish_seq = NULL, publish_gen = 0, updated_at = now()
-		WHERE ingest_manifest.version < EXCLUDED.version`,
-		p.cfg.RunID, ids, indexes, versions, hashes, raws)
-	if err != nil {
+	if err := manifest.RecordPending(ctx, tx, p.cfg.RunID, chunks, hashes, raws); err != nil {
 		return fmt.Errorf("record manifest: %w", err)
 	}
 	return nil
@@ -379,24 +374,19 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 // version to embed keeps its old version searchable until the new one is
 // complete (see the pipeline's completion).
 func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions []int64, counts []int32) error {
-	if _, err := tx.Exec(ctx, `
-		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
-		FROM unnest($1::text[], $2::int8[], $3::int4[]) AS t(doc_id, version, chunks)
-		WHERE m.doc_id = ANY($1) AND m.doc_id = t.doc_id AND m.version < t.version
-		  AND m.chunk_index >= t.chunks AND m.status <> 'superseded'`,
-		ids, versions, counts); err != nil {
+	if err := manifest.SupersedeBeyond(ctx, tx, ids, versions, counts); err != nil {
 		return fmt.Errorf("supersede old chunks: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `
-		UPDATE dead_letters d SET resolved_at = now(), resolution = 'superseded'
+		UPDATE dead_letters d SET resolved_at = now(), resolution = $3
 		FROM unnest($1::text[], $2::int8[]) AS t(doc_id, version)
 		WHERE d.doc_id = ANY($1) AND d.doc_id = t.doc_id AND d.version < t.version AND d.resolved_at IS NULL`,
-		ids, versions); err != nil {
+		ids, versions, manifest.Superseded); err != nil {
 		return fmt.Errorf("resolve superseded dead letters: %w", err)
 	}
 	var gone []string
 	for _, d := range pl.docs {
-		if d.status != statusPending && d.version > 1 {
+		if d.status != manifest.DocPending && d.version > 1 {
 			gone = append(gone, d.docID)
 		}
 	}
@@ -420,14 +410,8 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions 
 // copy of the real text.
 func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 	for _, e := range es {
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, last_error_class, run_id, job)
-			VALUES ($1, $2, $3, $4, 'parked', 1, $5, $6, $7)
-			ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
-			    status = 'parked', attempts = 1, last_error_class = EXCLUDED.last_error_class, run_id = EXCLUDED.run_id,
-			    job = EXCLUDED.job, replay_gen = 0, published_at = NULL, publish_seq = NULL, publish_gen = 0, updated_at = now()
-			WHERE ingest_manifest.version < EXCLUDED.version`,
-			e.job.docID, e.job.index, e.job.version, e.job.hash, classify.ClassPolicyViolation, e.dl.RunID, e.job.raw); err != nil {
+		if err := manifest.ParkEscalated(ctx, tx, manifest.ParkedChunk{DocID: e.job.docID, Index: e.job.index,
+			Version: e.job.version, Hash: e.job.hash, Class: classify.ClassPolicyViolation, RunID: e.dl.RunID, Job: e.job.raw}); err != nil {
 			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
 		}
 		if _, err := tx.Exec(ctx, `

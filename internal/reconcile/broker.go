@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -100,8 +101,8 @@ func (c *checker) owedJob(ctx context.Context, data []byte) (redrive.Job, bool) 
 	j := redrive.Job{DocID: cj.DocID, Index: cj.ChunkIndex, Version: cj.DocVersion, Source: cj.SourceID}
 	err = c.pool.QueryRow(ctx, `
 		SELECT m.publish_gen, m.job FROM ingest_manifest m
-		WHERE m.doc_id = $1 AND m.chunk_index = $2 AND m.version = $3 AND m.status = 'pending'`,
-		cj.DocID, cj.ChunkIndex, cj.DocVersion).Scan(&j.Gen, &j.Raw)
+		WHERE m.doc_id = $1 AND m.chunk_index = $2 AND m.version = $3 AND m.status = $4`,
+		cj.DocID, cj.ChunkIndex, cj.DocVersion, manifest.Pending).Scan(&j.Gen, &j.Raw)
 	return j, err == nil
 }
 
@@ -123,7 +124,7 @@ func (c *checker) lost(ctx context.Context) error {
 		rows, err := c.pool.Query(ctx, `
 			SELECT m.doc_id, m.chunk_index, m.version, m.publish_gen, d.source_id, m.job, m.publish_seq
 			FROM ingest_manifest m JOIN documents d USING (doc_id)
-			WHERE m.status = 'pending' AND m.published_at IS NOT NULL AND (m.doc_id, m.chunk_index) > ($1, $2)
+			WHERE m.status = `+manifest.SQLPending+` AND m.published_at IS NOT NULL AND (m.doc_id, m.chunk_index) > ($1, $2)
 			ORDER BY m.doc_id, m.chunk_index LIMIT $3`, after.docID, after.index, lostBatch)
 		if err != nil {
 			return fmt.Errorf("read confirmed pending chunks: %w", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/redrive"
 )
 
@@ -148,9 +149,9 @@ func (c *checker) countChunks(ctx context.Context) error {
 // their version, or parked with neither a dead letter nor an outbox row.
 const leakedSQL = `
 	SELECT m.doc_id, m.chunk_index, m.status, m.job IS NULL FROM ingest_manifest m
-	WHERE (m.status = 'stored' AND NOT EXISTS (
+	WHERE (m.status = ` + manifest.SQLStored + ` AND NOT EXISTS (
 	         SELECT 1 FROM chunk_embeddings e WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index AND e.version >= m.version))
-	   OR (m.status = 'parked'
+	   OR (m.status = ` + manifest.SQLParked + `
 	       AND NOT EXISTS (SELECT 1 FROM dead_letters d WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index)
 	       AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.payload->>'doc_id' = m.doc_id
 	                       AND (o.payload->>'chunk_index')::int = m.chunk_index))`
@@ -168,11 +169,11 @@ func (c *checker) leaks(ctx context.Context) error {
 	var reingest []string
 	var j redrive.Job
 	var index int32
-	var status string
+	var status manifest.Status
 	var cleared bool
 	if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &status, &cleared}, func() error {
 		switch {
-		case status != "stored":
+		case status != manifest.Stored:
 			c.rep.Leaked.ParkedWithoutDeadLetter++
 		case cleared:
 			c.rep.Leaked.StoredWithoutVector++
@@ -196,17 +197,12 @@ func (c *checker) leaks(ctx context.Context) error {
 		return nil
 	}
 	ids, indexes := keys(jobs)
-	tag, err := c.pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET status = 'pending', published_at = NULL, publish_seq = NULL,
-		       publish_gen = m.publish_gen + 1, updated_at = now()
-		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status IN ('stored', 'parked')
-		  AND m.job IS NOT NULL`, ids, indexes)
+	reopened, err := manifest.Reopen(ctx, c.pool, manifest.Chunks{DocIDs: ids, Indexes: indexes})
 	if err != nil {
 		c.fail("re-open leaked chunks", err)
 		return nil
 	}
-	c.rep.Redriven["leaked"] = int(tag.RowsAffected())
+	c.rep.Redriven["leaked"] = int(reopened)
 	// Re-opened rows are now unpublished work, which the next step
 	// publishes under their new generation.
 	return nil
@@ -232,7 +228,7 @@ func (c *checker) markForReingest(ctx context.Context, docIDs []string) {
 // repair resolves them, as the store transaction would have.
 func (c *checker) openDeadLetters(ctx context.Context) error {
 	const where = `FROM dead_letters d JOIN ingest_manifest m ON m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
-		WHERE m.status = 'stored' AND d.version <= m.version AND d.resolved_at IS NULL`
+		WHERE m.status = ` + manifest.SQLStored + ` AND d.version <= m.version AND d.resolved_at IS NULL`
 	if err := c.pool.QueryRow(ctx, `SELECT count(*) `+where).Scan(&c.rep.OpenDeadLetters); err != nil {
 		return fmt.Errorf("open dead letters: %w", err)
 	}
@@ -240,9 +236,9 @@ func (c *checker) openDeadLetters(ctx context.Context) error {
 		return nil
 	}
 	tag, err := c.pool.Exec(ctx, `
-		UPDATE dead_letters d SET resolved_at = now(), resolution = 'stored'
+		UPDATE dead_letters d SET resolved_at = now(), resolution = $1
 		FROM ingest_manifest m WHERE m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
-		  AND m.status = 'stored' AND d.version <= m.version AND d.resolved_at IS NULL`)
+		  AND m.status = $1 AND d.version <= m.version AND d.resolved_at IS NULL`, manifest.Stored)
 	if err != nil {
 		c.fail("resolve open dead letters", err)
 		return nil
@@ -256,7 +252,7 @@ func (c *checker) openDeadLetters(ctx context.Context) error {
 func (c *checker) unpublished(ctx context.Context) error {
 	err := c.pool.QueryRow(ctx, `
 		SELECT count(*) FROM ingest_manifest
-		WHERE status = 'pending' AND published_at IS NULL AND updated_at < now() - make_interval(secs => $1)`,
+		WHERE status = `+manifest.SQLPending+` AND published_at IS NULL AND updated_at < now() - make_interval(secs => $1)`,
 		c.opts.Grace.Seconds()).Scan(&c.rep.Unpublished)
 	if err != nil {
 		return fmt.Errorf("unpublished chunks: %w", err)

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -186,23 +186,14 @@ func (p *Publisher) verify(ctx context.Context, dups []confirmation) (present []
 // publish generation and returns them; jobs settled meanwhile drop out.
 func (p *Publisher) regenerate(ctx context.Context, jobs []Job) ([]Job, error) {
 	ids, indexes, versions := columns(jobs)
-	rows, err := p.pool.Query(ctx, `
-		UPDATE ingest_manifest m SET publish_gen = m.publish_gen + 1, published_at = NULL, publish_seq = NULL
-		FROM unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'
-		RETURNING t.ord, m.publish_gen`, ids, indexes, versions)
-	if err != nil {
-		return nil, fmt.Errorf("next publish generation: %w", err)
-	}
 	var next []Job
-	var ord int64
-	var gen int
-	if _, err := pgx.ForEachRow(rows, []any{&ord, &gen}, func() error {
-		j := jobs[ord-1]
-		j.Gen = gen
-		next = append(next, j)
-		return nil
-	}); err != nil {
+	err := manifest.NextGeneration(ctx, p.pool, manifest.Chunks{DocIDs: ids, Indexes: indexes, Versions: versions},
+		func(i, gen int) {
+			j := jobs[i]
+			j.Gen = gen
+			next = append(next, j)
+		})
+	if err != nil {
 		return nil, fmt.Errorf("next publish generation: %w", err)
 	}
 	return next, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // Defaults of SweeperConfig.
@@ -209,7 +210,7 @@ const (
 	owedSelect = `
 		SELECT m.doc_id, m.chunk_index, m.version, m.publish_gen, d.source_id, m.job
 		FROM ingest_manifest m JOIN documents d USING (doc_id)
-		WHERE m.status = 'pending' AND `
+		WHERE m.status = ` + manifest.SQLPending + ` AND `
 	owedRest = `
 		  AND ($3 = '' OR d.source_id = $3)
 		  AND (m.doc_id, m.chunk_index) > ($4, $5)
@@ -245,7 +246,7 @@ func (s *Sweeper) gauge(ctx context.Context) {
 	var all, overdue int64
 	err := s.pub.pool.QueryRow(ctx, `
 		SELECT count(*), count(*) FILTER (WHERE updated_at < now() - make_interval(secs => $1))
-		FROM ingest_manifest WHERE status = 'pending' AND published_at IS NULL`, s.cfg.Grace.Seconds()).Scan(&all, &overdue)
+		FROM ingest_manifest WHERE status = `+manifest.SQLPending+` AND published_at IS NULL`, s.cfg.Grace.Seconds()).Scan(&all, &overdue)
 	if err == nil {
 		s.owed.WithLabelValues("unconfirmed").Set(float64(all))
 		s.owed.WithLabelValues("overdue").Set(float64(overdue))

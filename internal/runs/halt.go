@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // Threshold is when a run halts: once at least MinChunks of its chunks
@@ -44,9 +46,9 @@ func Judge(ctx context.Context, pool *pgxpool.Pool, runID string, t Threshold) (
 	var stored, parked int
 	err := pool.QueryRow(ctx, `
 		SELECT r.status = 'running' AND r.resumed_at IS NULL,
-		       (SELECT count(*) FROM ingest_manifest WHERE run_id = r.run_id AND status = 'stored'),
-		       (SELECT count(*) FROM ingest_manifest WHERE run_id = r.run_id AND status = 'parked')
-		FROM ingest_runs r WHERE r.run_id = $1`, runID).Scan(&eligible, &stored, &parked)
+		       (SELECT count(*) FROM ingest_manifest WHERE run_id = r.run_id AND status = $2),
+		       (SELECT count(*) FROM ingest_manifest WHERE run_id = r.run_id AND status = $3)
+		FROM ingest_runs r WHERE r.run_id = $1`, runID, manifest.Stored, manifest.Parked).Scan(&eligible, &stored, &parked)
 	if err != nil {
 		return false, "", fmt.Errorf("judge run %s: %w", runID, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // Refresh updates every open run, and every run that ended with failures:
@@ -15,9 +17,9 @@ func Refresh(ctx context.Context, pool *pgxpool.Pool) error {
 	_, err := pool.Exec(ctx, `
 		WITH c AS (
 			SELECT r.run_id,
-			       count(m.doc_id) FILTER (WHERE m.status = 'stored')  AS stored,
-			       count(m.doc_id) FILTER (WHERE m.status = 'parked')  AS parked,
-			       count(m.doc_id) FILTER (WHERE m.status = 'pending') AS pending
+			       count(m.doc_id) FILTER (WHERE m.status = $1) AS stored,
+			       count(m.doc_id) FILTER (WHERE m.status = $2) AS parked,
+			       count(m.doc_id) FILTER (WHERE m.status = $3) AS pending
 			FROM ingest_runs r LEFT JOIN ingest_manifest m ON m.run_id = r.run_id
 			WHERE r.finished_at IS NULL OR r.status = 'completed_with_failures'
 			GROUP BY r.run_id),
@@ -32,7 +34,7 @@ func Refresh(ctx context.Context, pool *pgxpool.Pool) error {
 		UPDATE ingest_runs r
 		SET stored = n.stored, parked = n.parked, status = n.status,
 		    finished_at = CASE WHEN n.done THEN coalesce(r.finished_at, now()) END
-		FROM next n WHERE r.run_id = n.run_id`)
+		FROM next n WHERE r.run_id = n.run_id`, manifest.Stored, manifest.Parked, manifest.Pending)
 	if err != nil {
 		return fmt.Errorf("refresh runs: %w", err)
 	}

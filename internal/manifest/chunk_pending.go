@@ -1,0 +1,54 @@
+package manifest
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The statements below change what a Pending chunk owes, never its
+// status; each leaves every other status alone.
+
+// Hold counts one more delivery spent waiting on a halted run for each
+// Pending chunk of c (keyed by doc_id and chunk_index), so that the
+// delivery cap never charges it to the chunk.
+func Hold(ctx context.Context, q Querier, c Chunks) error {
+	_, err := q.Exec(ctx, `
+		UPDATE ingest_manifest m SET held_deliveries = held_deliveries + 1
+		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status = 'pending'`, c.DocIDs, c.Indexes)
+	return err
+}
+
+// RecordAttempts notes the attempt count and error class of each Pending
+// chunk of c going back for another delivery.
+func RecordAttempts(ctx context.Context, q Querier, c Chunks, attempts []int32, classes []string) error {
+	_, err := q.Exec(ctx, `
+		UPDATE ingest_manifest m SET attempts = t.attempts, last_error_class = t.class, updated_at = now()
+		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[]) AS t(doc_id, chunk_index, version, attempts, class)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
+		c.DocIDs, c.Indexes, c.Versions, attempts, classes)
+	return err
+}
+
+// NextGeneration moves each chunk of c still Pending at its version to
+// its next publish generation, unconfirmed, and calls moved with the
+// chunk's position in c and its new generation. Chunks settled meanwhile
+// are skipped.
+func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen int)) error {
+	rows, err := q.Query(ctx, `
+		UPDATE ingest_manifest m SET publish_gen = m.publish_gen + 1, published_at = NULL, publish_seq = NULL
+		FROM unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'
+		RETURNING t.ord, m.publish_gen`, c.DocIDs, c.Indexes, c.Versions)
+	if err != nil {
+		return err
+	}
+	var ord int64
+	var gen int
+	_, err = pgx.ForEachRow(rows, []any{&ord, &gen}, func() error {
+		moved(int(ord-1), gen)
+		return nil
+	})
+	return err
+}

@@ -1,0 +1,33 @@
+package manifest
+
+// DocStatus is a document's status in documents, one of the values its
+// CHECK constraint allows.
+type DocStatus string
+
+// Document statuses. A version with chunks to embed is recorded
+// DocPending, moves to DocProcessing as its chunks are stored, and to
+// DocReady once all are — or to DocFailed while any is parked.
+const (
+	// DocPending is a version recorded with chunks to embed.
+	DocPending DocStatus = "pending"
+	// DocProcessing is a version some of whose chunks are stored.
+	DocProcessing DocStatus = "processing"
+	// DocReady is a version whose every chunk is stored: it is searchable.
+	DocReady DocStatus = "ready"
+	// DocFailed is a version with a parked chunk, or an unreadable or
+	// rejected document.
+	DocFailed DocStatus = "failed"
+	// DocEmpty is a version with no text to embed.
+	DocEmpty DocStatus = "empty"
+)
+
+// DocStatuses are every document status.
+var DocStatuses = []DocStatus{DocPending, DocProcessing, DocReady, DocFailed, DocEmpty}
+
+// SQL literals of the document statuses, for statements that must name a
+// status in their text.
+const (
+	SQLDocReady  = "'" + string(DocReady) + "'"
+	SQLDocFailed = "'" + string(DocFailed) + "'"
+	SQLDocEmpty  = "'" + string(DocEmpty) + "'"
+)

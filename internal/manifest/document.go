@@ -1,0 +1,95 @@
+package manifest
+
+import (
+	"context"
+	"fmt"
+)
+
+// Documents names new document versions column by column, as
+// RecordDocuments passes them to unnest. Statuses are DocStatus values;
+// Metadata is JSON text.
+type Documents struct {
+	DocIDs, NativeIDs, Hashes, Statuses, Codecs, Metadata []string
+	Versions                                              []int64
+	ChunkCounts                                           []int32
+}
+
+// RecordDocuments records each document's new version for source and run
+// runID. A document already at that version or a later one is left
+// alone, so recording a batch twice changes nothing.
+func RecordDocuments(ctx context.Context, q Querier, source, runID string, d Documents) error {
+	_, err := q.Exec(ctx, `
+		INSERT INTO documents (doc_id, source_id, source_native_id, run_id, version, content_hash, chunk_count, status, codec, metadata)
+		SELECT t.doc_id, $1, t.native, $2, t.version, t.hash, t.chunks, t.status, NULLIF(t.codec, ''), t.meta::jsonb
+		FROM unnest($3::text[], $4::text[], $5::int8[], $6::text[], $7::int4[], $8::text[], $9::text[], $10::text[])
+		     AS t(doc_id, native, version, hash, chunks, status, codec, meta)
+		ON CONFLICT (doc_id) DO UPDATE SET run_id = EXCLUDED.run_id, version = EXCLUDED.version,
+		    content_hash = EXCLUDED.content_hash, chunk_count = EXCLUDED.chunk_count, status = EXCLUDED.status,
+		    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, updated_at = now()
+		WHERE documents.version < EXCLUDED.version`,
+		source, runID, d.DocIDs, d.NativeIDs, d.Versions, d.Hashes, d.ChunkCounts, d.Statuses, d.Codecs, d.Metadata)
+	return err
+}
+
+// FailDocument marks version of document docID DocFailed, unless it is
+// already.
+func FailDocument(ctx context.Context, q Querier, docID string, version int64) error {
+	_, err := q.Exec(ctx, `
+		UPDATE documents SET status = 'failed', updated_at = now()
+		WHERE doc_id = $1 AND version = $2 AND status <> 'failed'`, docID, version)
+	return err
+}
+
+// Completed is a document CompleteDocuments made DocReady at a version
+// after its first: chunks past ChunkCount that older versions left
+// behind are the caller's to prune.
+type Completed struct {
+	DocID      string
+	ChunkCount int
+}
+
+// CompleteDocuments settles each document of docs from the statuses of
+// its current version's chunks: DocReady, and served from then on, once
+// every chunk is Stored; DocFailed while any is Parked, when search keeps
+// serving the version it replaces; DocProcessing otherwise. It returns
+// the documents made ready at a later version. The caller must hold the
+// documents' row locks, or two workers may each see the other's chunks
+// unstored.
+func CompleteDocuments(ctx context.Context, q Querier, docs []string) ([]Completed, error) {
+	rows, err := q.Query(ctx, `
+		WITH c AS (
+			SELECT m.doc_id,
+			       count(*) FILTER (WHERE m.status = 'stored') AS stored,
+			       count(*) FILTER (WHERE m.status = 'parked') AS parked
+			FROM ingest_manifest m JOIN documents d USING (doc_id)
+			WHERE m.doc_id = ANY($1) AND d.doc_id = ANY($1)
+			  AND m.version = d.version AND m.chunk_index < d.chunk_count
+			GROUP BY m.doc_id)
+		UPDATE documents d
+		SET status = CASE WHEN c.stored = d.chunk_count THEN 'ready'
+		                  WHEN c.parked > 0 THEN 'failed'
+		                  ELSE 'processing' END,
+		    live_version = CASE WHEN c.stored = d.chunk_count THEN d.version ELSE d.live_version END,
+		    updated_at = now()
+		FROM c WHERE d.doc_id = c.doc_id
+		RETURNING d.doc_id, d.chunk_count, d.status = 'ready' AND d.version > 1`, docs)
+	if err != nil {
+		return nil, fmt.Errorf("complete documents: %w", err)
+	}
+	var done []Completed
+	for rows.Next() {
+		var c Completed
+		var later bool
+		if err := rows.Scan(&c.DocID, &c.ChunkCount, &later); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("complete documents: %w", err)
+		}
+		if later {
+			done = append(done, c)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("complete documents: %w", err)
+	}
+	return done, nil
+}

@@ -1,0 +1,185 @@
+package manifest_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// long ago is the updated_at of a seeded row: a statement that moves the
+// row sets it to now().
+var longAgo = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+type testBundle struct {
+	ctx  context.Context
+	pool *pgxpool.Pool
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	return &testBundle{ctx: context.Background(), pool: testenv.NewDatabase(t).Pool}
+}
+
+// seed records document docID at version 2 with one chunk in status st,
+// holding its job and last touched long ago.
+func (b *testBundle) seed(t *testing.T, docID string, st manifest.Status) {
+	t.Helper()
+	if _, err := b.pool.Exec(b.ctx, `
+		INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+		VALUES ($1, 's', $1, 2, 'h', 1, $2)`, docID, manifest.DocProcessing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.pool.Exec(b.ctx, `
+		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, attempts, job, updated_at)
+		VALUES ($1, 0, 2, 'h', $2, 1, '\x7b7d', $3)`, docID, st, longAgo); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// row reads the chunk's status and whether a statement touched it.
+func (b *testBundle) row(t *testing.T, docID string) (manifest.Status, bool) {
+	t.Helper()
+	var st manifest.Status
+	var touched bool
+	if err := b.pool.QueryRow(b.ctx, `SELECT status, updated_at <> $2 FROM ingest_manifest WHERE doc_id = $1`,
+		docID, longAgo).Scan(&st, &touched); err != nil {
+		t.Fatal(err)
+	}
+	return st, touched
+}
+
+// Each status-changing statement moves a chunk from exactly the statuses
+// its guard names, each such move is one CanMove allows, and every move
+// CanMove allows is made by some statement: the Go table and the SQL
+// guards agree.
+func TestStatementsAgreeWithCanMove(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	one := func(docID string) manifest.Chunks {
+		c := manifest.MakeChunks(1)
+		c.Add(docID, 0, 2)
+		return c
+	}
+	statements := []struct {
+		name string
+		from []manifest.Status
+		to   manifest.Status
+		run  func(docID string) error
+	}{
+		{"MarkStored", []manifest.Status{manifest.Pending, manifest.Parked}, manifest.Stored, func(id string) error {
+			return manifest.MarkStored(b.ctx, b.pool, one(id), []int32{1})
+		}},
+		{"Park", []manifest.Status{manifest.Pending, manifest.Parked}, manifest.Parked, func(id string) error {
+			_, err := manifest.Park(b.ctx, b.pool, manifest.Failure{DocID: id, Version: 2, Attempts: 1, Class: "timeout", ReplayGen: 1})
+			return err
+		}},
+		{"SupersedePending", []manifest.Status{manifest.Pending}, manifest.Superseded, func(id string) error {
+			return manifest.SupersedePending(b.ctx, b.pool, one(id))
+		}},
+		{"SupersedeBeyond", []manifest.Status{manifest.Pending, manifest.Stored, manifest.Parked}, manifest.Superseded, func(id string) error {
+			return manifest.SupersedeBeyond(b.ctx, b.pool, []string{id}, []int64{3}, []int32{0})
+		}},
+		{"Reopen", []manifest.Status{manifest.Stored, manifest.Parked}, manifest.Pending, func(id string) error {
+			_, err := manifest.Reopen(b.ctx, b.pool, one(id))
+			return err
+		}},
+	}
+	made := map[[2]manifest.Status]bool{}
+	for _, from := range manifest.Statuses {
+		for _, s := range statements {
+			docID := fmt.Sprintf("%s-%s", from, s.name)
+			b.seed(t, docID, from)
+			if err := s.run(docID); err != nil {
+				t.Fatalf("%s on a %s chunk: %v", s.name, from, err)
+			}
+			got, moved := b.row(t, docID)
+			guarded := slices.Contains(s.from, from)
+			want := from
+			if guarded {
+				want = s.to
+				made[[2]manifest.Status{from, s.to}] = true
+			}
+			if moved != guarded || got != want {
+				t.Errorf("%s on a %s chunk: now %s (moved %v), want %s", s.name, from, got, moved, want)
+			}
+			if guarded && !manifest.CanMove(from, s.to) {
+				t.Errorf("%s moves a chunk from %s to %s, which CanMove forbids", s.name, from, s.to)
+			}
+		}
+	}
+	for _, from := range manifest.Statuses {
+		for _, to := range manifest.Statuses {
+			if manifest.CanMove(from, to) && !made[[2]manifest.Status{from, to}] {
+				t.Errorf("CanMove(%s, %s) is true, but no statement makes that move", from, to)
+			}
+		}
+	}
+}
+
+// Marking a superseded chunk stored changes nothing: not its status, its
+// attempts, nor the job it still holds.
+func TestMarkStoredLeavesASupersededChunkAlone(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.seed(t, "d", manifest.Superseded)
+	c := manifest.MakeChunks(1)
+	c.Add("d", 0, 2)
+	if err := manifest.MarkStored(b.ctx, b.pool, c, []int32{7}); err != nil {
+		t.Fatal(err)
+	}
+	var st manifest.Status
+	var attempts int
+	var hasJob, touched bool
+	if err := b.pool.QueryRow(b.ctx, `SELECT status, attempts, job IS NOT NULL, updated_at <> $1 FROM ingest_manifest WHERE doc_id = 'd'`,
+		longAgo).Scan(&st, &attempts, &hasJob, &touched); err != nil {
+		t.Fatal(err)
+	}
+	if st != manifest.Superseded || attempts != 1 || !hasJob || touched {
+		t.Errorf("superseded chunk after MarkStored: %s, %d attempts, job kept %v, touched %v; want unchanged", st, attempts, hasJob, touched)
+	}
+}
+
+// The constants are exactly the statuses the schema's CHECK constraints
+// allow.
+func TestStatusesMatchTheSchema(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	quoted := regexp.MustCompile(`'(\w+)'::text`)
+	allowed := func(constraint string) []string {
+		var def string
+		if err := b.pool.QueryRow(b.ctx, `SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = $1`, constraint).Scan(&def); err != nil {
+			t.Fatalf("%s: %v", constraint, err)
+		}
+		var out []string
+		for _, m := range quoted.FindAllStringSubmatch(def, -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return out
+	}
+	var chunks, docs []string
+	for _, s := range manifest.Statuses {
+		chunks = append(chunks, string(s))
+	}
+	for _, s := range manifest.DocStatuses {
+		docs = append(docs, string(s))
+	}
+	slices.Sort(chunks)
+	slices.Sort(docs)
+	if got := allowed("ingest_manifest_status_check"); !slices.Equal(got, chunks) {
+		t.Errorf("ingest_manifest allows %v, the package declares %v", got, chunks)
+	}
+	if got := allowed("documents_status_check"); !slices.Equal(got, docs) {
+		t.Errorf("documents allows %v, the package declares %v", got, docs)
+	}
+}
