@@ -69,10 +69,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./internal/chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(FUZZTIME) ./internal/secrets/
 
-## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, and the cluster scenarios
+## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, and the cluster scenarios (the leader killed twice, a minute apart)
 CHAOS_DURATION ?= 90s
 chaos: $(NATS_BIN)
-	$(GO) test -count=1 -timeout 30m -run '^(TestChaos|TestNetworkFaults|TestCluster.*)$$' -v ./internal/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s
+	$(GO) test -count=1 -timeout 30m -run '^(TestChaos|TestNetworkFaults|TestCluster.*)$$' -v ./internal/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
 COMPOSE_VERSION := v2.40.3

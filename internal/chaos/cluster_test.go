@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"context"
+	"flag"
 	"net/url"
 	"strings"
 	"testing"
@@ -33,46 +34,79 @@ func (f *fleet) onCluster(cluster *testenv.Cluster) {
 	f.natsURLFor = cluster.URLFor
 }
 
+// leaderGap is the time between the two leader kills of
+// TestClusterLeaderKillAndRollingRestart.
+var leaderGap = flag.Duration("chaos.leader-gap", 10*time.Second, "time between the cluster test's two leader kills (make chaos: 1m)")
+
 // With R3 streams, kill -9 of the INGEST stream leader during live
-// ingest, then a rolling restart of all three nodes (each stopped,
-// restarted, and caught up before the next), converges with no operator
-// action: 0 lost, 0 duplicated, INGEST empty, reconcile exit 0.
+// ingest, again -chaos.leader-gap later during a second live run, then a
+// rolling restart of all three nodes during a third (each stopped,
+// restarted, and caught up before the next), converges with no operator action: 0 lost, 0
+// duplicated, INGEST empty, reconcile exit 0.
 func TestClusterLeaderKillAndRollingRestart(t *testing.T) {
 	t.Parallel()
 	cluster, f := newClusterFleet(t)
 	f.services()
 	const docs = 40
 	producer, dir := f.liveRun("cluster", docs)
-	ctx := context.Background()
-	leader := f.ingestLeader(cluster)
-	if err := leader.Kill(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("killed the INGEST leader %s", leader.Name)
-	f.eventually(time.Minute, "a new INGEST leader", func() bool {
-		next, err := cluster.StreamLeader(ctx, f.js, broker.IngestStream)
-		return err == nil && next != leader
-	})
-	if err := leader.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// A second run is in flight while the nodes restart one by one.
+	first := time.Now()
+	f.killLeader(cluster)
+	// The gap between the kills is the fault schedule, not a wait for a
+	// condition.
+	time.Sleep(time.Until(first.Add(*leaderGap)))
 	dir2 := f.writeCorpus("cm", docs, 60)
 	producer2 := f.produce("cluster2", dir2)
+	f.waitSourceInFlight("cluster2")
+	f.killLeader(cluster)
+	// A third run is in flight while the nodes restart one by one.
+	dir3 := f.writeCorpus("cr", docs, 60)
+	producer3 := f.produce("cluster3", dir3)
+	f.waitSourceInFlight("cluster3")
 	f.rollingRestart(cluster)
 	for _, run := range []struct {
 		p        *proc
 		src, dir string
-	}{{producer, "cluster", dir}, {producer2, "cluster2", dir2}} {
+	}{{producer, "cluster", dir}, {producer2, "cluster2", dir2}, {producer3, "cluster3", dir3}} {
 		if code, err := run.p.wait(3 * time.Minute); err != nil || code != 0 {
 			t.Logf("producer exited %d (%v) during the faults; running it again", code, err)
 			f.runProducer(run.src, run.dir)
 		}
 	}
-	v := f.converge(3*time.Minute, 2*docs)
+	v := f.converge(3*time.Minute, 3*docs)
 	t.Logf("cluster: %d chunks (%d stored, %d parked)", v.stored+v.parked, v.stored, v.parked)
 	if replicas := ingestInfo(t, f.js).Config.Replicas; replicas != 3 {
 		t.Errorf("INGEST has %d replicas after the faults, want 3", replicas)
+	}
+}
+
+// waitSourceInFlight waits until some of source's chunks are stored, so
+// that a fault landing next lands on a run in flight.
+func (f *fleet) waitSourceInFlight(source string) {
+	f.t.Helper()
+	f.eventually(time.Minute, source+" in flight", func() bool {
+		stored, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest m JOIN documents d USING (doc_id)
+			WHERE d.source_id = $1 AND m.status = 'stored'`, source)
+		return stored > 0
+	})
+}
+
+// killLeader kills the INGEST stream leader with SIGKILL, waits until
+// another node leads, and starts the killed node again.
+func (f *fleet) killLeader(cluster *testenv.Cluster) {
+	f.t.Helper()
+	ctx := context.Background()
+	leader := f.ingestLeader(cluster)
+	if err := leader.Kill(ctx); err != nil {
+		f.t.Fatal(err)
+	}
+	pending, _ := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`)
+	f.t.Logf("killed the INGEST leader %s with %d chunks pending", leader.Name, pending)
+	f.eventually(time.Minute, "a new INGEST leader", func() bool {
+		next, err := cluster.StreamLeader(ctx, f.js, broker.IngestStream)
+		return err == nil && next != leader
+	})
+	if err := leader.Start(ctx); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
