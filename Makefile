@@ -59,7 +59,7 @@ chromium:
 
 ## pgvector-root: the cached Debian trixie root with PostgreSQL 17 + pgvector 0.8 that tests start with chroot (as root; installs debootstrap if missing; minutes the first time)
 pgvector-root:
-	internal/testenv/pgvector-root.sh
+	internal/localenv/pgvector-root.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(FUZZTIME) ./pkg/messages/

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // Binary names the benchmark runs.
@@ -17,10 +17,6 @@ const (
 	binEmbedSim  = "embed-sim"
 	binRiverPeer = "sluice-river-peer"
 )
-
-// modulePath identifies the repository's go.mod when looking for the
-// source tree to build from.
-const modulePath = "module github.com/sluicehq/sluice\n"
 
 // binaries locates the executables of one invocation: the services and
 // embed-sim from the main module, the River peer from bench/, and this
@@ -83,30 +79,15 @@ func (b *binaries) riverPeer(ctx context.Context) (string, error) {
 func (b *binaries) path(name string) string { return filepath.Join(b.dir, name) }
 
 func goBuild(ctx context.Context, dir, out string, pkgs ...string) error {
-	args := append([]string{"build", "-o", out + string(filepath.Separator)}, pkgs...)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go %s (in %s): %w\n%s", strings.Join(args, " "), dir, err, b)
-	}
-	return nil
+	_, err := localenv.Go(ctx, dir, append([]string{"build", "-o", out + string(filepath.Separator)}, pkgs...)...)
+	return err
 }
 
-// repoRoot finds the repository from the working directory upwards: make
-// runs from the root, go test from the package directory.
+// repoRoot finds the repository from the working directory upwards.
 func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
+	root, err := localenv.SourceRoot()
+	if errors.Is(err, localenv.ErrNoSource) {
+		return "", errors.New("not inside the sluice source tree: run from the repository, or pass --bin-dir with prebuilt producer, consumer, embed-sim and sluice-river-peer")
 	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), modulePath) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the sluice source tree: run from the repository, or pass --bin-dir with prebuilt producer, consumer, embed-sim and sluice-river-peer")
-		}
-		dir = parent
-	}
+	return root, err
 }

@@ -8,7 +8,7 @@
 // then rep 2, …) so that drift on the machine lands on every scenario alike,
 // and throughput is the median of the repetitions.
 //
-// The package brings up its own PostgreSQL and NATS through testenv,
+// The package brings up its own PostgreSQL and NATS through localenv,
 // migrates a fresh database per run, and runs every service it measures —
 // the producer, two consumers, embed-sim, the naive workers and the River
 // peer — as separate OS processes, so that peak RSS and CPU time are each

@@ -10,26 +10,25 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/migrations"
 )
 
 // infra is the invocation's PostgreSQL and NATS: local servers that this
 // process controls, so that their CPU time can be read from /proc.
 type infra struct {
-	env  *testenv.Env
-	pg   *testenv.Postgres
-	nats *testenv.NATS
+	env  *localenv.Env
+	pg   *localenv.Postgres
+	nats *localenv.NATS
 }
 
 func startInfra(ctx context.Context) (*infra, error) {
-	env, err := testenv.New()
+	env, err := localenv.New()
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +100,7 @@ func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {
 	}
 	u.Path = "/" + db.name
 	db.url = u.String()
-	if err := adminExec(ctx, in.pg.URL, "CREATE DATABASE "+db.name); err != nil {
+	if err := localenv.AdminExec(ctx, in.pg.URL, "CREATE DATABASE "+db.name); err != nil {
 		return nil, fmt.Errorf("create database: %w", err)
 	}
 	if err := migrations.Up(ctx, db.url, migrations.Options{Dims: dims, Log: io.Discard}); err != nil {
@@ -121,17 +120,7 @@ func (db *database) drop() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return adminExec(ctx, db.in.pg.URL, "DROP DATABASE IF EXISTS "+db.name+" WITH (FORCE)")
-}
-
-func adminExec(ctx context.Context, url, sql string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
-	return err
+	return localenv.AdminExec(ctx, db.in.pg.URL, "DROP DATABASE IF EXISTS "+db.name+" WITH (FORCE)")
 }
 
 // count runs a query returning one integer.

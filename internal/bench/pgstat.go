@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // Profiling PostgreSQL: with --profile-dir, the server is restarted with
@@ -17,18 +19,18 @@ import (
 
 // enableStatements loads pg_stat_statements, which takes a restart.
 func (in *infra) enableStatements(ctx context.Context) error {
-	if err := adminExec(ctx, in.pg.URL, `ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`); err != nil {
+	if err := localenv.AdminExec(ctx, in.pg.URL, `ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'`); err != nil {
 		return err
 	}
 	if err := in.pg.Restart(ctx); err != nil {
 		return err
 	}
-	return adminExec(ctx, in.pg.URL, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	return localenv.AdminExec(ctx, in.pg.URL, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
 }
 
 // resetStatements clears the statistics before a profiled run.
 func (in *infra) resetStatements(ctx context.Context) error {
-	return adminExec(ctx, in.pg.URL, `SELECT pg_stat_statements_reset()`)
+	return localenv.AdminExec(ctx, in.pg.URL, `SELECT pg_stat_statements_reset()`)
 }
 
 // writeStatements writes the statements run against db, by total time,

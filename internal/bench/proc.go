@@ -1,30 +1,26 @@
 package bench
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // proc is one measured child process. Its stderr is scanned line by line:
 // the last lines are kept for error messages, and a marker line can be
 // waited for (a service's "started" log line).
 type proc struct {
-	role    string
-	cmd     *exec.Cmd
-	stdout  testenv.Buffer
-	done    chan struct{}
-	waitErr error
+	role   string
+	p      *localenv.Process
+	stdout localenv.Buffer
+	stderr lineWriter
 
 	mu     sync.Mutex
 	tail   []string
@@ -50,51 +46,33 @@ type procSpec struct {
 // startProc starts a child that dies with the benchmark (SIGKILL on the
 // parent's death), so that no run leaves a process behind on the machine.
 func startProc(s procSpec) (*proc, error) {
-	p := &proc{role: s.role, done: make(chan struct{}), marker: s.marker, seen: make(chan struct{})}
+	p := &proc{role: s.role, marker: s.marker, seen: make(chan struct{})}
 	if s.marker == "" {
 		close(p.seen)
 	}
-	p.cmd = exec.Command(s.path, s.args...)
-	p.cmd.Env = append(os.Environ(), s.env...)
-	p.cmd.Stdout = &p.stdout
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := p.cmd.StderrPipe()
+	p.stderr.line = p.scanLine
+	var err error
+	p.p, err = localenv.Start(localenv.Command{
+		Name: s.role, Path: s.path, Args: s.args, Env: s.env,
+		Stdout: &p.stdout, Stderr: &p.stderr,
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", s.role, err)
-	}
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		p.scan(stderr)
-	}()
 	go p.sampleHWM()
-	go func() {
-		// Wait closes the pipe, so the scanner must drain it first.
-		<-scanned
-		p.waitErr = p.cmd.Wait()
-		close(p.done)
-	}()
 	return p, nil
 }
 
-func (p *proc) scan(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		p.mu.Lock()
-		if p.marker != "" && strings.Contains(line, p.marker) {
-			p.marker = ""
-			close(p.seen)
-		}
-		p.tail = append(p.tail, line)
-		if len(p.tail) > maxTail {
-			p.tail = p.tail[1:]
-		}
-		p.mu.Unlock()
+func (p *proc) scanLine(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.marker != "" && strings.Contains(line, p.marker) {
+		p.marker = ""
+		close(p.seen)
+	}
+	p.tail = append(p.tail, line)
+	if len(p.tail) > maxTail {
+		p.tail = p.tail[1:]
 	}
 }
 
@@ -109,14 +87,7 @@ func (p *proc) logTail() string {
 }
 
 // exited reports whether the process has exited.
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *proc) exited() bool { return !p.p.Running() }
 
 // ready waits for the marker line; it fails if the process exits first or
 // the timeout passes.
@@ -124,8 +95,8 @@ func (p *proc) ready(timeout time.Duration) error {
 	select {
 	case <-p.seen:
 		return nil
-	case <-p.done:
-		return fmt.Errorf("%s exited before it was ready: %v\n%s", p.role, p.waitErr, p.logTail())
+	case <-p.p.Exited():
+		return fmt.Errorf("%s exited before it was ready: %v\n%s", p.role, p.p.Wait(), p.logTail())
 	case <-time.After(timeout):
 		return fmt.Errorf("%s not ready after %s\n%s", p.role, timeout, p.logTail())
 	}
@@ -135,14 +106,13 @@ func (p *proc) ready(timeout time.Duration) error {
 // as an error.
 func (p *proc) wait(timeout time.Duration) error {
 	select {
-	case <-p.done:
+	case <-p.p.Exited():
 	case <-time.After(timeout):
-		_ = p.cmd.Process.Kill()
-		<-p.done
+		_ = p.p.Kill()
 		return fmt.Errorf("%s did not exit within %s\n%s", p.role, timeout, p.logTail())
 	}
-	if p.waitErr != nil {
-		return fmt.Errorf("%s: %w\n%s", p.role, p.waitErr, p.logTail())
+	if err := p.p.Wait(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", p.role, err, p.logTail())
 	}
 	return nil
 }
@@ -155,39 +125,31 @@ func (p *proc) stop(grace time.Duration) error {
 		return p.exitErr()
 	}
 	p.readHWM()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		return p.exitErr()
-	case <-time.After(grace):
+	if err := p.p.Stop(grace); errors.Is(err, localenv.ErrKilled) {
+		return fmt.Errorf("%s ignored SIGTERM for %s and was killed\n%s", p.role, grace, p.logTail())
+	} else if err != nil {
+		return err
 	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	return fmt.Errorf("%s ignored SIGTERM for %s and was killed\n%s", p.role, grace, p.logTail())
+	return p.exitErr()
 }
 
 func (p *proc) exitErr() error {
+	err := p.p.Wait()
 	var exit *exec.ExitError
-	if errors.As(p.waitErr, &exit) {
-		return fmt.Errorf("%s: %w\n%s", p.role, p.waitErr, p.logTail())
+	if errors.As(err, &exit) {
+		return fmt.Errorf("%s: %w\n%s", p.role, err, p.logTail())
 	}
-	return p.waitErr
+	return err
 }
 
 // kill ends the process at once, for cleanup after a failed run.
-func (p *proc) kill() {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
+func (p *proc) kill() { _ = p.p.Kill() }
 
 // usage returns the process's own resource use, from wait4; call it after
 // the process has exited.
 func (p *proc) usage() ProcUsage {
 	u := ProcUsage{Role: p.role}
-	st := p.cmd.ProcessState
+	st := p.p.State()
 	if st == nil {
 		return u
 	}
@@ -198,7 +160,7 @@ func (p *proc) usage() ProcUsage {
 
 // cpu returns the CPU time the live process has used so far.
 func (p *proc) cpu() time.Duration {
-	st, err := readStat(p.cmd.Process.Pid)
+	st, err := readStat(p.p.Pid())
 	if err != nil {
 		return 0
 	}
@@ -220,7 +182,7 @@ func (p *proc) sampleHWM() {
 	for {
 		p.readHWM()
 		select {
-		case <-p.done:
+		case <-p.p.Exited():
 			return
 		case <-t.C:
 		}
@@ -228,8 +190,39 @@ func (p *proc) sampleHWM() {
 }
 
 func (p *proc) readHWM() {
-	if kib, ok := vmHWM(p.cmd.Process.Pid); ok && kib > p.hwmKiB.Load() {
+	if kib, ok := vmHWM(p.p.Pid()); ok && kib > p.hwmKiB.Load() {
 		p.hwmKiB.Store(kib)
+	}
+}
+
+// lineWriter hands each line written to it, without its newline, to
+// line. A process's last line lacks a newline only if it crashed mid-write,
+// and is dropped.
+type lineWriter struct {
+	line func(string)
+	mu   sync.Mutex
+	buf  []byte
+}
+
+// maxLine bounds a line: longer ones are cut there, as bufio.Scanner's
+// buffer limit once did.
+const maxLine = 1 << 20
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			if len(w.buf) > maxLine {
+				w.line(string(w.buf[:maxLine]))
+				w.buf = w.buf[maxLine:]
+			}
+			return len(b), nil
+		}
+		w.line(strings.TrimSuffix(string(w.buf[:i]), "\r"))
+		w.buf = w.buf[i+1:]
 	}
 }
 

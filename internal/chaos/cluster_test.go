@@ -30,7 +30,7 @@ func newClusterFleet(t *testing.T) (*testenv.Cluster, *fleet) {
 // checks use a connection to the cluster too.
 func (f *fleet) onCluster(cluster *testenv.Cluster) {
 	f.t.Helper()
-	f.js = cluster.JetStream(f.t)
+	f.js = testenv.ClusterJetStream(f.t, cluster)
 	f.natsURLFor = cluster.URLFor
 }
 

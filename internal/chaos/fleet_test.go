@@ -6,19 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
@@ -58,64 +57,35 @@ func binaries(t *testing.T) string {
 
 // proc is one service process.
 type proc struct {
+	*localenv.Process
 	name string
-	cmd  *exec.Cmd
 	log  string
-	done chan struct{}
-	err  error
 }
 
-func (p *proc) running() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
+func (p *proc) running() bool { return p.Running() }
 
 // kill is kill -9.
-func (p *proc) kill() {
-	if p.running() {
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
-	}
-}
+func (p *proc) kill() { _ = p.Kill() }
 
 // stop is SIGTERM, then kill -9 after 30s.
-func (p *proc) stop() {
-	if !p.running() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(30 * time.Second):
-		p.kill()
-	}
-}
+func (p *proc) stop() { _ = p.Stop(30 * time.Second) }
 
 // wait waits for a one-shot process and returns its exit code.
 func (p *proc) wait(timeout time.Duration) (int, error) {
 	select {
-	case <-p.done:
+	case <-p.Exited():
 	case <-time.After(timeout):
 		return -1, fmt.Errorf("%s still running after %s", p.name, timeout)
 	}
+	err := p.Wait()
 	var exit *exec.ExitError
-	if errors.As(p.err, &exit) {
+	if errors.As(err, &exit) {
 		return exit.ExitCode(), nil
 	}
-	return 0, p.err
+	return 0, err
 }
 
-func (p *proc) logTail() string {
-	b, _ := os.ReadFile(p.log)
-	if len(b) > 3000 {
-		b = b[len(b)-3000:]
-	}
-	return string(b)
-}
+func (p *proc) logTail() string { return p.LogTail(3000) }
 
 // fleetOptions shape a fleet.
 type fleetOptions struct {
@@ -194,23 +164,12 @@ func (f *fleet) spawn(name string, env []string, args ...string) *proc {
 	f.mu.Lock()
 	n := len(f.procs)
 	f.mu.Unlock()
-	p := &proc{name: name, log: filepath.Join(f.dir, fmt.Sprintf("%s-%d.log", name, n)), done: make(chan struct{})}
-	out, err := os.Create(p.log)
+	log := filepath.Join(f.dir, fmt.Sprintf("%s-%d.log", name, n))
+	lp, err := localenv.Start(localenv.Command{Name: name, Path: filepath.Join(f.bin, name), Args: args, Env: env, Log: log})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p.cmd = exec.Command(filepath.Join(f.bin, name), args...)
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = out, out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		f.t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		out.Close()
-		close(p.done)
-	}()
+	p := &proc{Process: lp, name: name, log: log}
 	f.mu.Lock()
 	f.procs = append(f.procs, p)
 	f.mu.Unlock()
@@ -228,19 +187,8 @@ func (f *fleet) service(name string, extra ...string) *proc {
 
 func (f *fleet) waitHTTP(p *proc, url string) {
 	f.t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if !p.running() || time.Now().After(deadline) {
-			f.t.Fatalf("%s not ready at %s: %v\n%s", p.name, url, err, p.logTail())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if err := p.WaitReady(90*time.Second, localenv.HTTPReady(url)); err != nil {
+		f.t.Fatal(err)
 	}
 }
 
@@ -360,13 +308,7 @@ func (f *fleet) ingestMessages() int {
 // eventually polls cond until it holds or the timeout passes.
 func (f *fleet) eventually(timeout time.Duration, what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testenv.Eventually(f.t, timeout, what, cond)
 }
 
 // writeCorpus writes n small text documents under a new directory.

@@ -44,7 +44,7 @@ func TestClusterPowerLoss(t *testing.T) {
 func powerLoss(t *testing.T, c *testenv.Cluster) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	js := c.JetStream(t)
+	js := testenv.ClusterJetStream(t, c)
 	const batch = 500
 	start := time.Now()
 	publishAcked(ctx, t, js, 0, batch)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +17,9 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/drill"
+	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
-	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -69,82 +68,41 @@ func (o *Options) applyDefaults() {
 
 const dims = 384
 
+// services are the binaries the demo runs, from Options.BinDir.
+var services = []string{"producer", "consumer", "outbox-relay", "dlq-replayer", "embed-sim"}
+
 // Run runs the demo and prints its report. It returns an error when the
 // system did not converge or reconcile found a leak or a duplicate.
 func Run(ctx context.Context, o Options) error {
 	o.applyDefaults()
-	for _, b := range []string{"producer", "consumer", "outbox-relay", "dlq-replayer", "embed-sim"} {
+	for _, b := range services {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
 			return fmt.Errorf("binary %s not found in %s: run `make build` first (or pass --bin)", b, o.BinDir)
 		}
 	}
-	say := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
-	env, err := testenv.New()
+	env, err := localenv.New()
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	if o.Cluster {
-		say("starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
-	} else {
-		say("starting PostgreSQL and NATS JetStream …")
-	}
-	pg, err := env.LocalPostgres(ctx)
+	in, err := startInfra(ctx, env, o)
 	if err != nil {
 		return err
 	}
-	nats, replicas, err := startNATS(ctx, env, o.Cluster)
-	if err != nil {
-		return err
-	}
-	dbURL, err := createDatabase(ctx, pg.URL, "sluice")
-	if err != nil {
-		return err
-	}
-	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
-		return err
-	}
-	// Migrations ran as the owner; the services run as sluice_runtime,
-	// which may only read and write rows.
-	if err := testenv.AllowRoleLogins(ctx, pg.URL); err != nil {
-		return err
-	}
-	runtimeURL := testenv.AsRole(dbURL, testenv.RuntimeRole)
-	// The topology owner declares the streams; every service connects as
-	// its own role and only verifies them.
-	if err := declareTopology(ctx, nats, replicas); err != nil {
-		return err
-	}
-	s := &stack{o: o, dir: env.Root(), dbURL: runtimeURL, nats: nats}
+	s := &stack{o: o, dir: env.Root(), dbURL: in.runtimeURL, nats: in.nats}
 	defer s.stop()
 	if err := s.start(); err != nil {
 		return err
 	}
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := pgxpool.New(ctx, in.ownerURL)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-
-	corpusDir := filepath.Join(env.Root(), "corpus")
-	files, err := WriteCorpus(corpusDir, o.Documents, 7)
+	st, took, err := s.ingest(ctx, pool)
 	if err != nil {
 		return err
 	}
-	say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), o.Outage)
-	start := time.Now()
-	prod, err := startProc(s.dir, s.bin("producer"), "producer", s.env(natsauth.Producer, ""), "--source", "demo", "--json", corpusDir)
-	if err != nil {
-		return err
-	}
-	if err := prod.wait(); err != nil {
-		return err
-	}
-	st, err := s.converge(ctx, pool)
-	if err != nil {
-		return err
-	}
-	took := time.Since(start)
 	if o.OnConverged != nil {
 		o.OnConverged(s.metricsByName())
 	}
@@ -157,23 +115,95 @@ func Run(ctx context.Context, o Options) error {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
 	}
 	if o.Drill {
-		say("running the fault drill against the running system …")
+		s.say("running the fault drill against the running system …")
 		if err := s.drill(ctx, pool); err != nil {
 			return err
 		}
 	}
 	if o.Keep {
-		fmt.Fprintf(o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", runtimeURL, nats.URLFor(natsauth.Operator))
-		for _, m := range s.metrics {
-			fmt.Fprintf(o.Stdout, "  metrics: http://%s/metrics\n", m)
-		}
-		stop, err := serveConsole(ctx, pool, nats.ConnConfig(natsauth.Operator, "sluice-demo-console"), o.Stdout)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		<-ctx.Done()
+		return s.keep(ctx, pool)
 	}
+	return nil
+}
+
+// infra is the demo's PostgreSQL database and NATS.
+type infra struct {
+	// ownerURL connects as the schema's owner, runtimeURL as the role the
+	// services run as.
+	ownerURL, runtimeURL string
+	nats                 natsServer
+}
+
+// startInfra starts PostgreSQL and NATS, migrates a database and declares
+// the topology.
+func startInfra(ctx context.Context, env *localenv.Env, o Options) (*infra, error) {
+	if o.Cluster {
+		fmt.Fprintln(o.Stderr, "starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
+	} else {
+		fmt.Fprintln(o.Stderr, "starting PostgreSQL and NATS JetStream …")
+	}
+	pg, err := env.LocalPostgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nats, replicas, err := startNATS(ctx, env, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	dbURL, err := createDatabase(ctx, pg.URL, "sluice")
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
+		return nil, err
+	}
+	// Migrations ran as the owner; the services run as sluice_runtime,
+	// which may only read and write rows.
+	if err := localenv.AllowRoleLogins(ctx, pg.URL); err != nil {
+		return nil, err
+	}
+	// The topology owner declares the streams; every service connects as
+	// its own role and only verifies them.
+	if err := declareTopology(ctx, nats, replicas); err != nil {
+		return nil, err
+	}
+	return &infra{ownerURL: dbURL, runtimeURL: localenv.AsRole(dbURL, migrations.RuntimeRole), nats: nats}, nil
+}
+
+// ingest runs the producer over a generated corpus and waits for the
+// system to converge; took is the time from the producer's start.
+func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took time.Duration, err error) {
+	corpusDir := filepath.Join(s.dir, "corpus")
+	files, err := WriteCorpus(corpusDir, s.o.Documents, 7)
+	if err != nil {
+		return st, 0, err
+	}
+	s.say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), s.o.Outage)
+	start := time.Now()
+	prod, err := s.startProc("producer", "producer", s.env(natsauth.Producer, ""), "--source", "demo", "--json", corpusDir)
+	if err != nil {
+		return st, 0, err
+	}
+	if err := waitOneShot(prod); err != nil {
+		return st, 0, err
+	}
+	st, err = s.converge(ctx, pool)
+	return st, time.Since(start), err
+}
+
+// keep prints how to reach the running system, serves the console, and
+// waits until ctx ends.
+func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
+	fmt.Fprintf(s.o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", s.dbURL, s.nats.URLFor(natsauth.Operator))
+	for _, m := range s.metrics {
+		fmt.Fprintf(s.o.Stdout, "  metrics: http://%s/metrics\n", m)
+	}
+	stop, err := serveConsole(ctx, pool, s.nats.ConnConfig(natsauth.Operator, "sluice-demo-console"), s.o.Stdout)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	<-ctx.Done()
 	return nil
 }
 
@@ -187,13 +217,13 @@ type natsServer interface {
 
 // startNATS starts one JetStream server, or with cluster a 3-node cluster,
 // and returns it with the stream replica count to use.
-func startNATS(ctx context.Context, env *testenv.Env, cluster bool) (natsServer, int, error) {
+func startNATS(ctx context.Context, env *localenv.Env, cluster bool) (natsServer, int, error) {
 	if cluster {
 		c, err := env.LocalCluster(ctx)
 		if err != nil {
 			return nil, 0, err
 		}
-		return c, testenv.ClusterSize, nil
+		return c, localenv.ClusterSize, nil
 	}
 	n, err := env.LocalNATS(ctx)
 	if err != nil {
@@ -232,7 +262,7 @@ type stack struct {
 	dbURL   string
 	nats    natsServer
 	simURL  string
-	procs   []*proc
+	procs   []*localenv.Process
 	metrics []string
 	names   []string
 }
@@ -245,7 +275,7 @@ func (s *stack) metricsByName() map[string]string {
 	return m
 }
 
-func (s *stack) bin(name string) string { return filepath.Join(s.o.BinDir, name) }
+func (s *stack) say(format string, args ...any) { fmt.Fprintf(s.o.Stderr, format+"\n", args...) }
 
 // env is the environment a service gets, with role's NATS credentials;
 // metricsAddr may be empty.
@@ -288,12 +318,12 @@ func (s *stack) startSim() error {
 	if err := os.WriteFile(faults, b, 0o644); err != nil {
 		return err
 	}
-	sim, err := startProc(s.dir, s.bin("embed-sim"), "embed-sim", nil, "--addr", simAddr, "--dims", fmt.Sprint(dims), "--faults", faults, "--seed", "7")
+	sim, err := s.startProc("embed-sim", "embed-sim", nil, "--addr", simAddr, "--dims", fmt.Sprint(dims), "--faults", faults, "--seed", "7")
 	if err != nil {
 		return err
 	}
 	s.procs = append(s.procs, sim)
-	return s.waitReady([]string{s.simURL + "/healthz"})
+	return sim.WaitReady(readyTimeout, localenv.HTTPReady(s.simURL+"/healthz"))
 }
 
 // startServices starts two consumers, the outbox relay and the DLQ
@@ -301,13 +331,13 @@ func (s *stack) startSim() error {
 func (s *stack) startServices() error {
 	// The services learn the simulator's address now; it starts later so
 	// that its outage window lines up with the ingest.
-	simAddr, err := freeAddr()
+	simAddr, err := localenv.FreeAddr()
 	if err != nil {
 		return err
 	}
 	s.simURL = "http://" + simAddr
 	for _, svc := range []string{"consumer", "consumer", "outbox-relay", "dlq-replayer"} {
-		addr, err := freeAddr()
+		addr, err := localenv.FreeAddr()
 		if err != nil {
 			return err
 		}
@@ -316,7 +346,7 @@ func (s *stack) startServices() error {
 		if err != nil {
 			return err
 		}
-		p, err := startProc(s.dir, s.bin(svc), name, s.env(role, addr))
+		p, err := s.startProc(svc, name, s.env(role, addr))
 		if err != nil {
 			return err
 		}
@@ -324,37 +354,9 @@ func (s *stack) startServices() error {
 		s.metrics = append(s.metrics, addr)
 		s.names = append(s.names, name)
 	}
-	urls := make([]string, len(s.metrics))
-	for i, m := range s.metrics {
-		urls[i] = "http://" + m + "/readyz"
-	}
-	return s.waitReady(urls)
-}
-
-// waitReady waits until every URL answers 200.
-func (s *stack) waitReady(urls []string) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for _, u := range urls {
-		for {
-			resp, err := http.Get(u)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					break
-				}
-			}
-			for _, p := range s.procs {
-				select {
-				case err := <-p.done:
-					b, _ := os.ReadFile(p.log)
-					return fmt.Errorf("%s exited during startup: %v\n%s", p.name, err, tail(b, 2000))
-				default:
-				}
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s not ready after 60s", u)
-			}
-			time.Sleep(100 * time.Millisecond)
+	for i, addr := range s.metrics {
+		if err := s.procs[i].WaitReady(readyTimeout, localenv.HTTPReady("http://"+addr+"/readyz")); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -362,7 +364,7 @@ func (s *stack) waitReady(urls []string) error {
 
 func (s *stack) stop() {
 	for i := len(s.procs) - 1; i >= 0; i-- {
-		s.procs[i].stop()
+		_ = s.procs[i].Stop(stopGrace)
 	}
 }
 

@@ -2,21 +2,8 @@ package embedsim
 
 import (
 	"sync"
-	"testing"
 	"time"
 )
-
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 type fakeClock struct {
 	mu  sync.Mutex

@@ -320,7 +320,7 @@ func TestHangUntilClientLeaves(t *testing.T) {
 		t.Fatalf("err = %v, want the client's deadline", err)
 	}
 	// The server notices the client leaving and records an unanswered hang.
-	waitFor(t, func() bool {
+	testenv.Eventually(t, 5*time.Second, "an unanswered hang to be counted", func() bool {
 		c := s.Counts()
 		return c.ByStatus["0"] == 1 && c.ByFault["hang"] == 1
 	})
@@ -349,7 +349,7 @@ func TestConnectionReset(t *testing.T) {
 	}
 	// The reset is counted once the server has closed the connection,
 	// which the client may see first.
-	waitFor(t, func() bool {
+	testenv.Eventually(t, 5*time.Second, "the reset to be counted", func() bool {
 		c := s.Counts()
 		return c.ByFault["sequence"] == 1 && c.ByStatus["0"] == 1
 	})
@@ -585,7 +585,7 @@ func TestCloseCutsHangsShort(t *testing.T) {
 		_, err := post(t, context.Background(), s.URL(), embedReq("x"))
 		errc <- err
 	}()
-	waitFor(t, func() bool { return s.Counts().Requests == 1 })
+	testenv.Eventually(t, 5*time.Second, "the request to arrive", func() bool { return s.Counts().Requests == 1 })
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Errorf("Close: %v", err)

@@ -2,7 +2,7 @@
 // each allowed exactly the subjects its job needs, and the server
 // configuration block that declares them.
 //
-// The role table here is the one source of truth. testenv renders it with
+// The role table here is the one source of truth. localenv renders it with
 // throwaway passwords for every test server, `sluice demo` does the same
 // for its server, and deploy/nats/nats.conf is rendered from it with
 // passwords taken from the server's environment (a test keeps the shipped

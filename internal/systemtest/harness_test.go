@@ -22,6 +22,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/producer"
@@ -174,12 +175,8 @@ func docs(prefix string, n int) map[string]string {
 // eventually polls cond until it holds or the timeout passes.
 func (s *system) eventually(timeout time.Duration, what string, cond func() bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out after %s waiting for %s; chunks by status: %s", timeout, what, s.statuses())
-		}
-		time.Sleep(25 * time.Millisecond)
+	if !localenv.Poll(timeout, cond) {
+		s.t.Fatalf("timed out after %s waiting for %s; chunks by status: %s", timeout, what, s.statuses())
 	}
 }
 

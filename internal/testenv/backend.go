@@ -18,7 +18,7 @@ const (
 	DefaultBackend Backend = "postgres"
 	// PgvectorBackend is PostgreSQL 17 with pgvector 0.8:
 	// PGVECTOR_DATABASE_URL, else the cached Debian root started with
-	// chroot (see PgvectorRoot), else a container. The embedding column is
+	// chroot (see localenv.PgvectorRoot), else a container. The embedding column is
 	// vector(N).
 	PgvectorBackend Backend = "pgvector"
 )
@@ -53,16 +53,16 @@ func sharedServer(t testing.TB, b Backend) *Postgres {
 	t.Helper()
 	env := sharedEnv(t)
 	if b == PgvectorBackend {
-		return shared.pgvector.get(t, env.Pgvector)
+		return shared.pgvector.get(t, func(ctx context.Context) (*Postgres, error) { return pgvectorServer(ctx, env) })
 	}
-	return shared.pg.get(t, env.Postgres)
+	return shared.pg.get(t, func(ctx context.Context) (*Postgres, error) { return postgresServer(ctx, env) })
 }
 
 // NewPgvector starts a PostgreSQL server with pgvector private to the test
 // — one it can StopImmediate and Restart — and stops it when the test ends.
 func NewPgvector(t testing.TB) *Postgres {
 	t.Helper()
-	return newPrivatePostgres(t, (*Env).LocalPgvector)
+	return newPrivatePostgres(t, localPgvector)
 }
 
 // requirePgvector fails the test unless the migration installed pgvector

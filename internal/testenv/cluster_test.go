@@ -18,7 +18,7 @@ func TestClusterAckedMessagesSurviveLeaderKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := testenv.NewCluster(t)
-	js := c.JetStream(t)
+	js := testenv.ClusterJetStream(t, c)
 	// A publish during the election fails; it is retried under its
 	// message id, which the stream deduplicates, as the producer does.
 	publish := func(from, to int) {

@@ -3,7 +3,6 @@ package testenv
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -17,7 +16,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // Container images used when no local binaries are available, the public
@@ -75,10 +74,6 @@ func loopbackEndpoint(ctx context.Context, c testcontainers.Container, port stri
 	return net.JoinHostPort(loopback, p.Port()), nil
 }
 
-// errContainerCrash explains why crash helpers refuse containers: a
-// restarted container may come back on another host port.
-var errContainerCrash = errors.New("crash and restart helpers need local servers (PostgreSQL binaries, nats-server), not containers")
-
 func startContainerPostgres(ctx context.Context, image string) (*Postgres, error) {
 	if err := dockerAvailable(ctx); err != nil {
 		return nil, err
@@ -97,10 +92,10 @@ func startContainerPostgres(ctx context.Context, image string) (*Postgres, error
 		_ = c.Terminate(context.Background())
 		return nil, err
 	}
-	return &Postgres{
-		URL:       fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", endpoint),
-		terminate: func(ctx context.Context) error { return c.Terminate(ctx) },
-	}, nil
+	// A restarted container may come back on another host port, so the
+	// crash helpers refuse it.
+	return localenv.AttachPostgres(fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", endpoint),
+		func(ctx context.Context) error { return c.Terminate(ctx) }), nil
 }
 
 // startContainerNATS runs NATS in a container with a user per role; its
@@ -109,11 +104,11 @@ func startContainerNATS(ctx context.Context, dir string) (*NATS, error) {
 	if err := dockerAvailable(ctx); err != nil {
 		return nil, err
 	}
-	n := newAuthNATS("")
-	conf := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(conf, []byte(n.serverConfig(nil)), 0o644); err != nil {
-		return nil, err
-	}
+	return localenv.HostNATS(ctx, filepath.Join(dir, "nats.conf"), runNATSContainer)
+}
+
+// runNATSContainer runs natsImage with the server configuration conf.
+func runNATSContainer(ctx context.Context, conf string) (string, func(context.Context) error, error) {
 	image := natsImage()
 	// The binary named first: the official image's entrypoint accepts
 	// that, and an image without an entrypoint needs it.
@@ -125,15 +120,12 @@ func startContainerNATS(ctx context.Context, dir string) (*NATS, error) {
 		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready")),
 	)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", image, err)
+		return "", nil, fmt.Errorf("run %s: %w", image, err)
 	}
 	endpoint, err := loopbackEndpoint(ctx, c, "4222/tcp")
 	if err != nil {
 		_ = c.Terminate(context.Background())
-		return nil, err
+		return "", nil, err
 	}
-	n.base = "nats://" + endpoint
-	n.URL = n.URLFor(natsauth.Owner)
-	n.terminate = func(ctx context.Context) error { return c.Terminate(ctx) }
-	return n, nil
+	return "nats://" + endpoint, func(ctx context.Context) error { return c.Terminate(ctx) }, nil
 }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -8,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // TestContainers runs the container fallback whenever a Docker engine
@@ -30,7 +33,7 @@ func TestContainers(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			if err := pg.stop(); err != nil {
+			if err := pg.Close(); err != nil {
 				t.Errorf("terminate %s: %v", postgresImage(), err)
 			}
 		})
@@ -46,8 +49,8 @@ func TestContainers(t *testing.T) {
 		if err := conn.QueryRow(ctx, `SELECT '[1,2,3]'::vector <-> '[1,2,5]'::vector`).Scan(&d); err != nil || d != 2 {
 			t.Fatalf("vector distance = %v, %v; want 2", d, err)
 		}
-		if err := pg.notLocal(); err != errContainerCrash {
-			t.Errorf("crash helpers on a container: %v, want errContainerCrash", err)
+		if err := pg.StopImmediate(ctx); !errors.Is(err, localenv.ErrNotLocal) {
+			t.Errorf("crash helpers on a container: %v, want localenv.ErrNotLocal", err)
 		}
 	})
 	t.Run("nats", func(t *testing.T) {
@@ -58,7 +61,7 @@ func TestContainers(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			if err := n.stop(); err != nil {
+			if err := n.Close(); err != nil {
 				t.Errorf("terminate %s: %v", natsImage(), err)
 			}
 		})

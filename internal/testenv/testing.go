@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 )
@@ -27,7 +27,7 @@ import (
 // PostgreSQL server, on which every test gets its own database.
 var shared struct {
 	envOnce sync.Once
-	env     *Env
+	env     *localenv.Env
 	envErr  error
 
 	pg       lazyServer // DefaultBackend
@@ -55,9 +55,9 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-func sharedEnv(t testing.TB) *Env {
+func sharedEnv(t testing.TB) *localenv.Env {
 	t.Helper()
-	shared.envOnce.Do(func() { shared.env, shared.envErr = New() })
+	shared.envOnce.Do(func() { shared.env, shared.envErr = localenv.New() })
 	if shared.envErr != nil {
 		t.Fatalf("testenv: %v", shared.envErr)
 	}
@@ -65,9 +65,9 @@ func sharedEnv(t testing.TB) *Env {
 }
 
 // privateEnv is an environment owned by one test and closed with it.
-func privateEnv(t testing.TB) *Env {
+func privateEnv(t testing.TB) *localenv.Env {
 	t.Helper()
-	env, err := New()
+	env, err := localenv.New()
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -130,11 +130,11 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		t.Fatalf("testenv: migrated template: %v", err)
 	}
 	name := "t_" + randomSuffix()
-	if err := adminExec(ctx, pg.URL, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tpl)); err != nil {
+	if err := localenv.AdminExec(ctx, pg.URL, fmt.Sprintf(`CREATE DATABASE %s TEMPLATE %s`, name, tpl)); err != nil {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
-	db.RuntimeURL, db.ReadonlyURL = AsRole(db.URL, RuntimeRole), AsRole(db.URL, ReadonlyRole)
+	db.RuntimeURL, db.ReadonlyURL = localenv.AsRole(db.URL, RuntimeRole), localenv.AsRole(db.URL, ReadonlyRole)
 	db.Pool, err = pgxpool.New(ctx, db.URL)
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
@@ -148,7 +148,7 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		defer cancel()
 		// The server may be down if a crash test left it so; the database
 		// then goes with the server's temporary directory.
-		_ = adminExec(ctx, pg.URL, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
+		_ = localenv.AdminExec(ctx, pg.URL, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
 	})
 	return db
 }
@@ -195,16 +195,16 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	}
 	name := fmt.Sprintf("sluice_tpl_%d", dims)
 	// A template left by an earlier run on an external server may be stale.
-	if err := adminExec(ctx, pg.URL, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+	if err := localenv.AdminExec(ctx, pg.URL, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
 		return "", err
 	}
-	if err := adminExec(ctx, pg.URL, `CREATE DATABASE `+name); err != nil {
+	if err := localenv.AdminExec(ctx, pg.URL, `CREATE DATABASE `+name); err != nil {
 		return "", err
 	}
 	if err := migrations.Up(ctx, withDatabase(pg.URL, name), migrations.Options{Dims: dims}); err != nil {
 		return "", err
 	}
-	if err := AllowRoleLogins(ctx, pg.URL); err != nil {
+	if err := localenv.AllowRoleLogins(ctx, pg.URL); err != nil {
 		return "", err
 	}
 	if shared.templates == nil {
@@ -214,44 +214,11 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	return name, nil
 }
 
-func adminExec(ctx context.Context, url, sql string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
 // The PostgreSQL roles migrations create (migrations/00011_roles.sql).
 const (
 	RuntimeRole  = migrations.RuntimeRole
 	ReadonlyRole = migrations.ReadonlyRole
 )
-
-// AllowRoleLogins lets the roles the migrations create NOLOGIN log in on
-// the server at adminURL. Test and demo servers trust loopback, so that is
-// all it takes to connect as them; a real deployment sets passwords.
-func AllowRoleLogins(ctx context.Context, adminURL string) error {
-	for _, role := range []string{RuntimeRole, ReadonlyRole} {
-		if err := adminExec(ctx, adminURL, `ALTER ROLE `+role+` LOGIN`); err != nil {
-			return fmt.Errorf("let %s log in: %w", role, err)
-		}
-	}
-	return nil
-}
-
-// AsRole is the postgres:// URL raw with user in place of its user and
-// password.
-func AsRole(raw, user string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	u.User = url.User(user)
-	return u.String()
-}
 
 // withDatabase replaces the database name in a postgres:// URL.
 func withDatabase(url, name string) string {
@@ -280,16 +247,16 @@ func randomSuffix() string {
 // StopImmediate and Restart — and stops it when the test ends.
 func NewPostgres(t testing.TB) *Postgres {
 	t.Helper()
-	return newPrivatePostgres(t, (*Env).LocalPostgres)
+	return newPrivatePostgres(t, localPostgres)
 }
 
 // newPrivatePostgres starts a server with start in an environment private
 // to t.
-func newPrivatePostgres(t testing.TB, start func(*Env, context.Context) (*Postgres, error)) *Postgres {
+func newPrivatePostgres(t testing.TB, start func(context.Context, *localenv.Env) (*Postgres, error)) *Postgres {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	pg, err := start(privateEnv(t), ctx)
+	pg, err := start(ctx, privateEnv(t))
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -309,13 +276,13 @@ func NewNATS(t testing.TB, opts ...NATSOption) *NATS {
 	if url := os.Getenv("NATS_URL"); url != "" {
 		shared.externalNATS.Lock()
 		t.Cleanup(shared.externalNATS.Unlock)
-		n := externalNATS(url)
+		n := localenv.AttachNATS(url)
 		if err := deleteAllStreams(ctx, n); err != nil {
 			t.Fatalf("testenv: reset streams on NATS_URL=%s: %v", config.Redact(url), err)
 		}
 		return n
 	}
-	n, err := privateEnv(t).LocalNATS(ctx, opts...)
+	n, err := localNATS(ctx, privateEnv(t), opts...)
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
@@ -323,7 +290,7 @@ func NewNATS(t testing.TB, opts ...NATSOption) *NATS {
 }
 
 func deleteAllStreams(ctx context.Context, n *NATS) error {
-	nc, err := n.connect()
+	nc, err := n.Connect()
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,9 @@
-package testenv
+package localenv
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,14 +18,19 @@ import (
 
 // Postgres is a running PostgreSQL server. A local one can be stopped the
 // hard way and restarted on the same data directory; one given by URL or
-// run in a container supports only what its handle allows.
+// run in a container (AttachPostgres) supports only Close.
 type Postgres struct {
 	// URL connects as a superuser to the "postgres" database.
 	URL string
 
-	proc      *process
-	dataDir   string
-	terminate func(ctx context.Context) error // containers only
+	srv     *server
+	dataDir string
+}
+
+// AttachPostgres is the server at url, which this process does not run:
+// Close calls stop, when given, and the crash helpers return ErrNotLocal.
+func AttachPostgres(url string, stop func(ctx context.Context) error) *Postgres {
+	return &Postgres{URL: url, srv: attached("postgres", stop)}
 }
 
 // postgresBinDir finds the directory holding initdb and postgres: the one on
@@ -46,7 +50,7 @@ func postgresBinDir() (string, error) {
 		}
 	}
 	return "", errors.New("PostgreSQL server binaries (initdb, postgres) not found: " +
-		"install them (Debian: apt-get install postgresql), put them on PATH, or set DATABASE_URL")
+		"install them (Debian: apt-get install postgresql) or put them on PATH")
 }
 
 func versionOf(binDir string) int {
@@ -108,13 +112,14 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 	pg := &Postgres{
 		URL:     fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 		dataDir: dataDir,
-		proc: &process{
-			name:    "postgres",
-			path:    filepath.Join(binDir, "postgres"),
-			args:    append(testServerSettings(dataDir, port), "-c", "unix_socket_directories="),
-			logPath: filepath.Join(dir, "postgres.log"),
-			cred:    cred,
-		},
+		srv: &server{cmd: Command{
+			Name:  "postgres",
+			Path:  filepath.Join(binDir, "postgres"),
+			Args:  append(serverSettings(dataDir, port), "-c", "unix_socket_directories="),
+			Log:   filepath.Join(dir, "postgres.log"),
+			Group: true,
+			Cred:  cred,
+		}},
 	}
 	if err := pg.Start(ctx); err != nil {
 		return nil, err
@@ -122,9 +127,9 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 	return pg, nil
 }
 
-// testServerSettings are the postgres arguments every throwaway test
-// server runs with: loopback only, fsync off, room for parallel tests.
-func testServerSettings(dataDir string, port int) []string {
+// serverSettings are the postgres arguments every throwaway server runs
+// with: loopback only, fsync off, room for parallel tests.
+func serverSettings(dataDir string, port int) []string {
 	return []string{
 		"-D", dataDir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1",
@@ -139,22 +144,17 @@ func testServerSettings(dataDir string, port int) []string {
 // Start starts a stopped server on its data directory and waits until it
 // accepts connections (crash recovery included).
 func (p *Postgres) Start(ctx context.Context) error {
-	if p.proc == nil {
-		return fmt.Errorf("start postgres: %w", p.notLocal())
-	}
-	if err := p.proc.start(); err != nil {
+	proc, err := p.srv.start()
+	if err != nil {
 		return err
 	}
-	return p.proc.waitFor(60*time.Second, func() error { return ping(ctx, p.URL) })
+	return proc.WaitReady(60*time.Second, func() error { return ping(ctx, p.URL) })
 }
 
 // StopImmediate stops the server the way `pg_ctl stop -m immediate` does:
 // SIGQUIT, no checkpoint, crash recovery on the next start.
 func (p *Postgres) StopImmediate(ctx context.Context) error {
-	if p.proc == nil {
-		return fmt.Errorf("stop postgres: %w", p.notLocal())
-	}
-	return p.proc.signal(syscall.SIGQUIT, 30*time.Second)
+	return p.srv.signal(syscall.SIGQUIT, 30*time.Second)
 }
 
 // Restart is StopImmediate followed by Start on the same data.
@@ -165,23 +165,8 @@ func (p *Postgres) Restart(ctx context.Context) error {
 	return p.Start(ctx)
 }
 
-// stop shuts the server down fast (SIGINT), for cleanup.
-func (p *Postgres) stop() error {
-	if p.terminate != nil {
-		return p.terminate(context.Background())
-	}
-	if p.proc == nil {
-		return nil
-	}
-	return p.proc.signal(syscall.SIGINT, 15*time.Second)
-}
-
-func (p *Postgres) notLocal() error {
-	if p.terminate != nil {
-		return errContainerCrash
-	}
-	return errNotLocal
-}
+// Close shuts the server down fast (SIGINT), for cleanup.
+func (p *Postgres) Close() error { return p.srv.close(syscall.SIGINT, 15*time.Second) }
 
 func ping(ctx context.Context, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -192,14 +177,4 @@ func ping(ctx context.Context, url string) error {
 	}
 	defer conn.Close(context.Background())
 	return conn.Ping(ctx)
-}
-
-// freePort asks the kernel for a free loopback TCP port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -1,11 +1,14 @@
-package testenv
+package localenv
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -19,19 +22,18 @@ import (
 // restarted on the same port and store directory.
 type NATS struct {
 	// URL is the client URL with the topology owner's credentials,
-	// nats://owner:…@127.0.0.1:<port>: what tests use for their own
-	// connection. Services started by tests take URLFor their role.
+	// nats://owner:…@127.0.0.1:<port>: what the starter uses for its own
+	// connection. Services it starts take URLFor their role.
 	URL string
 	// TLS is set when the server requires TLS: the files a client needs.
 	TLS *TLSFiles
 
 	base      string                   // the URL without credentials
-	passwords map[natsauth.Role]string // nil for a server given by NATS_URL
-	proc      *process
-	terminate func(ctx context.Context) error // containers only
+	passwords map[natsauth.Role]string // nil for a server given by URL
+	srv       *server
 }
 
-// NATSOption adjusts a NATS server a test asks for.
+// NATSOption adjusts a NATS server StartLocalNATS starts.
 type NATSOption func(*natsOptions)
 
 type natsOptions struct{ tls bool }
@@ -44,19 +46,42 @@ func WithTLS() NATSOption { return func(o *natsOptions) { o.tls = true } }
 func newAuthNATS(base string) *NATS {
 	n := &NATS{base: base, passwords: map[natsauth.Role]string{}}
 	for _, r := range natsauth.Roles() {
-		n.passwords[r] = randomSuffix() + randomSuffix()
+		n.passwords[r] = randomPassword()
 	}
 	n.URL = n.URLFor(natsauth.Owner)
 	return n
 }
 
-// externalNATS is the server NATS_URL names, used with the credentials
-// that URL carries whatever the role.
-func externalNATS(url string) *NATS { return &NATS{URL: url, base: url} }
+// AttachNATS is the server at url, which this process does not run, used
+// with the credentials url carries whatever the role. The crash helpers
+// return ErrNotLocal.
+func AttachNATS(url string) *NATS {
+	return &NATS{URL: url, base: url, srv: attached("nats-server", nil)}
+}
+
+// HostNATS starts a nats-server that this process does not run as a child
+// — in a container, say — with JetStream and a user per role. It writes
+// the server's configuration to the file conf; run starts the server with
+// that file and returns its client URL without credentials and a function
+// that stops it. Close calls that function; the crash helpers return
+// ErrNotLocal.
+func HostNATS(ctx context.Context, conf string, run func(ctx context.Context, conf string) (url string, stop func(context.Context) error, err error)) (*NATS, error) {
+	n := newAuthNATS("")
+	if err := os.WriteFile(conf, []byte(n.serverConfig(nil)), 0o644); err != nil {
+		return nil, err
+	}
+	base, stop, err := run(ctx, conf)
+	if err != nil {
+		return nil, err
+	}
+	n.base, n.srv = base, attached("nats-server", stop)
+	n.URL = n.URLFor(natsauth.Owner)
+	return n, nil
+}
 
 // URLFor is the client URL carrying role's credentials. A server given by
-// NATS_URL has only the credentials in that URL, which URLFor returns for
-// every role.
+// URL (AttachNATS) has only the credentials in that URL, which URLFor
+// returns for every role.
 func (n *NATS) URLFor(role natsauth.Role) string {
 	if n.passwords == nil {
 		return n.URL
@@ -123,18 +148,19 @@ func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*
 	if err := os.WriteFile(conf, []byte(n.serverConfig(tls)), 0o600); err != nil {
 		return nil, err
 	}
-	n.proc = &process{
-		name: "nats-server",
-		path: bin,
-		args: []string{
+	n.srv = &server{cmd: Command{
+		Name: "nats-server",
+		Path: bin,
+		Args: []string{
 			"-c", conf,
 			"-a", "127.0.0.1", "-p", strconv.Itoa(port),
 			"-js", "-sd", store,
-			// No monitoring port: tests talk to the server only as clients.
+			// No monitoring port: clients are all the server has.
 			"-m", "0",
 		},
-		logPath: filepath.Join(dir, "nats-server.log"),
-	}
+		Log:   filepath.Join(dir, "nats-server.log"),
+		Group: true,
+	}}
 	if err := n.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -143,21 +169,16 @@ func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*
 
 // Start starts a stopped server and waits until JetStream answers.
 func (n *NATS) Start(ctx context.Context) error {
-	if n.proc == nil {
-		return fmt.Errorf("start nats-server: %w", n.notLocal())
-	}
-	if err := n.proc.start(); err != nil {
+	proc, err := n.srv.start()
+	if err != nil {
 		return err
 	}
-	return n.proc.waitFor(30*time.Second, n.jetStreamReady)
+	return proc.WaitReady(30*time.Second, n.jetStreamReady)
 }
 
 // Kill stops the server with SIGKILL: no flush, no goodbye to clients.
 func (n *NATS) Kill(ctx context.Context) error {
-	if n.proc == nil {
-		return fmt.Errorf("kill nats-server: %w", n.notLocal())
-	}
-	return n.proc.kill()
+	return n.srv.kill()
 }
 
 // Restart is Kill followed by Start on the same store.
@@ -168,25 +189,12 @@ func (n *NATS) Restart(ctx context.Context) error {
 	return n.Start(ctx)
 }
 
-func (n *NATS) stop() error {
-	if n.terminate != nil {
-		return n.terminate(context.Background())
-	}
-	if n.proc == nil {
-		return nil
-	}
-	return n.proc.kill()
-}
+// Close stops the server (SIGKILL: its store is thrown away), for
+// cleanup.
+func (n *NATS) Close() error { return n.srv.close(syscall.SIGKILL, killWait) }
 
-func (n *NATS) notLocal() error {
-	if n.terminate != nil {
-		return errContainerCrash
-	}
-	return errNotLocal
-}
-
-// connect opens a plain connection as the owner, for testenv's own checks.
-func (n *NATS) connect(opts ...nats.Option) (*nats.Conn, error) {
+// Connect opens a plain connection as the topology owner.
+func (n *NATS) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	if n.TLS != nil {
 		opts = append(opts, nats.RootCAs(n.TLS.CA), nats.ClientCert(n.TLS.Cert, n.TLS.Key))
 	}
@@ -194,7 +202,7 @@ func (n *NATS) connect(opts ...nats.Option) (*nats.Conn, error) {
 }
 
 func (n *NATS) jetStreamReady() error {
-	nc, err := n.connect(nats.Timeout(time.Second), nats.NoReconnect())
+	nc, err := n.Connect(nats.Timeout(time.Second), nats.NoReconnect())
 	if err != nil {
 		return err
 	}
@@ -202,4 +210,21 @@ func (n *NATS) jetStreamReady() error {
 	// $JS.API.INFO answers only once JetStream has recovered its store.
 	_, err = nc.Request("$JS.API.INFO", nil, time.Second)
 	return err
+}
+
+// randomPassword is a fresh password for one role.
+func randomPassword() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// TLSRequested reports whether opts ask for TLS, which only StartLocalNATS
+// offers.
+func TLSRequested(opts ...NATSOption) bool {
+	var o natsOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o.tls
 }

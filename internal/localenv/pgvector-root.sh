@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the cached Debian trixie root holding PostgreSQL 17 and pgvector
-# that the tests start with chroot (internal/testenv/pgvector.go) and that
+# that the tests start with chroot (internal/localenv/pgvector.go) and that
 # `make test-deploy` reuses. Idempotent: an existing root is kept. Runs as
 # root; installs debootstrap from the machine's apt sources when missing.
 #
-#   internal/testenv/pgvector-root.sh [ROOT]
+#   internal/localenv/pgvector-root.sh [ROOT]
 #
 # ROOT defaults to ${XDG_CACHE_HOME:-$HOME/.cache}/sluice/trixie-pg17.
 set -euo pipefail

@@ -1,0 +1,106 @@
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrNotLocal is what the crash and restart helpers (Start, Kill,
+// StopImmediate, Restart) return, wrapped, on a server this process does
+// not run as a child: one given by URL, or run in a container, which may
+// come back on another port.
+var ErrNotLocal = errors.New("crash and restart helpers need a server this process runs (PostgreSQL binaries, nats-server), not one given by URL or run in a container")
+
+// server is a child server process that can be stopped and started again
+// on the same command, and so on the same port and data; or, attached, a
+// server this process does not run, which it can only close.
+type server struct {
+	cmd    Command
+	detach func(ctx context.Context) error // attached servers only; may be nil
+
+	mu   sync.Mutex
+	proc *Process
+}
+
+// attached is a server named name that this process does not run; close
+// calls stop, when given.
+func attached(name string, stop func(ctx context.Context) error) *server {
+	return &server{cmd: Command{Name: name}, detach: stop}
+}
+
+// start starts the server unless it is running.
+func (s *server) start() (*Process, error) {
+	if s.cmd.Path == "" {
+		return nil, fmt.Errorf("start %s: %w", s.cmd.Name, ErrNotLocal)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil && s.proc.Running() {
+		return nil, fmt.Errorf("%s: already running", s.cmd.Name)
+	}
+	p, err := Start(s.cmd)
+	if err != nil {
+		return nil, err
+	}
+	s.proc = p
+	return p, nil
+}
+
+// signal stops the server with sig, escalating to SIGKILL after grace;
+// only a server that survives SIGKILL is an error.
+func (s *server) signal(sig syscall.Signal, grace time.Duration) error {
+	if s.cmd.Path == "" {
+		return fmt.Errorf("stop %s: %w", s.cmd.Name, ErrNotLocal)
+	}
+	s.mu.Lock()
+	p := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := p.Signal(sig, grace); err != nil && !errors.Is(err, ErrKilled) {
+		return err
+	}
+	return nil
+}
+
+// kill stops the server with SIGKILL.
+func (s *server) kill() error { return s.signal(syscall.SIGKILL, killWait) }
+
+// close stops a server this process runs with sig (see signal), for
+// cleanup, or detaches from an attached one.
+func (s *server) close(sig syscall.Signal, grace time.Duration) error {
+	if s.cmd.Path != "" {
+		return s.signal(sig, grace)
+	}
+	if s.detach != nil {
+		return s.detach(context.Background())
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback TCP port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// FreeAddr asks the kernel for a free loopback address, host:port, for a
+// child service to listen on.
+func FreeAddr() (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port), nil
+}
