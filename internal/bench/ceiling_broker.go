@@ -19,10 +19,10 @@ import (
 // then pulled in batches on the workers durable and acked the way the
 // consumer does it. The rate is messages over publish plus consume time.
 func (r *runner) jetStreamCeiling(ctx context.Context, jobs []benchJob) (ceilingRep, error) {
-	if err := r.in.resetStreams(ctx); err != nil {
+	if err := r.in.resetStreams(ctx, r.in.nats); err != nil {
 		return ceilingRep{}, err
 	}
-	nc, js, err := r.in.connect()
+	nc, js, err := connect(r.in.nats)
 	if err != nil {
 		return ceilingRep{}, err
 	}

@@ -30,6 +30,9 @@ const (
 	ScenarioRiver = "river"
 	// ScenarioScale is the 384-dimension pipeline at Config.ScaleChunks.
 	ScenarioScale = "scale"
+	// ScenarioSyncAlways is the 384-dimension pipeline on a nats-server
+	// with sync_interval: always.
+	ScenarioSyncAlways = "sync-always"
 	// ScenarioScaleOut is the 384-dimension pipeline with 1, 2 and 4
 	// consumer processes against an embed-sim that takes 100 ms a request:
 	// three runs, scale-out-1, scale-out-2 and scale-out-4.
@@ -39,7 +42,7 @@ const (
 // allScenarios is every scenario, in the order a repetition runs them.
 var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
-	ScenarioStorm429, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
+	ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
 }
 
 // Config configures a benchmark invocation.

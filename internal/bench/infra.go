@@ -25,6 +25,9 @@ type infra struct {
 	env  *localenv.Env
 	pg   *localenv.Postgres
 	nats *localenv.NATS
+	// syncNATS is a second server with sync_interval: always, started
+	// for the first run that asks for it.
+	syncNATS *localenv.NATS
 }
 
 func startInfra(ctx context.Context) (*infra, error) {
@@ -44,6 +47,22 @@ func startInfra(ctx context.Context) (*infra, error) {
 
 func (in *infra) close() error { return in.env.Close() }
 
+// broker is the server a run uses: the default one, or with syncAlways
+// the one that flushes every write before acknowledging it.
+func (in *infra) broker(ctx context.Context, syncAlways bool) (*localenv.NATS, error) {
+	if !syncAlways {
+		return in.nats, nil
+	}
+	if in.syncNATS == nil {
+		n, err := in.env.LocalNATS(ctx, localenv.WithSyncAlways())
+		if err != nil {
+			return nil, err
+		}
+		in.syncNATS = n
+	}
+	return in.syncNATS, nil
+}
+
 // topology is the broker topology the consumer service declares with its
 // default settings; the benchmark declares the same so that its own
 // workers (naive, ceilings) meet the same stream.
@@ -53,8 +72,8 @@ func topology() broker.Topology {
 
 // resetStreams deletes the INGEST and DLQ streams and declares them anew,
 // so that every run starts on an empty store and an empty dedupe window.
-func (in *infra) resetStreams(ctx context.Context) error {
-	nc, js, err := in.connect()
+func (in *infra) resetStreams(ctx context.Context, n *localenv.NATS) error {
+	nc, js, err := connect(n)
 	if err != nil {
 		return err
 	}
@@ -67,8 +86,8 @@ func (in *infra) resetStreams(ctx context.Context) error {
 	return broker.Ensure(ctx, js, topology())
 }
 
-func (in *infra) connect() (*nats.Conn, jetstream.JetStream, error) {
-	nc, err := nats.Connect(in.nats.URL, nats.Name("sluice-bench"))
+func connect(n *localenv.NATS) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := nats.Connect(n.URL, nats.Name("sluice-bench"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to nats: %w", err)
 	}

@@ -181,6 +181,10 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 		pipe(ScenarioStorm429, "384 dims, 20% of requests 429 with Retry-After: 1",
 			pipelineSpec{dims: 384, chunks: cfg.Chunks, faults: simFaults{rate429: 0.2, retryAfter: 1}})
 	}
+	if cfg.selected(ScenarioSyncAlways) {
+		pipe(ScenarioSyncAlways, "384 dims, nats-server with sync_interval: always (every write flushed before its PubAck)",
+			pipelineSpec{dims: 384, chunks: cfg.Chunks, syncAlways: true})
+	}
 	if cfg.selected(ScenarioNaive) {
 		pipe(ScenarioNaive, "sync publish, fetch 1, one HTTP call and one commit per chunk",
 			pipelineSpec{dims: 384, chunks: cfg.Chunks, naive: true})

@@ -96,6 +96,7 @@ type pipelineSpec struct {
 	profile       string // file prefix for consumer profiles; empty for none
 	consumers     int    // consumer processes; 0 for the usual consumers
 	consumerEnv   []string
+	syncAlways    bool // on the server with sync_interval: always
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -143,14 +144,18 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 		return RepResult{}, err
 	}
 	defer db.drop()
-	if err := r.in.resetStreams(ctx); err != nil {
+	broker, err := r.in.broker(ctx, s.syncAlways)
+	if err != nil {
+		return RepResult{}, err
+	}
+	if err := r.in.resetStreams(ctx, broker); err != nil {
 		return RepResult{}, err
 	}
 	sim, simURL, err := startSim(r.start, r.bins, r.work, s.dims, r.cfg.Seed, s.faults)
 	if err != nil {
 		return RepResult{}, err
 	}
-	prodSpec, consSpecs := r.processes(s, serviceEnv(db, r.in.nats.URL, simURL, s.dims), corpus)
+	prodSpec, consSpecs := r.processes(s, serviceEnv(db, broker.URL, simURL, s.dims), corpus)
 	cons, err := r.startAll(consSpecs)
 	if err != nil {
 		return RepResult{}, err

@@ -36,7 +36,7 @@ type NATS struct {
 // NATSOption adjusts a NATS server StartLocalNATS starts.
 type NATSOption func(*natsOptions)
 
-type natsOptions struct{ tls bool }
+type natsOptions struct{ tls, syncAlways bool }
 
 // WithTLS makes the server require TLS with client certificates, from a
 // CA generated for it; NATS.TLS holds the client's files.
@@ -122,6 +122,10 @@ func (n *NATS) serverConfig(tls *natsauth.TLS) string {
 	return natsauth.ServerConfig{Users: natsauth.UsersWith(func(r natsauth.Role) string { return n.passwords[r] }), TLS: tls}.Render()
 }
 
+// WithSyncAlways sets JetStream's sync_interval to always: every write is
+// flushed to disk before it is acknowledged, instead of every two minutes.
+func WithSyncAlways() NATSOption { return func(o *natsOptions) { o.syncAlways = true } }
+
 // StartLocalNATS starts the nats-server binary at bin with JetStream on,
 // storing under dir, on a free loopback port, with a user per role.
 func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*NATS, error) {
@@ -145,7 +149,13 @@ func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*
 		}
 	}
 	conf := filepath.Join(dir, "nats.conf")
-	if err := os.WriteFile(conf, []byte(n.serverConfig(tls)), 0o600); err != nil {
+	content := n.serverConfig(tls)
+	if o.syncAlways {
+		// The store directory comes from -sd below; the file may not
+		// name it again.
+		content += "\njetstream {\n  sync_interval: always\n}\n"
+	}
+	if err := os.WriteFile(conf, []byte(content), 0o600); err != nil {
 		return nil, err
 	}
 	n.srv = &server{cmd: Command{
