@@ -28,13 +28,19 @@ type Gate interface {
 
 // Config tunes the pull loop.
 type Config struct {
-	// BatchSize is how many messages one fetch asks for. Defaults to 64.
+	// BatchSize is how many messages one fetch asks for. Defaults to
+	// DefaultBatchSize.
 	BatchSize int
-	// FetchWait is how long a fetch waits to fill a batch. Defaults to 250ms.
+	// FetchWait is how long a fetch waits to fill a batch; no fetch waits
+	// longer. Defaults to DefaultFetchWait.
 	FetchWait time.Duration
 	// Heartbeat is how often a batch in progress extends its messages'
-	// ack deadline. Defaults to 10s; keep it well below AckWait.
+	// ack deadline. Defaults to DefaultHeartbeat; it must be below
+	// AckWait, and the service uses AckWait/4.
 	Heartbeat time.Duration
+	// AckWait is the durables' AckWait (sluice nats setup --ack-wait),
+	// which Heartbeat must stay below. Defaults to broker.DefaultAckWait.
+	AckWait time.Duration
 	// ShutdownGrace bounds how long in-flight work may run once shutdown
 	// begins (SIGTERM), whenever the batch started. Defaults to
 	// DefaultShutdownGrace.
@@ -72,6 +78,9 @@ func (c Config) Validate() error {
 	if c.FetchWait <= 0 || c.Heartbeat <= 0 || c.ShutdownGrace <= 0 || c.BatchDeadline <= 0 {
 		errs = append(errs, errors.New("fetch wait, heartbeat, shutdown grace and batch deadline must be positive"))
 	}
+	if c.Heartbeat >= c.AckWait {
+		errs = append(errs, fmt.Errorf("heartbeat %s is not below ack wait %s: JetStream would redeliver batches in progress; use at most a quarter of the ack wait", c.Heartbeat, c.AckWait))
+	}
 	return errors.Join(errs...)
 }
 
@@ -84,6 +93,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.AckWait == 0 {
+		c.AckWait = broker.DefaultAckWait
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace

@@ -50,7 +50,7 @@ const (
 	defaultPurgeBatch    = 5000
 )
 
-func (o TriageOptions) withDefaults() TriageOptions {
+func (o *TriageOptions) applyDefaults() {
 	if o.Policy != nil {
 		o.PayloadRetention, o.EscalationRetention = o.Policy.Default().PayloadRetention, o.Policy.Default().EscalationRetention
 	}
@@ -66,7 +66,25 @@ func (o TriageOptions) withDefaults() TriageOptions {
 	if o.PurgeBatch <= 0 {
 		o.PurgeBatch = defaultPurgeBatch
 	}
-	return o
+}
+
+// Validate says what is wrong with the options and how to fix it. Zero
+// fields take their defaults.
+func (o TriageOptions) Validate() error {
+	var errs []error
+	if o.PayloadRetention < 0 || o.EscalationRetention < 0 {
+		errs = append(errs, fmt.Errorf("triage: payload retention %s and escalation retention %s: use positive durations, or 0 for the defaults", o.PayloadRetention, o.EscalationRetention))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("triage: timeout %s: use a positive duration, or 0 for the default (%s)", o.Timeout, defaultTriageTimeout))
+	}
+	if o.PurgeBatch < 0 {
+		errs = append(errs, fmt.Errorf("triage: purge batch %d: use at least 1, or 0 for the default (%d)", o.PurgeBatch, defaultPurgeBatch))
+	}
+	if o.Policy == nil && o.PayloadRetention > 0 && o.EscalationRetention > 0 && o.EscalationRetention < o.PayloadRetention {
+		errs = append(errs, fmt.Errorf("triage: escalation retention %s is below payload retention %s: keep escalations at least as long", o.EscalationRetention, o.PayloadRetention))
+	}
+	return errors.Join(errs...)
 }
 
 // Triage is the DLQ consumer that keeps the dead_letters table: one row
@@ -99,7 +117,8 @@ type Triage struct {
 // sluice_dlq_ready_to_replay and sluice_dlq_stats_up on reg (nil for
 // none), and panics if they are already registered there.
 func NewTriage(pool *pgxpool.Pool, log zerolog.Logger, reg prometheus.Registerer, opts TriageOptions) *Triage {
-	t := &Triage{pool: pool, log: log, opts: opts.withDefaults(), metrics: newTriageMetrics()}
+	opts.applyDefaults()
+	t := &Triage{pool: pool, log: log, opts: opts, metrics: newTriageMetrics()}
 	if reg != nil {
 		reg.MustRegister(t.metrics.triaged, newDepthCollector(pool, log))
 	}

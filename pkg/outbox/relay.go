@@ -16,32 +16,61 @@ import (
 
 // RelayConfig tunes a relay.
 type RelayConfig struct {
-	// BatchSize is how many rows one claim takes. Defaults to 256.
+	// BatchSize is how many rows one claim takes. Defaults to
+	// DefaultRelayBatchSize.
 	BatchSize int
 	// PollInterval is the fallback when no notification arrives. Defaults
-	// to 1s.
+	// to DefaultPollInterval.
 	PollInterval time.Duration
 	// MaxBackoff caps the wait between attempts while NATS or PostgreSQL is
-	// down. Defaults to 10s.
+	// down, and a refused row's own backoff. Defaults to DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// Retention is how long published rows are kept before deletion.
-	// Defaults to 7 days.
+	// Defaults to DefaultRetention.
 	Retention time.Duration
 }
 
+// Defaults of RelayConfig, read by the outbox-relay's flags too.
+const (
+	DefaultRelayBatchSize = 256
+	DefaultPollInterval   = time.Second
+	DefaultMaxBackoff     = 10 * time.Second
+	DefaultRetention      = 7 * 24 * time.Hour
+)
+
 func (c *RelayConfig) applyDefaults() {
 	if c.BatchSize == 0 {
-		c.BatchSize = 256
+		c.BatchSize = DefaultRelayBatchSize
 	}
 	if c.PollInterval == 0 {
-		c.PollInterval = time.Second
+		c.PollInterval = DefaultPollInterval
 	}
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = 10 * time.Second
+		c.MaxBackoff = DefaultMaxBackoff
 	}
 	if c.Retention == 0 {
-		c.Retention = 7 * 24 * time.Hour
+		c.Retention = DefaultRetention
 	}
+}
+
+// Validate says what is wrong with the configuration and how to fix it.
+// Zero fields take their defaults.
+func (c RelayConfig) Validate() error {
+	c.applyDefaults()
+	var errs []error
+	if c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("relay batch size %d: use at least 1 (0 for the default, %d)", c.BatchSize, DefaultRelayBatchSize))
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("relay poll interval %s: use a positive duration such as 1s", c.PollInterval))
+	}
+	if c.MaxBackoff <= 0 {
+		errs = append(errs, fmt.Errorf("relay max backoff %s: use a positive duration such as 10s", c.MaxBackoff))
+	}
+	if c.Retention <= 0 {
+		errs = append(errs, fmt.Errorf("outbox retention %s: use a positive duration such as 168h", c.Retention))
+	}
+	return errors.Join(errs...)
 }
 
 // Relay publishes outbox rows to JetStream. Several relays may run at
