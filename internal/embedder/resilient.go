@@ -11,6 +11,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
 
+	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -333,12 +334,8 @@ func (r *Resilient) WaitReady(ctx context.Context) error {
 		if r.State() != BreakerOpen {
 			return nil
 		}
-		t := time.NewTimer(r.breaker.RemainingDelay())
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !wait.Sleep(ctx, r.breaker.RemainingDelay(), nil) {
 			return ctx.Err()
-		case <-t.C:
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -299,9 +300,7 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 		}
 		sum.PublishWait++
 		p.log.Warn().Err(res.Err).Int("chunks", len(pending)).Msg("stream full or NATS unavailable; waiting to publish again")
-		select {
-		case <-time.After(p.cfg.FullStreamWait):
-		case <-ctx.Done():
+		if !wait.Sleep(ctx, p.cfg.FullStreamWait, nil) {
 			return ctx.Err()
 		}
 	}
