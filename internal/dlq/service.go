@@ -92,33 +92,9 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer rt.Close()
 
-	handlers := map[string]Handler{}
-	var triage *Triage
-	if roles[broker.TriageConsumer] {
-		table, err := cfg.Policy()
-		if err != nil {
-			return service.UsageError(err)
-		}
-		opts := TriageOptions{Policy: table}
-		if err := opts.Validate(); err != nil {
-			return service.UsageError(err)
-		}
-		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, opts)
-		handlers[broker.TriageConsumer] = triage.Handle
-	}
-	if roles[broker.AlerterConsumer] {
-		a, err := NewAlerter(AlerterOptions{WebhookURL: cfg.WebhookURL, SpikeThreshold: cfg.SpikeThreshold, SpikeWindow: cfg.SpikeWindow}, rt.Log, rt.Registry)
-		if err != nil {
-			return err
-		}
-		handlers[broker.AlerterConsumer] = a.Handle
-	}
-	if roles[broker.ReplayerConsumer] {
-		pipe, _, err := cfg.Build(ctx, rt, lookup)
-		if err != nil {
-			return err
-		}
-		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, cfg.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
+	handlers, triage, err := cfg.handlers(ctx, rt, roles, lookup)
+	if err != nil {
+		return err
 	}
 	var wg sync.WaitGroup
 	for durable, h := range handlers {
@@ -139,6 +115,40 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	wg.Wait()
 	rt.Log.Info().Msg("dlq-replayer stopped")
 	return nil
+}
+
+// handlers builds the handler of each role, and returns triage's too
+// (nil unless it runs).
+func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles map[string]bool, lookup func(string) (string, bool)) (map[string]Handler, *Triage, error) {
+	handlers := map[string]Handler{}
+	var triage *Triage
+	if roles[broker.TriageConsumer] {
+		table, err := c.Policy()
+		if err != nil {
+			return nil, nil, service.UsageError(err)
+		}
+		opts := TriageOptions{Policy: table}
+		if err := opts.Validate(); err != nil {
+			return nil, nil, service.UsageError(err)
+		}
+		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, opts)
+		handlers[broker.TriageConsumer] = triage.Handle
+	}
+	if roles[broker.AlerterConsumer] {
+		a, err := NewAlerter(AlerterOptions{WebhookURL: c.WebhookURL, SpikeThreshold: c.SpikeThreshold, SpikeWindow: c.SpikeWindow}, rt.Log, rt.Registry)
+		if err != nil {
+			return nil, nil, err
+		}
+		handlers[broker.AlerterConsumer] = a.Handle
+	}
+	if roles[broker.ReplayerConsumer] {
+		pipe, _, err := c.Build(ctx, rt, lookup)
+		if err != nil {
+			return nil, nil, err
+		}
+		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, c.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
+	}
+	return handlers, triage, nil
 }
 
 // housekeeping refreshes run statuses and, where triage runs (triage is
