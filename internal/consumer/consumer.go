@@ -125,10 +125,24 @@ type Consumer struct {
 	messages *prometheus.CounterVec
 }
 
-// New returns a consumer. gate may be nil.
-func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate, log zerolog.Logger, reg prometheus.Registerer) *Consumer {
+// Deps are what a Consumer works with.
+type Deps struct {
+	// JS reaches the INGEST durables. Required.
+	JS jetstream.JetStream
+	// Pipeline processes each batch. Required.
+	Pipeline *pipeline.Pipeline
+	// Gate holds pulls while the embedder cannot take work. Nil for none.
+	Gate Gate
+	// Log receives the consumer's events.
+	Log zerolog.Logger
+	// Registry receives sluice_consumer_messages_total. Nil for none.
+	Registry prometheus.Registerer
+}
+
+// New returns a consumer.
+func New(cfg Config, deps Deps) *Consumer {
 	cfg.applyDefaults()
-	c := &Consumer{cfg: cfg, js: js, pipe: pipe, gate: gate, log: log,
+	c := &Consumer{cfg: cfg, js: deps.JS, pipe: deps.Pipeline, gate: deps.Gate, log: deps.Log,
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_consumer_messages_total",
 			Help: "INGEST messages settled, by result (ack, nak, term).",
@@ -139,8 +153,8 @@ func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate,
 			c.messages.WithLabelValues(durable, result)
 		}
 	}
-	if reg != nil {
-		reg.MustRegister(c.messages)
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(c.messages)
 	}
 	return c
 }
@@ -149,30 +163,19 @@ func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate,
 // returns.
 func (c *Consumer) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(c.cfg.Durables))
 	for _, durable := range c.cfg.Durables {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.loop(ctx, durable); err != nil {
-				errs <- fmt.Errorf("%s: %w", durable, err)
-			}
-		}()
+		wg.Go(func() { c.loop(ctx, durable) })
 	}
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return nil
 }
 
-func (c *Consumer) loop(ctx context.Context, durable string) error {
+// loop pulls from one durable until ctx is done.
+func (c *Consumer) loop(ctx context.Context, durable string) {
 	log := c.log.With().Str("durable", durable).Logger()
 	cons, err := broker.Lookup(ctx, c.js, broker.IngestStream, durable, log)
 	if err != nil {
-		return nil // ctx ended
+		return // ctx ended
 	}
 	replay := durable == broker.ReplayConsumer
 	broker.Pull(ctx, cons, broker.PullOptions{BatchSize: c.cfg.BatchSize, MaxWait: c.cfg.FetchWait,
@@ -184,7 +187,6 @@ func (c *Consumer) loop(ctx context.Context, durable string) error {
 			}
 			return nil
 		})
-	return nil
 }
 
 // admit waits until the embedder can take work and says how many messages

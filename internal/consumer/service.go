@@ -285,7 +285,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err := ccfg.Validate(); err != nil {
 		return service.UsageError(err)
 	}
-	c := New(ccfg, rt.JS, pipe, emb, rt.Log, rt.Registry)
+	c := New(ccfg, Deps{JS: rt.JS, Pipeline: pipe, Gate: emb, Log: rt.Log, Registry: rt.Registry})
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")

@@ -131,7 +131,7 @@ func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles
 		if err := opts.Validate(); err != nil {
 			return nil, nil, service.UsageError(err)
 		}
-		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, opts)
+		triage = NewTriage(opts, TriageDeps{Pool: rt.Pool, Log: rt.Log, Registry: rt.Registry})
 		handlers[broker.TriageConsumer] = triage.Handle
 	}
 	if roles[broker.AlerterConsumer] {

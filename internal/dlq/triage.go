@@ -112,15 +112,25 @@ type Triage struct {
 	metrics *triageMetrics
 }
 
-// NewTriage returns a Triage writing to pool. It registers
+// TriageDeps are what a Triage works with.
+type TriageDeps struct {
+	// Pool holds the dead_letters table. Required.
+	Pool *pgxpool.Pool
+	// Log receives triage's events.
+	Log zerolog.Logger
+	// Registry receives triage's metrics. Nil for none.
+	Registry prometheus.Registerer
+}
+
+// NewTriage returns a Triage writing to deps.Pool. It registers
 // sluice_dlq_triaged_total and the scrape-time gauges sluice_dlq_depth,
-// sluice_dlq_ready_to_replay and sluice_dlq_stats_up on reg (nil for
-// none), and panics if they are already registered there.
-func NewTriage(pool *pgxpool.Pool, log zerolog.Logger, reg prometheus.Registerer, opts TriageOptions) *Triage {
+// sluice_dlq_ready_to_replay and sluice_dlq_stats_up on deps.Registry
+// (nil for none), and panics if they are already registered there.
+func NewTriage(opts TriageOptions, deps TriageDeps) *Triage {
 	opts.applyDefaults()
-	t := &Triage{pool: pool, log: log, opts: opts, metrics: newTriageMetrics()}
-	if reg != nil {
-		reg.MustRegister(t.metrics.triaged, newDepthCollector(pool, log))
+	t := &Triage{pool: deps.Pool, log: deps.Log, opts: opts, metrics: newTriageMetrics()}
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(t.metrics.triaged, newDepthCollector(deps.Pool, deps.Log))
 	}
 	return t
 }

@@ -236,7 +236,7 @@ func errText(err error) *string {
 // republishOwed publishes what earlier runs of the source recorded but
 // never had confirmed, before this run adds its own.
 func (p *Producer) republishOwed(ctx context.Context, sum *Summary) {
-	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, p.pool, p.js, p.log, nil)
+	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, redrive.SweeperDeps{Pool: p.pool, JS: p.js, Log: p.log})
 	if err == nil {
 		var res redrive.Result
 		res, err = sweeper.Sweep(ctx, p.cfg.SourceID, 0)

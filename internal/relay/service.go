@@ -56,8 +56,8 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer rt.Close()
-	relay := outbox.NewRelay(cfg, rt.Pool, rt.JS, rt.Log, rt.Registry, crashpoint.FromEnv(lookup))
-	sweeper, err := redrive.NewSweeper(f.Owed, rt.Pool, rt.JS, rt.Log, rt.Registry)
+	relay := outbox.NewRelay(cfg, outbox.RelayDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry, Crash: crashpoint.FromEnv(lookup)})
+	sweeper, err := redrive.NewSweeper(f.Owed, redrive.SweeperDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
 	if err != nil {
 		return service.UsageError(err)
 	}

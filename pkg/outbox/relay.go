@@ -92,20 +92,35 @@ type Relay struct {
 	oldest    prometheus.Gauge
 }
 
-// NewRelay returns a relay. crash is called at the crash point
-// "after-publish-before-mark"; nil for none.
-func NewRelay(cfg RelayConfig, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Logger, reg prometheus.Registerer, crash func(string)) *Relay {
+// RelayDeps are what a Relay works with.
+type RelayDeps struct {
+	// Pool holds the outbox table. Required.
+	Pool *pgxpool.Pool
+	// JS publishes the rows. Required.
+	JS jetstream.JetStream
+	// Log receives the relay's events.
+	Log zerolog.Logger
+	// Registry receives the relay's metrics. Nil for none.
+	Registry prometheus.Registerer
+	// Crash is called at the crash point "after-publish-before-mark". Nil
+	// for none.
+	Crash func(string)
+}
+
+// NewRelay returns a relay.
+func NewRelay(cfg RelayConfig, deps RelayDeps) *Relay {
 	cfg.applyDefaults()
+	crash := deps.Crash
 	if crash == nil {
 		crash = func(string) {}
 	}
-	r := &Relay{cfg: cfg, pool: pool, js: js, log: log, crash: crash,
+	r := &Relay{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, crash: crash,
 		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_published_total", Help: "Outbox rows published to JetStream."}),
 		pending:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_pending_rows", Help: "Outbox rows not yet published."}),
 		oldest:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_oldest_age_seconds", Help: "Age of the oldest unpublished outbox row."}),
 	}
-	if reg != nil {
-		reg.MustRegister(r.published, r.pending, r.oldest)
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(r.published, r.pending, r.oldest)
 	}
 	return r
 }
