@@ -51,6 +51,14 @@ const (
 	DefaultAckWait = 60 * time.Second
 	// DefaultMaxAckPending bounds each durable's unacknowledged messages.
 	DefaultMaxAckPending = 4096
+	// DefaultDuplicateWindow is the streams' publish dedupe window.
+	DefaultDuplicateWindow = 2 * time.Minute
+	// DefaultDLQMaxAge is how long the DLQ stream keeps a dead letter: a
+	// quarter, as long as triage keeps its payload.
+	DefaultDLQMaxAge = 90 * 24 * time.Hour
+	// DefaultMaxDeliveries is the application's delivery cap, enforced by
+	// the pipeline (MAX_DELIVERIES).
+	DefaultMaxDeliveries = 5
 )
 
 // ErrTopologyMissing is returned when a stream Sluice needs does not
@@ -104,16 +112,16 @@ func (t *Topology) applyDefaults() {
 		t.IngestMaxBytes = DefaultIngestMaxBytes
 	}
 	if t.DuplicateWindow == 0 {
-		t.DuplicateWindow = 2 * time.Minute
+		t.DuplicateWindow = DefaultDuplicateWindow
 	}
 	if t.DLQMaxAge == 0 {
-		t.DLQMaxAge = 90 * 24 * time.Hour
+		t.DLQMaxAge = DefaultDLQMaxAge
 	}
 	if t.Replicas == 0 {
 		t.Replicas = DefaultReplicas
 	}
 	if t.MaxDeliveries == 0 {
-		t.MaxDeliveries = 5
+		t.MaxDeliveries = DefaultMaxDeliveries
 	}
 	if t.AckWait == 0 {
 		t.AckWait = DefaultAckWait

@@ -22,6 +22,14 @@ const nativeIDWidth = 40
 
 // dlqFilter is the scope of `sluice dlq ls`. Empty strings and nil times
 // do not filter. Since and Until bound last_failed_at, as dlq replay does.
+// Defaults of the listing commands' --limit.
+const (
+	// DefaultListLimit is how many dead letters `sluice dlq ls` lists.
+	DefaultListLimit = 50
+	// DefaultRunsLimit is how many runs `sluice runs` lists.
+	DefaultRunsLimit = 20
+)
+
 type dlqFilter struct {
 	Source, ErrorClass, Disposition, Run string
 	Since, Until                         *time.Time
@@ -76,7 +84,7 @@ func runDLQList(ctx context.Context, env Env, args []string) error {
 	l.String(&f.Run, "run", "", "", "only dead letters of this ingest run_id")
 	l.Bool(&f.UnresolvedOnly, "unresolved", "", true, "only dead letters not resolved yet")
 	l.Bool(&all, "all", "", false, "include resolved dead letters (same as --unresolved=false)")
-	l.Int(&f.Limit, "limit", "", 50, "at most this many rows, newest failure first")
+	l.Int(&f.Limit, "limit", "", DefaultListLimit, "at most this many rows, newest failure first")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err

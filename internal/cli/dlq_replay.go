@@ -23,7 +23,7 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	l.String(&scope.Run, "run", "", "", "replay dead letters of this ingest run")
 	l.String(&since, "since", "", "", "failed at or after: RFC 3339 time, or a duration ago (24h)")
 	l.String(&until, "until", "", "", "failed before: RFC 3339 time, or a duration ago")
-	l.Int(&scope.Limit, "limit", "", 500, "replay at most this many")
+	l.Int(&scope.Limit, "limit", "", replay.DefaultLimit, "replay at most this many")
 	l.String(&reason, "reason", "", "", "why (recorded in replay_audit; required with --execute)")
 	l.Bool(&scope.IncludeReplayed, "include-replayed", "", false, "also take dead letters that failed again after a replay")
 	l.String(&rate, "rate", "", "", "publish at most this many replay jobs: N/s or N/m (default: unlimited)")

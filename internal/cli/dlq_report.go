@@ -67,9 +67,9 @@ func runDLQReport(ctx context.Context, env Env, args []string) error {
 	var th shape.Thresholds
 	l.String(&since, "since", "", "24h", "window start: RFC 3339 time or a duration ago")
 	l.String(&until, "until", "", "", "window end: RFC 3339 time or a duration ago; empty means now")
-	l.Int(&th.SpikeCount, "spike", "", 20, "dead letters in the window at or above which a source is spiking")
-	l.Float(&th.OneSourceShare, "one-source-share", "", 0.7, "share of all dead letters a spiking source must hold for 'spike in one source'")
-	l.Float(&th.EverySourceShare, "every-source-share", "", 0.6, "share of active sources that must spike for 'spike in every source'")
+	l.Int(&th.SpikeCount, "spike", "", shape.DefaultThresholds.SpikeCount, "dead letters in the window at or above which a source is spiking")
+	l.Float(&th.OneSourceShare, "one-source-share", "", shape.DefaultThresholds.OneSourceShare, "share of all dead letters a spiking source must hold for 'spike in one source'")
+	l.Float(&th.EverySourceShare, "every-source-share", "", shape.DefaultThresholds.EverySourceShare, "share of active sources that must spike for 'spike in every source'")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 	var source string
 	var limit int
 	l.String(&source, "source", "", "", "only runs of this source_id")
-	l.Int(&limit, "limit", "", 20, "at most this many runs, newest first")
+	l.Int(&limit, "limit", "", DefaultRunsLimit, "at most this many runs, newest first")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 // Common holds the settings every service shares (DESIGN §8).
@@ -41,8 +42,22 @@ type Common struct {
 	NATSPingInterval time.Duration
 }
 
-// DefaultSQLTimeout is the default Common.SQLTimeout.
-const DefaultSQLTimeout = 30 * time.Second
+// Defaults of Common.
+const (
+	// DefaultSQLTimeout is the default Common.SQLTimeout.
+	DefaultSQLTimeout = 30 * time.Second
+	// DefaultDatabaseURL is a local database named sluice.
+	DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable"
+	// DefaultNATSURL is a local NATS server.
+	DefaultNATSURL = "nats://127.0.0.1:4222"
+	// DefaultLogLevel is the default Common.LogLevel.
+	DefaultLogLevel = "info"
+	// DefaultLogFormat is the default Common.LogFormat.
+	DefaultLogFormat = "auto"
+	// DefaultEmbeddingDims is the default Common.EmbeddingDims, the
+	// dimension the migrations create by default.
+	DefaultEmbeddingDims = migrations.DefaultDims
+)
 
 // RegisterCommon registers the shared settings. metricsAddr is the
 // service's default listen address.
@@ -50,21 +65,21 @@ func RegisterCommon(l *Loader, c *Common, metricsAddr string) {
 	RegisterDatabase(l, c)
 	RegisterNATS(l, c)
 	l.String(&c.MetricsAddr, "metrics-addr", "METRICS_ADDR", metricsAddr, "listen address for /metrics, /healthz and /readyz (empty disables)")
-	l.String(&c.LogLevel, "log-level", "LOG_LEVEL", "info", "log level: debug, info, warn, error")
-	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", "auto", "log format: json, console, auto (console on a terminal)")
-	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", 384, "embedding vector dimension")
+	l.String(&c.LogLevel, "log-level", "LOG_LEVEL", DefaultLogLevel, "log level: debug, info, warn, error")
+	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", DefaultLogFormat, "log format: json, console, auto (console on a terminal)")
+	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", DefaultEmbeddingDims, "embedding vector dimension")
 	l.Duration(&c.SQLTimeout, "sql-timeout", "SQL_TIMEOUT", DefaultSQLTimeout, "bound of each SQL statement, client wait and server work (statement_timeout)")
 }
 
 // RegisterDatabase registers the PostgreSQL URL, for services and the CLI.
 func RegisterDatabase(l *Loader, c *Common) {
-	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/sluice?sslmode=disable", "PostgreSQL URL (TLS via sslmode/sslrootcert/sslcert/sslkey)")
+	l.String(&c.DatabaseURL, "database-url", "DATABASE_URL", DefaultDatabaseURL, "PostgreSQL URL (TLS via sslmode/sslrootcert/sslcert/sslkey)")
 }
 
 // RegisterNATS registers how to reach NATS — servers, credentials, TLS —
 // for services and the CLI alike.
 func RegisterNATS(l *Loader, c *Common) {
-	l.String(&c.NATSURL, "nats-url", "NATS_URL", "nats://127.0.0.1:4222", "NATS server URL(s), comma-separated; credentials as nats://user:password@host:port")
+	l.String(&c.NATSURL, "nats-url", "NATS_URL", DefaultNATSURL, "NATS server URL(s), comma-separated; credentials as nats://user:password@host:port")
 	l.String(&c.NATSCreds, "nats-creds", "NATS_CREDS", "", "NATS credentials file")
 	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
 	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/embedder"
 )
 
 // Embedder holds the embedding API settings.
@@ -26,15 +28,26 @@ type Embedder struct {
 	BreakerFailures int
 }
 
+// Defaults of Embedder: a local embed-sim, and the embedder package's own
+// timeout and breaker defaults.
+const (
+	DefaultEmbedderURL      = "http://127.0.0.1:8089"
+	DefaultEmbedderModel    = "embed-sim-1"
+	DefaultEmbedderEncoding = embedder.EncodingBase64
+	DefaultEmbedderTimeout  = embedder.DefaultTimeout
+	DefaultBreakerDelay     = embedder.DefaultBreakerDelay
+	DefaultBreakerFailures  = embedder.DefaultFailureThreshold
+)
+
 // RegisterEmbedder registers the embedding API settings.
 func RegisterEmbedder(l *Loader, e *Embedder) {
-	l.String(&e.URL, "embedder-url", "EMBEDDER_URL", "http://127.0.0.1:8089", "OpenAI-compatible embeddings API base URL")
-	l.String(&e.Model, "embedder-model", "EMBEDDER_MODEL", "embed-sim-1", "embedding model name")
+	l.String(&e.URL, "embedder-url", "EMBEDDER_URL", DefaultEmbedderURL, "OpenAI-compatible embeddings API base URL")
+	l.String(&e.Model, "embedder-model", "EMBEDDER_MODEL", DefaultEmbedderModel, "embedding model name")
 	l.String(&e.APIKey, "embedder-api-key", "EMBEDDER_API_KEY", "", "API key, sent as a bearer token")
-	l.String(&e.Encoding, "embedder-encoding", "EMBEDDER_ENCODING", "base64", "encoding_format to request: base64, float or auto")
-	l.Duration(&e.Timeout, "embedder-timeout", "EMBEDDER_TIMEOUT", 30*time.Second, "timeout of one embedding request")
-	l.Duration(&e.BreakerDelay, "breaker-delay", "BREAKER_DELAY", 10*time.Second, "how long the circuit breaker stays open before a probe")
-	l.Int(&e.BreakerFailures, "breaker-failures", "BREAKER_FAILURES", 5, "consecutive transient failures that open the circuit breaker")
+	l.String(&e.Encoding, "embedder-encoding", "EMBEDDER_ENCODING", DefaultEmbedderEncoding, "encoding_format to request: base64, float or auto")
+	l.Duration(&e.Timeout, "embedder-timeout", "EMBEDDER_TIMEOUT", DefaultEmbedderTimeout, "timeout of one embedding request")
+	l.Duration(&e.BreakerDelay, "breaker-delay", "BREAKER_DELAY", DefaultBreakerDelay, "how long the circuit breaker stays open before a probe")
+	l.Int(&e.BreakerFailures, "breaker-failures", "BREAKER_FAILURES", DefaultBreakerFailures, "consecutive transient failures that open the circuit breaker")
 }
 
 // Validate reports problems with the embedder settings.
@@ -47,7 +60,7 @@ func (e Embedder) Validate() error {
 		errs = append(errs, errors.New("EMBEDDER_MODEL is empty: name the embedding model"))
 	}
 	switch e.Encoding {
-	case "base64", "float", "auto":
+	case embedder.EncodingBase64, embedder.EncodingFloat, embedder.EncodingAuto:
 	default:
 		errs = append(errs, fmt.Errorf("EMBEDDER_ENCODING %q: use base64, float or auto", e.Encoding))
 	}

@@ -53,40 +53,8 @@ type arrival struct {
 
 // drawArrivals renders the bars. It is pure, so it is tested on its own.
 func drawArrivals(start time.Time, cells []arrival) template.HTML {
-	totals := map[string]int{}
-	for _, c := range cells {
-		totals[c.Class] += c.N
-	}
-	classes := make([]string, 0, len(totals))
-	for k := range totals {
-		classes = append(classes, k)
-	}
-	sort.Slice(classes, func(i, j int) bool {
-		if totals[classes[i]] != totals[classes[j]] {
-			return totals[classes[i]] > totals[classes[j]]
-		}
-		return classes[i] < classes[j]
-	})
-	series := map[string]int{}
-	for i, c := range classes {
-		series[c] = min(i, chartClasses)
-	}
-	var stacks [chartBuckets][chartClasses + 1]int
-	peak, sum := 0, 0
-	for _, c := range cells {
-		if c.Bucket < 0 || c.Bucket >= chartBuckets {
-			continue
-		}
-		stacks[c.Bucket][series[c.Class]] += c.N
-		sum += c.N
-	}
-	for _, s := range stacks {
-		t := 0
-		for _, n := range s {
-			t += n
-		}
-		peak = max(peak, t)
-	}
+	classes := rankClasses(cells)
+	stacks, peak, sum := stackArrivals(cells, classes)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-labelledby="chart-title"><title id="chart-title">Dead-letter arrivals per hour since %s UTC, by error class: %d in all</title>`,
 		chartW, chartH+chartPad+20, start.UTC().Format("2006-01-02 15:04"), sum)
@@ -119,6 +87,51 @@ func drawArrivals(start time.Time, cells []arrival) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every dynamic string above is escaped
+}
+
+// rankClasses orders the error classes of cells by arrivals, most first,
+// then by name.
+func rankClasses(cells []arrival) []string {
+	totals := map[string]int{}
+	for _, c := range cells {
+		totals[c.Class] += c.N
+	}
+	classes := make([]string, 0, len(totals))
+	for k := range totals {
+		classes = append(classes, k)
+	}
+	sort.Slice(classes, func(i, j int) bool {
+		if totals[classes[i]] != totals[classes[j]] {
+			return totals[classes[i]] > totals[classes[j]]
+		}
+		return classes[i] < classes[j]
+	})
+	return classes
+}
+
+// stackArrivals sums cells per bucket and series: the top chartClasses
+// classes each have their own, the rest share the last. It returns the
+// tallest stack and the sum of all.
+func stackArrivals(cells []arrival, classes []string) (stacks [chartBuckets][chartClasses + 1]int, peak, sum int) {
+	series := map[string]int{}
+	for i, c := range classes {
+		series[c] = min(i, chartClasses)
+	}
+	for _, c := range cells {
+		if c.Bucket < 0 || c.Bucket >= chartBuckets {
+			continue
+		}
+		stacks[c.Bucket][series[c.Class]] += c.N
+		sum += c.N
+	}
+	for _, s := range stacks {
+		t := 0
+		for _, n := range s {
+			t += n
+		}
+		peak = max(peak, t)
+	}
+	return stacks, peak, sum
 }
 
 // seriesName names stack k: a class, or "other" for the folded rest.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -18,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/wait"
 )
 
 // Gate blocks while the embedder cannot take work (its breaker is open).
@@ -28,13 +28,19 @@ type Gate interface {
 
 // Config tunes the pull loop.
 type Config struct {
-	// BatchSize is how many messages one fetch asks for. Defaults to 64.
+	// BatchSize is how many messages one fetch asks for. Defaults to
+	// DefaultBatchSize.
 	BatchSize int
-	// FetchWait is how long a fetch waits to fill a batch. Defaults to 250ms.
+	// FetchWait is how long a fetch waits to fill a batch; no fetch waits
+	// longer. Defaults to DefaultFetchWait.
 	FetchWait time.Duration
 	// Heartbeat is how often a batch in progress extends its messages'
-	// ack deadline. Defaults to 10s; keep it well below AckWait.
+	// ack deadline. Defaults to DefaultHeartbeat; it must be below
+	// AckWait, and the service uses AckWait/4.
 	Heartbeat time.Duration
+	// AckWait is the durables' AckWait (sluice nats setup --ack-wait),
+	// which Heartbeat must stay below. Defaults to broker.DefaultAckWait.
+	AckWait time.Duration
 	// ShutdownGrace bounds how long in-flight work may run once shutdown
 	// begins (SIGTERM), whenever the batch started. Defaults to
 	// DefaultShutdownGrace.
@@ -72,6 +78,9 @@ func (c Config) Validate() error {
 	if c.FetchWait <= 0 || c.Heartbeat <= 0 || c.ShutdownGrace <= 0 || c.BatchDeadline <= 0 {
 		errs = append(errs, errors.New("fetch wait, heartbeat, shutdown grace and batch deadline must be positive"))
 	}
+	if c.Heartbeat >= c.AckWait {
+		errs = append(errs, fmt.Errorf("heartbeat %s is not below ack wait %s: JetStream would redeliver batches in progress; use at most a quarter of the ack wait", c.Heartbeat, c.AckWait))
+	}
 	return errors.Join(errs...)
 }
 
@@ -84,6 +93,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.AckWait == 0 {
+		c.AckWait = broker.DefaultAckWait
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = DefaultShutdownGrace
@@ -113,10 +125,24 @@ type Consumer struct {
 	messages *prometheus.CounterVec
 }
 
-// New returns a consumer. gate may be nil.
-func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate, log zerolog.Logger, reg prometheus.Registerer) *Consumer {
+// Deps are what a Consumer works with.
+type Deps struct {
+	// JS reaches the INGEST durables. Required.
+	JS jetstream.JetStream
+	// Pipeline processes each batch. Required.
+	Pipeline *pipeline.Pipeline
+	// Gate holds pulls while the embedder cannot take work. Nil for none.
+	Gate Gate
+	// Log receives the consumer's events.
+	Log zerolog.Logger
+	// Registry receives sluice_consumer_messages_total. Nil for none.
+	Registry prometheus.Registerer
+}
+
+// New returns a consumer.
+func New(cfg Config, deps Deps) *Consumer {
 	cfg.applyDefaults()
-	c := &Consumer{cfg: cfg, js: js, pipe: pipe, gate: gate, log: log,
+	c := &Consumer{cfg: cfg, js: deps.JS, pipe: deps.Pipeline, gate: deps.Gate, log: deps.Log,
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_consumer_messages_total",
 			Help: "INGEST messages settled, by result (ack, nak, term).",
@@ -127,8 +153,8 @@ func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate,
 			c.messages.WithLabelValues(durable, result)
 		}
 	}
-	if reg != nil {
-		reg.MustRegister(c.messages)
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(c.messages)
 	}
 	return c
 }
@@ -137,118 +163,59 @@ func New(cfg Config, js jetstream.JetStream, pipe *pipeline.Pipeline, gate Gate,
 // returns.
 func (c *Consumer) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
-	errs := make(chan error, len(c.cfg.Durables))
 	for _, durable := range c.cfg.Durables {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.loop(ctx, durable); err != nil {
-				errs <- fmt.Errorf("%s: %w", durable, err)
-			}
-		}()
+		wg.Go(func() { c.loop(ctx, durable) })
 	}
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return nil
 }
 
-func (c *Consumer) loop(ctx context.Context, durable string) error {
-	var cons jetstream.Consumer
-	for {
-		var err error
-		cons, err = c.js.Consumer(ctx, broker.IngestStream, durable)
-		if err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		c.log.Warn().Err(err).Str("durable", durable).Msg("consumer not available yet")
-		if !sleep(ctx, time.Second) {
-			return nil
-		}
+// loop pulls from one durable until ctx is done.
+func (c *Consumer) loop(ctx context.Context, durable string) {
+	log := c.log.With().Str("durable", durable).Logger()
+	cons, err := broker.Lookup(ctx, c.js, broker.IngestStream, durable, log)
+	if err != nil {
+		return // ctx ended
 	}
 	replay := durable == broker.ReplayConsumer
-	idle := 0
-	for ctx.Err() == nil {
-		size, probe, ok := c.admit(ctx)
-		if !ok {
-			continue
-		}
-		n, err := c.pull(ctx, cons, durable, size, replay)
-		if probe {
-			c.probing.Store(false)
-		}
-		if err != nil {
-			sleep(ctx, time.Second)
-			continue
-		}
-		if n == 0 {
-			// A paused consumer answers fetches at once; don't spin on it.
-			if idle++; idle > 3 {
-				sleep(ctx, c.cfg.FetchWait)
+	broker.Pull(ctx, cons, broker.PullOptions{BatchSize: c.cfg.BatchSize, MaxWait: c.cfg.FetchWait,
+		Admit: c.admit, IdlePause: c.cfg.FetchWait, Log: log},
+		func(ctx context.Context, msgs []jetstream.Msg) error {
+			if err := c.handle(ctx, durable, msgs, replay); err != nil {
+				log.Error().Err(err).Int("messages", len(msgs)).Msg("batch not committed; messages will be redelivered")
+				return err
 			}
-			continue
-		}
-		idle = 0
-	}
-	return nil
+			return nil
+		})
 }
 
 // admit waits until the embedder can take work and says how many messages
 // to fetch: a full batch while the breaker is closed; while it is
-// half-open, one message, by one loop of the process at a time. ok is
-// false when the caller should look again.
-func (c *Consumer) admit(ctx context.Context) (size int, probe, ok bool) {
+// half-open, one message, by one loop of the process at a time, which
+// release lets go of. ok is false when the caller should look again.
+func (c *Consumer) admit(ctx context.Context) (size int, release func(), ok bool) {
 	if err := c.db.wait(ctx); err != nil {
-		return 0, false, false
+		return 0, nil, false
 	}
 	if c.gate == nil {
-		return c.cfg.BatchSize, false, true
+		return c.cfg.BatchSize, nil, true
 	}
 	if err := c.gate.WaitReady(ctx); err != nil {
-		return 0, false, false
+		return 0, nil, false
 	}
 	if c.gate.State() != embedder.BreakerHalfOpen {
-		return c.cfg.BatchSize, false, true
+		return c.cfg.BatchSize, nil, true
 	}
 	if !c.probing.CompareAndSwap(false, true) {
-		sleep(ctx, 50*time.Millisecond)
-		return 0, false, false
+		wait.Sleep(ctx, probeWait, nil)
+		return 0, nil, false
 	}
-	return 1, true, true
+	return 1, func() { c.probing.Store(false) }, true
 }
 
-// pull fetches up to size messages and processes them; it returns how
-// many it got.
-func (c *Consumer) pull(ctx context.Context, cons jetstream.Consumer, durable string, size int, replay bool) (int, error) {
-	batch, err := cons.Fetch(size, jetstream.FetchMaxWait(c.cfg.FetchWait))
-	if err != nil {
-		if ctx.Err() == nil {
-			c.log.Warn().Err(err).Str("durable", durable).Msg("fetch failed")
-		}
-		return 0, err
-	}
-	var msgs []jetstream.Msg
-	for msg := range batch.Messages() {
-		msgs = append(msgs, msg)
-	}
-	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-		c.log.Debug().Err(err).Str("durable", durable).Msg("fetch ended")
-	}
-	if len(msgs) == 0 {
-		return 0, nil
-	}
-	if err := c.handle(ctx, durable, msgs, replay); err != nil {
-		c.log.Error().Err(err).Str("durable", durable).Int("messages", len(msgs)).Msg("batch not committed; messages will be redelivered")
-		return len(msgs), err
-	}
-	return len(msgs), nil
-}
+// probeWait is how often a loop looks again while another sends the
+// half-open breaker's probe.
+const probeWait = 50 * time.Millisecond
 
 // handle runs one batch through the pipeline and settles every message.
 // Work in flight survives shutdown for ShutdownGrace from the moment
@@ -392,15 +359,4 @@ func (c *Consumer) heartbeat(ctx context.Context, msgs []jetstream.Msg) (stop fu
 		}
 	}()
 	return func() { cancel(); <-done }
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -200,21 +200,34 @@ func (c *PipelineSettings) embedderSettings(def policy.Settings) config.Embedder
 	return e
 }
 
+// DefaultWorkers is ServiceConfig.Workers' default.
+const DefaultWorkers = 2
+
 // ServiceConfig is the consumer service's configuration.
 type ServiceConfig struct {
 	PipelineSettings
 	// Workers is the number of concurrent pull loops per durable.
-	Workers       int
-	BatchSize     int
-	FetchWait     time.Duration
-	AckWait       time.Duration
+	// Defaults to DefaultWorkers.
+	Workers int
+	// BatchSize is how many messages one fetch asks for. Defaults to
+	// DefaultBatchSize.
+	BatchSize int
+	// FetchWait is how long a fetch waits to fill a batch. Defaults to
+	// DefaultFetchWait.
+	FetchWait time.Duration
+	// AckWait is the durables' AckWait, as given to sluice nats setup;
+	// batches are heartbeated every AckWait/4. Defaults to
+	// broker.DefaultAckWait.
+	AckWait time.Duration
+	// ShutdownGrace bounds in-flight work after SIGTERM. Defaults to
+	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 }
 
 // Register registers the consumer's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
 	c.PipelineSettings.Register(l, "127.0.0.1:9101")
-	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", 2, "concurrent pull loops per durable")
+	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", DefaultWorkers, "concurrent pull loops per durable")
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
 	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", broker.DefaultAckWait, "the durables' AckWait, as given to sluice nats setup: live workers heartbeat their batch every ACK_WAIT/4")
@@ -267,12 +280,12 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
 	}
 	rt.Registry.MustRegister(NewLagCollector(rt.JS), runs.NewHaltedCollector(rt.Pool))
-	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, Durables: durables,
+	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, AckWait: cfg.AckWait, Durables: durables,
 		ShutdownGrace: cfg.ShutdownGrace, BatchDeadline: cfg.BatchDeadline(), Ping: rt.Pool.Ping}
 	if err := ccfg.Validate(); err != nil {
 		return service.UsageError(err)
 	}
-	c := New(ccfg, rt.JS, pipe, emb, rt.Log, rt.Registry)
+	c := New(ccfg, Deps{JS: rt.JS, Pipeline: pipe, Gate: emb, Log: rt.Log, Registry: rt.Registry})
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")

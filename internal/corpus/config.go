@@ -82,7 +82,7 @@ type Config struct {
 	OnSkip func(path, reason string)
 }
 
-func (c Config) withDefaults() Config {
+func (c *Config) applyDefaults() {
 	if c.Formats == nil {
 		c.Formats = DefaultFormats()
 	}
@@ -101,7 +101,6 @@ func (c Config) withDefaults() Config {
 	if c.OnSkip == nil {
 		c.OnSkip = func(string, string) {}
 	}
-	return c
 }
 
 // Validate reports configuration that cannot work, saying how to fix it.

@@ -145,7 +145,7 @@ func parseRecord(data []byte) (record, error) {
 	} else if tok != json.Delim('{') {
 		return rec, invalid("the line is %s, not a JSON object", kindOfToken(tok))
 	}
-	var gotID, gotText, gotMeta bool
+	seen := map[string]bool{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
@@ -156,33 +156,8 @@ func parseRecord(data []byte) (record, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return rec, invalidJSON(err)
 		}
-		switch key {
-		case "id":
-			if gotID {
-				return rec, invalid("field \"id\" appears twice")
-			}
-			gotID = true
-			if err := decodeString(raw, "id", &rec.id); err != nil {
-				return rec, err
-			}
-		case "text":
-			if gotText {
-				return rec, invalid("field \"text\" appears twice")
-			}
-			gotText = true
-			if err := decodeString(raw, "text", &rec.text); err != nil {
-				return rec, err
-			}
-		case "metadata":
-			if gotMeta {
-				return rec, invalid("field \"metadata\" appears twice")
-			}
-			gotMeta = true
-			if err := decodeMetadata(raw, &rec.metadata); err != nil {
-				return rec, err
-			}
-		default:
-			return rec, invalid("unknown field %q: a record has only id, text and metadata", key)
+		if err := rec.set(key, raw, seen); err != nil {
+			return rec, err
 		}
 	}
 	if _, err := dec.Token(); err != nil {
@@ -192,14 +167,36 @@ func parseRecord(data []byte) (record, error) {
 		return rec, invalid("unexpected data after the record's closing brace")
 	}
 	switch {
-	case !gotID:
+	case !seen["id"]:
 		return rec, invalid("id is missing")
 	case rec.id == "":
 		return rec, invalid("id is empty")
-	case !gotText:
+	case !seen["text"]:
 		return rec, invalid("text is missing")
 	}
 	return rec, nil
+}
+
+// set decodes the record's field key from raw; seen holds the fields
+// already set, none of which may appear twice.
+func (rec *record) set(key string, raw json.RawMessage, seen map[string]bool) error {
+	switch key {
+	case "id", "text", "metadata":
+	default:
+		return invalid("unknown field %q: a record has only id, text and metadata", key)
+	}
+	if seen[key] {
+		return invalid("field %q appears twice", key)
+	}
+	seen[key] = true
+	switch key {
+	case "id":
+		return decodeString(raw, "id", &rec.id)
+	case "text":
+		return decodeString(raw, "text", &rec.text)
+	default:
+		return decodeMetadata(raw, &rec.metadata)
+	}
 }
 
 func decodeString(raw json.RawMessage, field string, dst *string) error {

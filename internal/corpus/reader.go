@@ -20,7 +20,8 @@ func NewReader(cfg Config) (*Reader, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reader{cfg: cfg.withDefaults()}, nil
+	cfg.applyDefaults()
+	return &Reader{cfg: cfg}, nil
 }
 
 // Walk calls fn with every document of the inputs, in order: inputs as

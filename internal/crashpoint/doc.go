@@ -3,8 +3,9 @@
 // SLUICE_CRASH_POINT; production never sets it, and with it unset the hook
 // FromEnv returns does nothing.
 //
-// Points: "after-commit-before-ack", "after-park-before-term" and
-// "mid-embed" in the consumer; "after-publish-before-mark" in the outbox
-// relay; "after-record-before-publish" in the producer. "mid-embed" exits shortly after the embedding request was sent,
-// while it is in flight.
+// FromEnv returns the hook each service calls at its crash points:
+// "after-commit-before-ack", "after-park-before-term" and "mid-embed" in
+// the consumer; "after-publish-before-mark" in the outbox relay;
+// "after-record-before-publish" in the producer. "mid-embed" exits
+// shortly after the embedding request was sent, while it is in flight.
 package crashpoint

@@ -48,11 +48,12 @@ type AlerterOptions struct {
 	// RetryMaxDelay caps the delay between retries. Defaults to 5s.
 	RetryMaxDelay time.Duration
 	// SpikeWindow is the sliding window, over dead letters' FailedAt, in
-	// which spikes are counted. Defaults to 5m.
+	// which spikes are counted. Defaults to DefaultSpikeWindow.
 	SpikeWindow time.Duration
 	// SpikeThreshold is the number of dead letters within SpikeWindow that
 	// raises a spike alert. Negative disables spike alerts (the
-	// sluice_dlq_parked_recent gauge still counts). Defaults to 100.
+	// sluice_dlq_parked_recent gauge still counts). Defaults to
+	// DefaultSpikeThreshold.
 	SpikeThreshold int
 	// SpikeTopN is how many top sources and error classes a spike event
 	// lists. Defaults to 5.
@@ -67,17 +68,23 @@ type AlerterOptions struct {
 
 // Defaults for an AlerterOptions whose fields are zero.
 const (
-	defaultAlertTimeout   = 5 * time.Second
-	defaultAlertRetries   = 3
-	defaultAlertDelay     = 250 * time.Millisecond
-	defaultAlertMaxDelay  = 5 * time.Second
-	defaultSpikeWindow    = 5 * time.Minute
-	defaultSpikeThreshold = 100
-	defaultSpikeTopN      = 5
-	defaultDedupeSize     = 10_000
+	defaultAlertTimeout  = 5 * time.Second
+	defaultAlertRetries  = 3
+	defaultAlertDelay    = 250 * time.Millisecond
+	defaultAlertMaxDelay = 5 * time.Second
+	defaultSpikeTopN     = 5
+	defaultDedupeSize    = 10_000
 )
 
-func (o AlerterOptions) withDefaults() AlerterOptions {
+// Defaults of the spike detector, read by the dlq-replayer's flags too.
+const (
+	// DefaultSpikeWindow is AlerterOptions.SpikeWindow's default.
+	DefaultSpikeWindow = 5 * time.Minute
+	// DefaultSpikeThreshold is AlerterOptions.SpikeThreshold's default.
+	DefaultSpikeThreshold = 100
+)
+
+func (o *AlerterOptions) applyDefaults() {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
@@ -97,10 +104,10 @@ func (o AlerterOptions) withDefaults() AlerterOptions {
 		o.RetryMaxDelay = max(defaultAlertMaxDelay, o.RetryDelay)
 	}
 	if o.SpikeWindow == 0 {
-		o.SpikeWindow = defaultSpikeWindow
+		o.SpikeWindow = DefaultSpikeWindow
 	}
 	if o.SpikeThreshold == 0 {
-		o.SpikeThreshold = defaultSpikeThreshold
+		o.SpikeThreshold = DefaultSpikeThreshold
 	}
 	if o.SpikeTopN == 0 {
 		o.SpikeTopN = defaultSpikeTopN
@@ -111,7 +118,6 @@ func (o AlerterOptions) withDefaults() AlerterOptions {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return o
 }
 
 // Validate reports the first problem with o, saying how to fix it.
@@ -168,7 +174,7 @@ func NewAlerter(opts AlerterOptions, log zerolog.Logger, reg prometheus.Register
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	opts = opts.withDefaults()
+	opts.applyDefaults()
 	a := &Alerter{
 		opts:  opts,
 		log:   log,

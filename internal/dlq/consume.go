@@ -46,32 +46,28 @@ type Handler func(ctx context.Context, l Letter) (Result, error)
 // one) is logged and acknowledged, so it cannot block the durable.
 func Consume(ctx context.Context, js jetstream.JetStream, durable string, log zerolog.Logger, h Handler) error {
 	log = log.With().Str("durable", durable).Logger()
-	var cons jetstream.Consumer
-	for {
-		var err error
-		if cons, err = js.Consumer(ctx, broker.DLQStream, durable); err == nil {
-			break
-		}
-		if !sleep(ctx, time.Second) {
-			return nil
-		}
-		log.Warn().Err(err).Msg("DLQ consumer not available yet")
+	cons, err := broker.Lookup(ctx, js, broker.DLQStream, durable, log)
+	if err != nil {
+		return nil // ctx ended
 	}
-	for ctx.Err() == nil {
-		batch, err := cons.Fetch(64, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn().Err(err).Msg("fetch failed")
-				sleep(ctx, time.Second)
+	broker.Pull(ctx, cons, broker.PullOptions{BatchSize: FetchBatch, MaxWait: FetchWait, Each: true, Log: log},
+		func(ctx context.Context, msgs []jetstream.Msg) error {
+			for _, msg := range msgs {
+				settle(ctx, msg, log, h)
 			}
-			continue
-		}
-		for msg := range batch.Messages() {
-			settle(ctx, msg, log, h)
-		}
-	}
+			return nil
+		})
 	return nil
 }
+
+// Pulls from the DLQ durables: dead letters are handled one by one, as
+// they arrive.
+const (
+	// FetchBatch is how many dead letters one fetch asks for.
+	FetchBatch = broker.DefaultPullBatch
+	// FetchWait bounds one fetch.
+	FetchWait = broker.DefaultPullMaxWait
+)
 
 func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handler) {
 	dl, err := messages.DecodeDeadLetter(msg.Data())
@@ -118,15 +114,4 @@ func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
 func outboxID(msgID string) int64 {
 	id, _ := strconv.ParseInt(strings.TrimPrefix(msgID, "dl:"), 10, 64)
 	return id
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -166,7 +166,7 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	relay := outbox.NewRelay(outbox.RelayConfig{}, db.Pool, js, zerolog.Nop(), nil, nil)
+	relay := outbox.NewRelay(outbox.RelayConfig{}, outbox.RelayDeps{Pool: db.Pool, JS: js, Log: zerolog.Nop()})
 	if n, err := relay.RelayOnce(ctx); err != nil || n != 5 {
 		t.Fatalf("relay published %d, err %v; want 5", n, err)
 	}
@@ -180,7 +180,7 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	reg := prometheus.NewRegistry()
-	triage := dlq.NewTriage(db.Pool, zerolog.Nop(), reg, dlq.TriageOptions{})
+	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop(), Registry: reg})
 	alerter, err := dlq.NewAlerter(dlq.AlerterOptions{WebhookURL: hook.URL}, zerolog.Nop(), reg)
 	if err != nil {
 		t.Fatal(err)

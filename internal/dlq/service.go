@@ -2,6 +2,7 @@ package dlq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -19,26 +20,57 @@ import (
 // ServiceConfig is the dlq-replayer service's configuration.
 type ServiceConfig struct {
 	consumer.PipelineSettings
-	// Roles are the DLQ consumers this process runs: triage, replayer,
-	// alerter. Defaults to all three.
-	Roles          string
-	WebhookURL     string
+	// Roles are the DLQ consumers this process runs, comma-separated:
+	// triage, replayer, alerter. Defaults to DefaultRoles, all three.
+	Roles string
+	// WebhookURL receives the alerter's events. Defaults to none: log
+	// only.
+	WebhookURL string
+	// SpikeThreshold is the alerter's spike threshold. Defaults to
+	// DefaultSpikeThreshold.
 	SpikeThreshold int
-	SpikeWindow    time.Duration
-	Housekeeping   time.Duration
+	// SpikeWindow is the alerter's spike window. Defaults to
+	// DefaultSpikeWindow.
+	SpikeWindow time.Duration
+	// Housekeeping spaces run refreshes and retention. Defaults to
+	// DefaultHousekeeping.
+	Housekeeping time.Duration
 }
+
+// Defaults of ServiceConfig.
+const (
+	DefaultRoles        = broker.TriageConsumer + "," + broker.ReplayerConsumer + "," + broker.AlerterConsumer
+	DefaultHousekeeping = 5 * time.Second
+)
 
 // Register registers the service's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
 	c.PipelineSettings.Register(l, "127.0.0.1:9103")
-	l.String(&c.Roles, "roles", "DLQ_ROLES", "triage,replayer,alerter", "DLQ consumers to run in this process")
+	l.String(&c.Roles, "roles", "DLQ_ROLES", DefaultRoles, "DLQ consumers to run in this process")
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
-	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", 100, "dead letters within the spike window that raise an alert (0 disables)")
-	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", 5*time.Minute, "window of the spike detector")
+	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", DefaultSpikeThreshold, "dead letters within the spike window that raise an alert (0 disables)")
+	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", DefaultSpikeWindow, "window of the spike detector")
 	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", policy.DefaultPayloadRetention, "age after which dead-letter payloads are purged (counts and classes stay); escalations follow ESCALATION_RETENTION")
 	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload is purged; never below RETENTION_MANDATE")
 	l.Duration(&c.RetentionMandate, "retention-mandate", "RETENTION_MANDATE", policy.DefaultRetentionMandate, "legal floor for keeping compliance records: escalations are never purged sooner")
-	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", 5*time.Second, "how often runs are refreshed and retention applied")
+	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", DefaultHousekeeping, "how often runs are refreshed and retention applied")
+}
+
+// Validate says what is wrong with the service's own settings and how to
+// fix them; the pipeline settings are checked when the replayer's
+// pipeline is built, the common ones by service.Start.
+func (c *ServiceConfig) Validate() error {
+	var errs []error
+	if _, err := parseRoles(c.Roles); err != nil {
+		errs = append(errs, err)
+	}
+	if c.SpikeWindow < 0 {
+		errs = append(errs, fmt.Errorf("SPIKE_WINDOW %s: use a positive duration such as 5m", c.SpikeWindow))
+	}
+	if c.Housekeeping <= 0 {
+		errs = append(errs, fmt.Errorf("HOUSEKEEPING_INTERVAL %s: use a positive duration such as 5s", c.Housekeeping))
+	}
+	return errors.Join(errs...)
 }
 
 // Run is the dlq-replayer service: it runs until ctx ends.
@@ -50,39 +82,19 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if _, err := l.Parse(args); err != nil {
 		return service.UsageError(err)
 	}
-	roles, err := parseRoles(cfg.Roles)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return service.UsageError(err)
 	}
+	roles, _ := parseRoles(cfg.Roles)
 	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8}, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
 
-	handlers := map[string]Handler{}
-	var triage *Triage
-	if roles[broker.TriageConsumer] {
-		table, err := cfg.Policy()
-		if err != nil {
-			return service.UsageError(err)
-		}
-		triage = NewTriage(rt.Pool, rt.Log, rt.Registry, TriageOptions{Policy: table})
-		handlers[broker.TriageConsumer] = triage.Handle
-	}
-	if roles[broker.AlerterConsumer] {
-		a, err := NewAlerter(AlerterOptions{WebhookURL: cfg.WebhookURL, SpikeThreshold: cfg.SpikeThreshold, SpikeWindow: cfg.SpikeWindow}, rt.Log, rt.Registry)
-		if err != nil {
-			return err
-		}
-		handlers[broker.AlerterConsumer] = a.Handle
-	}
-	if roles[broker.ReplayerConsumer] {
-		pipe, _, err := cfg.Build(ctx, rt, lookup)
-		if err != nil {
-			return err
-		}
-		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, cfg.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
+	handlers, triage, err := cfg.handlers(ctx, rt, roles, lookup)
+	if err != nil {
+		return err
 	}
 	var wg sync.WaitGroup
 	for durable, h := range handlers {
@@ -103,6 +115,40 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	wg.Wait()
 	rt.Log.Info().Msg("dlq-replayer stopped")
 	return nil
+}
+
+// handlers builds the handler of each role, and returns triage's too
+// (nil unless it runs).
+func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles map[string]bool, lookup func(string) (string, bool)) (map[string]Handler, *Triage, error) {
+	handlers := map[string]Handler{}
+	var triage *Triage
+	if roles[broker.TriageConsumer] {
+		table, err := c.Policy()
+		if err != nil {
+			return nil, nil, service.UsageError(err)
+		}
+		opts := TriageOptions{Policy: table}
+		if err := opts.Validate(); err != nil {
+			return nil, nil, service.UsageError(err)
+		}
+		triage = NewTriage(opts, TriageDeps{Pool: rt.Pool, Log: rt.Log, Registry: rt.Registry})
+		handlers[broker.TriageConsumer] = triage.Handle
+	}
+	if roles[broker.AlerterConsumer] {
+		a, err := NewAlerter(AlerterOptions{WebhookURL: c.WebhookURL, SpikeThreshold: c.SpikeThreshold, SpikeWindow: c.SpikeWindow}, rt.Log, rt.Registry)
+		if err != nil {
+			return nil, nil, err
+		}
+		handlers[broker.AlerterConsumer] = a.Handle
+	}
+	if roles[broker.ReplayerConsumer] {
+		pipe, _, err := c.Build(ctx, rt, lookup)
+		if err != nil {
+			return nil, nil, err
+		}
+		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, c.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
+	}
+	return handlers, triage, nil
 }
 
 // housekeeping refreshes run statuses and, where triage runs (triage is

@@ -51,7 +51,7 @@ const (
 	defaultPurgeBatch    = 5000
 )
 
-func (o TriageOptions) withDefaults() TriageOptions {
+func (o *TriageOptions) applyDefaults() {
 	if o.Policy != nil {
 		o.PayloadRetention, o.EscalationRetention = o.Policy.Default().PayloadRetention, o.Policy.Default().EscalationRetention
 	}
@@ -67,7 +67,25 @@ func (o TriageOptions) withDefaults() TriageOptions {
 	if o.PurgeBatch <= 0 {
 		o.PurgeBatch = defaultPurgeBatch
 	}
-	return o
+}
+
+// Validate says what is wrong with the options and how to fix it. Zero
+// fields take their defaults.
+func (o TriageOptions) Validate() error {
+	var errs []error
+	if o.PayloadRetention < 0 || o.EscalationRetention < 0 {
+		errs = append(errs, fmt.Errorf("triage: payload retention %s and escalation retention %s: use positive durations, or 0 for the defaults", o.PayloadRetention, o.EscalationRetention))
+	}
+	if o.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("triage: timeout %s: use a positive duration, or 0 for the default (%s)", o.Timeout, defaultTriageTimeout))
+	}
+	if o.PurgeBatch < 0 {
+		errs = append(errs, fmt.Errorf("triage: purge batch %d: use at least 1, or 0 for the default (%d)", o.PurgeBatch, defaultPurgeBatch))
+	}
+	if o.Policy == nil && o.PayloadRetention > 0 && o.EscalationRetention > 0 && o.EscalationRetention < o.PayloadRetention {
+		errs = append(errs, fmt.Errorf("triage: escalation retention %s is below payload retention %s: keep escalations at least as long", o.EscalationRetention, o.PayloadRetention))
+	}
+	return errors.Join(errs...)
 }
 
 // Triage is the DLQ consumer that keeps the dead_letters table: one row
@@ -95,14 +113,25 @@ type Triage struct {
 	metrics *triageMetrics
 }
 
-// NewTriage returns a Triage writing to pool. It registers
+// TriageDeps are what a Triage works with.
+type TriageDeps struct {
+	// Pool holds the dead_letters table. Required.
+	Pool *pgxpool.Pool
+	// Log receives triage's events.
+	Log zerolog.Logger
+	// Registry receives triage's metrics. Nil for none.
+	Registry prometheus.Registerer
+}
+
+// NewTriage returns a Triage writing to deps.Pool. It registers
 // sluice_dlq_triaged_total and the scrape-time gauges sluice_dlq_depth,
-// sluice_dlq_ready_to_replay and sluice_dlq_stats_up on reg (nil for
-// none), and panics if they are already registered there.
-func NewTriage(pool *pgxpool.Pool, log zerolog.Logger, reg prometheus.Registerer, opts TriageOptions) *Triage {
-	t := &Triage{pool: pool, log: log, opts: opts.withDefaults(), metrics: newTriageMetrics()}
-	if reg != nil {
-		reg.MustRegister(t.metrics.triaged, newDepthCollector(pool, log))
+// sluice_dlq_ready_to_replay and sluice_dlq_stats_up on deps.Registry
+// (nil for none), and panics if they are already registered there.
+func NewTriage(opts TriageOptions, deps TriageDeps) *Triage {
+	opts.applyDefaults()
+	t := &Triage{pool: deps.Pool, log: deps.Log, opts: opts, metrics: newTriageMetrics()}
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(t.metrics.triaged, newDepthCollector(deps.Pool, deps.Log))
 	}
 	return t
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -91,14 +92,15 @@ func await(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration, runID
 			o.err = fmt.Errorf("no outcome after %s: the chunk is %q; are the consumer, outbox-relay and dlq-replayer (triage) running?", timeout, o.status)
 			return o
 		}
-		select {
-		case <-ctx.Done():
+		if !wait.Sleep(ctx, pollEvery, nil) {
 			o.err = ctx.Err()
 			return o
-		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
+
+// pollEvery spaces the reads of a document's outcome.
+const pollEvery = 200 * time.Millisecond
 
 // read reads the outcome so far; done is true once it is final.
 func read(ctx context.Context, pool *pgxpool.Pool, runID string) (outcome, bool) {

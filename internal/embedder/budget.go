@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/wait"
 )
 
 // Budget paces embedding requests to a provider's allowance: at most
@@ -50,18 +52,10 @@ func (b *Budget) Reserve(tokens int) time.Duration {
 
 // Wait reserves a request and waits for its turn, or returns ctx's error.
 func (b *Budget) Wait(ctx context.Context, tokens int) error {
-	d := b.Reserve(tokens)
-	if d <= 0 {
+	if !wait.Sleep(ctx, b.Reserve(tokens), nil) {
 		return ctx.Err()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return nil
 }
 
 // Throttled records a 429 from the provider.

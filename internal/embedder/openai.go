@@ -69,7 +69,7 @@ const (
 	defaultIdleConns     = 64
 )
 
-func (c Config) withDefaults() Config {
+func (c *Config) applyDefaults() {
 	if c.Encoding == "" {
 		c.Encoding = EncodingBase64
 	}
@@ -85,7 +85,6 @@ func (c Config) withDefaults() Config {
 		t.MaxIdleConnsPerHost = defaultIdleConns
 		c.HTTPClient = &http.Client{Transport: t}
 	}
-	return c
 }
 
 // Validate reports the first problem with c, saying how to fix it.
@@ -143,7 +142,7 @@ func NewOpenAI(cfg Config) (*OpenAI, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg.applyDefaults()
 	c := &OpenAI{cfg: cfg, endpoint: endpoint(cfg.URL), header: http.Header{}}
 	c.header.Set("Content-Type", "application/json")
 	c.header.Set("Accept", "application/json")

@@ -11,6 +11,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
 
+	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -58,53 +59,53 @@ type ResilientOptions struct {
 	OnStateChange func(from, to string)
 }
 
+// Defaults of ResilientOptions, read by the services' flags too.
 const (
-	defaultTimeout          = 30 * time.Second
-	defaultMaxRetries       = 2
-	defaultRetryDelay       = 50 * time.Millisecond
-	defaultRetryMaxDelay    = 500 * time.Millisecond
-	defaultFailureThreshold = 5
-	defaultBreakerDelay     = 10 * time.Second
-	defaultSuccessThreshold = 1
-	defaultThrottleMaxWait  = 10 * time.Second
+	DefaultTimeout          = 30 * time.Second
+	DefaultMaxRetries       = 2
+	DefaultRetryDelay       = 50 * time.Millisecond
+	DefaultRetryMaxDelay    = 500 * time.Millisecond
+	DefaultFailureThreshold = 5
+	DefaultBreakerDelay     = 10 * time.Second
+	DefaultSuccessThreshold = 1
+	DefaultThrottleMaxWait  = 10 * time.Second
 )
 
-func (o ResilientOptions) withDefaults() ResilientOptions {
+func (o *ResilientOptions) applyDefaults() {
 	if o.Timeout == 0 {
-		o.Timeout = defaultTimeout
+		o.Timeout = DefaultTimeout
 	}
 	switch {
 	case o.MaxRetries == 0:
-		o.MaxRetries = defaultMaxRetries
+		o.MaxRetries = DefaultMaxRetries
 	case o.MaxRetries < 0:
 		o.MaxRetries = 0
 	}
 	if o.RetryDelay == 0 {
-		o.RetryDelay = defaultRetryDelay
+		o.RetryDelay = DefaultRetryDelay
 	}
 	if o.RetryMaxDelay == 0 {
-		o.RetryMaxDelay = defaultRetryMaxDelay
+		o.RetryMaxDelay = DefaultRetryMaxDelay
 	}
 	if o.FailureThreshold == 0 {
-		o.FailureThreshold = defaultFailureThreshold
+		o.FailureThreshold = DefaultFailureThreshold
 	}
 	if o.BreakerDelay == 0 {
-		o.BreakerDelay = defaultBreakerDelay
+		o.BreakerDelay = DefaultBreakerDelay
 	}
 	if o.SuccessThreshold == 0 {
-		o.SuccessThreshold = defaultSuccessThreshold
+		o.SuccessThreshold = DefaultSuccessThreshold
 	}
 	if o.ThrottleMaxWait == 0 {
-		o.ThrottleMaxWait = defaultThrottleMaxWait
+		o.ThrottleMaxWait = DefaultThrottleMaxWait
 	}
-	return o
 }
 
 // WorstCase is the longest one Embed call can take with these options:
 // every attempt running to its timeout, with the longest wait between
 // attempts, after the longest wait on 429s.
 func (o ResilientOptions) WorstCase() time.Duration {
-	o = o.withDefaults()
+	o.applyDefaults()
 	return time.Duration(o.MaxRetries+1)*o.Timeout + time.Duration(o.MaxRetries)*o.RetryMaxDelay + max(o.ThrottleMaxWait, 0)
 }
 
@@ -145,7 +146,7 @@ func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	opts = opts.withDefaults()
+	opts.applyDefaults()
 	r := &Resilient{inner: inner, opts: opts}
 
 	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
@@ -333,12 +334,8 @@ func (r *Resilient) WaitReady(ctx context.Context) error {
 		if r.State() != BreakerOpen {
 			return nil
 		}
-		t := time.NewTimer(r.breaker.RemainingDelay())
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !wait.Sleep(ctx, r.breaker.RemainingDelay(), nil) {
 			return ctx.Err()
-		case <-t.C:
 		}
 	}
 }

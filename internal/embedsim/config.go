@@ -54,7 +54,7 @@ const (
 	defaultMaxRecords = 10000
 )
 
-func (c Config) withDefaults() Config {
+func (c *Config) applyDefaults() {
 	if c.Dims == 0 {
 		c.Dims = defaultDims
 	}
@@ -67,13 +67,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
 	}
-	return c
 }
 
 // Validate reports the first problem with c, after defaults, saying how to
 // fix it.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c.applyDefaults()
 	if c.Dims < 1 || c.Dims > MaxDims {
 		return fmt.Errorf("embedsim: dims = %d, want 1..%d", c.Dims, MaxDims)
 	}

@@ -2,7 +2,6 @@ package embedsim
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/internal/wait"
 )
 
 type embeddingRequest struct {
@@ -57,14 +58,14 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 
 	fs := s.faults.Load()
 	o, latency := s.decide(fs, inputs)
-	if !sleep(r.Context(), latency) {
+	if !wait.Sleep(r.Context(), latency, nil) {
 		return 0, o.fault, rec
 	}
 	if o.reset {
 		resetConnection(w)
 		return 0, o.fault, rec
 	}
-	if o.hang && !sleep(r.Context(), fs.HangFor) {
+	if o.hang && !wait.Sleep(r.Context(), fs.HangFor, nil) {
 		return 0, o.fault, rec
 	}
 	if o.status != http.StatusOK {
@@ -277,22 +278,6 @@ func contextLengthError(maxChars, chars int) apiError {
 		Type:    typeInvalidRequest,
 		Param:   "input",
 		Code:    "context_length_exceeded",
-	}
-}
-
-// sleep waits d, or until ctx ends; it reports whether the full wait
-// elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -111,15 +111,14 @@ func (f Faults) Validate() error {
 	return err
 }
 
-// withDefaults returns f with its zero-valued knobs resolved.
-func (f Faults) withDefaults() Faults {
+// applyDefaults fills f with its zero-valued knobs resolved.
+func (f *Faults) applyDefaults() {
 	if f.RetryAfterSeconds == 0 {
 		f.RetryAfterSeconds = 1
 	}
 	if f.HangFor == 0 {
 		f.HangFor = defaultHangFor
 	}
-	return f
 }
 
 // faultSet is a Faults ready for the request path: patterns compiled,
@@ -141,7 +140,7 @@ type compiledPoison struct {
 }
 
 func (f Faults) compile() (*faultSet, error) {
-	f = f.withDefaults()
+	f.applyDefaults()
 	for name, rate := range map[string]float64{
 		"rate_429": f.Rate429, "rate_5xx": f.Rate5xx, "rate_hang": f.RateHang, "rate_reset": f.RateReset,
 	} {

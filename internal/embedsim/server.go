@@ -60,7 +60,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg.applyDefaults()
 	o := options{logger: zerolog.Nop(), now: time.Now}
 	for _, opt := range opts {
 		opt(&o)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
@@ -60,7 +61,7 @@ type Config struct {
 
 // Defaults of Config, written once: flags and applyDefaults both read them.
 const (
-	DefaultMaxDeliveries    = 5
+	DefaultMaxDeliveries    = broker.DefaultMaxDeliveries
 	DefaultAmbiguousRetries = 2
 	DefaultMaxReplays       = 3
 	DefaultEmbedMaxInputs   = 64

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/broker"
 )
 
 // Settings is the policy that applies to one source, every value
@@ -57,7 +59,7 @@ const (
 	// DefaultPayloadRetention is how long a dead letter's payload is
 	// kept: a quarter, long enough to see a pattern and replay, and equal
 	// to the DLQ stream's default MaxAge.
-	DefaultPayloadRetention = 90 * 24 * time.Hour
+	DefaultPayloadRetention = broker.DefaultDLQMaxAge
 	// DefaultHaltMinChunks is how many chunks of a run must settle before
 	// its rejection ratio is judged.
 	DefaultHaltMinChunks = 100

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -235,7 +236,7 @@ func errText(err error) *string {
 // republishOwed publishes what earlier runs of the source recorded but
 // never had confirmed, before this run adds its own.
 func (p *Producer) republishOwed(ctx context.Context, sum *Summary) {
-	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, p.pool, p.js, p.log, nil)
+	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, redrive.SweeperDeps{Pool: p.pool, JS: p.js, Log: p.log})
 	if err == nil {
 		var res redrive.Result
 		res, err = sweeper.Sweep(ctx, p.cfg.SourceID, 0)
@@ -299,9 +300,7 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 		}
 		sum.PublishWait++
 		p.log.Warn().Err(res.Err).Int("chunks", len(pending)).Msg("stream full or NATS unavailable; waiting to publish again")
-		select {
-		case <-time.After(p.cfg.FullStreamWait):
-		case <-ctx.Done():
+		if !wait.Sleep(ctx, p.cfg.FullStreamWait, nil) {
 			return ctx.Err()
 		}
 	}

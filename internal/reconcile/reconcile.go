@@ -262,7 +262,7 @@ func (c *checker) unpublished(ctx context.Context) error {
 	if !c.opts.Redrive || c.rep.Unpublished+reopened == 0 {
 		return nil
 	}
-	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{Grace: c.opts.Grace}, c.pool, c.js, c.opts.Log, nil)
+	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{Grace: c.opts.Grace}, redrive.SweeperDeps{Pool: c.pool, JS: c.js, Log: c.opts.Log})
 	if err != nil {
 		return err
 	}

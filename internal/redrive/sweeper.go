@@ -86,8 +86,21 @@ type Sweeper struct {
 	checked time.Time
 }
 
-// NewSweeper returns a sweeper; reg may be nil.
-func NewSweeper(cfg SweeperConfig, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Logger, reg prometheus.Registerer) (*Sweeper, error) {
+// SweeperDeps are what a Sweeper works with.
+type SweeperDeps struct {
+	// Pool holds the manifest. Required.
+	Pool *pgxpool.Pool
+	// JS publishes owed jobs. Required.
+	JS jetstream.JetStream
+	// Log receives the sweeper's events.
+	Log zerolog.Logger
+	// Registry receives the sweeper's metrics. Nil for none.
+	Registry prometheus.Registerer
+}
+
+// NewSweeper returns a sweeper, or the configuration's problems.
+func NewSweeper(cfg SweeperConfig, deps SweeperDeps) (*Sweeper, error) {
+	pool, js, log, reg := deps.Pool, deps.JS, deps.Log, deps.Registry
 	cfg.applyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

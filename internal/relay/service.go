@@ -2,8 +2,8 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"io"
-	"time"
 
 	"github.com/sluicehq/sluice/internal/config"
 	"golang.org/x/sync/errgroup"
@@ -24,11 +24,17 @@ type Flags struct {
 // Register registers the relay's settings on l.
 func (f *Flags) Register(l *config.Loader) {
 	config.RegisterCommon(l, &f.Common, "127.0.0.1:9102")
-	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", 256, "outbox rows claimed per batch")
-	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", time.Second, "polling fallback when no notification arrives")
-	l.Duration(&f.Relay.Retention, "retention", "OUTBOX_RETENTION", 7*24*time.Hour, "how long published outbox rows are kept")
+	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", outbox.DefaultRelayBatchSize, "outbox rows claimed per batch")
+	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", outbox.DefaultPollInterval, "polling fallback when no notification arrives")
+	l.Duration(&f.Relay.Retention, "retention", "OUTBOX_RETENTION", outbox.DefaultRetention, "how long published outbox rows are kept")
 	l.Duration(&f.Owed.Grace, "owed-grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk job may wait for its producer's publish before the relay publishes it")
 	l.Duration(&f.Owed.Interval, "owed-interval", "OWED_INTERVAL", redrive.DefaultSweepInterval, "how often the relay looks for owed chunk jobs")
+}
+
+// Validate says what is wrong with the relay's and the sweeper's
+// settings and how to fix them; service.Start checks Common.
+func (f Flags) Validate() error {
+	return errors.Join(f.Relay.Validate(), f.Owed.Validate())
 }
 
 // Run is the outbox-relay service: the relay of dead letters and the
@@ -41,14 +47,17 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if _, err := l.Parse(args); err != nil {
 		return service.UsageError(err)
 	}
+	if err := f.Validate(); err != nil {
+		return service.UsageError(err)
+	}
 	common, cfg := f.Common, f.Relay
 	rt, err := service.Start(ctx, "outbox-relay", common, service.Options{MaxConns: 4}, stderr)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	relay := outbox.NewRelay(cfg, rt.Pool, rt.JS, rt.Log, rt.Registry, crashpoint.FromEnv(lookup))
-	sweeper, err := redrive.NewSweeper(f.Owed, rt.Pool, rt.JS, rt.Log, rt.Registry)
+	relay := outbox.NewRelay(cfg, outbox.RelayDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry, Crash: crashpoint.FromEnv(lookup)})
+	sweeper, err := redrive.NewSweeper(f.Owed, redrive.SweeperDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
 	if err != nil {
 		return service.UsageError(err)
 	}

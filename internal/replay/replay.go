@@ -20,6 +20,10 @@ import (
 // many dead letters; run it again for the rest.
 const MaxLimit = 10000
 
+// DefaultLimit is the Scope.Limit `sluice dlq replay` uses unless told
+// otherwise.
+const DefaultLimit = 500
+
 // ErrScope is returned for a scope a replay must not take: too broad, or
 // a limit out of range.
 var ErrScope = errors.New("replay scope")

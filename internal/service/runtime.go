@@ -7,6 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -53,41 +55,15 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		return nil, err
 	}
 	rt := &Runtime{Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }, stopHTTP: func() {}}
-	pcfg, err := pgxpool.ParseConfig(c.DatabaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	if opts.MaxConns > 0 {
-		pcfg.MaxConns = opts.MaxConns
-	}
-	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
-	boundSQL(pcfg, c.SQLTimeout)
-	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
-		return nil, fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
-	}
-	if err := waitFor(ctx, log, "postgres", func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
+	if err := rt.connectPostgres(ctx, name, c, opts); err != nil {
 		rt.Close()
-		return nil, fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
+		return nil, err
 	}
 	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return rt.Pool.Ping(ctx) }}}
 	if !opts.NoNATS {
-		rt.NC, rt.JS, err = broker.Connect(c.NATSConn("sluice-"+name), log)
-		if err != nil {
+		if err := rt.connectNATS(ctx, name, c, opts); err != nil {
 			rt.Close()
 			return nil, err
-		}
-		// The topology owner declares the streams (sluice nats setup); a
-		// service only checks them, waiting as for any dependency.
-		verify := func(ctx context.Context) error { return broker.Verify(ctx, rt.JS) }
-		if opts.NATSOptional {
-			attempt, cancel := context.WithTimeout(ctx, natsOptionalWait)
-			if err := verify(attempt); err != nil {
-				log.Warn().Err(err).Msg("NATS unreachable at startup; going on without it")
-			}
-			cancel()
-		} else if err := waitFor(ctx, log, "nats", verify); err != nil {
-			rt.Close()
-			return nil, fmt.Errorf("verify jetstream topology: %w", err)
 		}
 		checks = append(checks, telemetry.Check{Name: "nats", Fn: func(context.Context) error {
 			if !rt.NC.IsConnected() {
@@ -109,6 +85,50 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	return rt, nil
 }
 
+// connectPostgres opens the pool and waits for PostgreSQL to answer.
+func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Common, opts Options) error {
+	pcfg, err := pgxpool.ParseConfig(c.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if opts.MaxConns > 0 {
+		pcfg.MaxConns = opts.MaxConns
+	}
+	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
+	boundSQL(pcfg, c.SQLTimeout)
+	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		return fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	}
+	if err := waitFor(ctx, rt.Log, "postgres", func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
+		return fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	}
+	return nil
+}
+
+// connectNATS connects to NATS and checks the topology, which the
+// topology owner declares (sluice nats setup): a service only checks it,
+// waiting as for any dependency, or, with Options.NATSOptional, trying
+// once briefly.
+func (rt *Runtime) connectNATS(ctx context.Context, name string, c config.Common, opts Options) error {
+	var err error
+	if rt.NC, rt.JS, err = broker.Connect(c.NATSConn("sluice-"+name), rt.Log); err != nil {
+		return err
+	}
+	verify := func(ctx context.Context) error { return broker.Verify(ctx, rt.JS) }
+	if opts.NATSOptional {
+		attempt, cancel := context.WithTimeout(ctx, natsOptionalWait)
+		defer cancel()
+		if err := verify(attempt); err != nil {
+			rt.Log.Warn().Err(err).Msg("NATS unreachable at startup; going on without it")
+		}
+		return nil
+	}
+	if err := waitFor(ctx, rt.Log, "nats", verify); err != nil {
+		return fmt.Errorf("verify jetstream topology: %w", err)
+	}
+	return nil
+}
+
 // natsOptionalWait is how long a service with Options.NATSOptional tries
 // to reach NATS at startup.
 const natsOptionalWait = 5 * time.Second
@@ -127,26 +147,36 @@ func (rt *Runtime) Close() {
 	}
 }
 
-// waitFor retries fn for up to a minute, saying so: services may start
-// before the database or broker is ready (as under docker compose).
+// waitFor retries fn for up to a minute, saying so at most every
+// dependencyLogEvery: services may start before the database or broker is
+// ready (as under docker compose). Each attempt is bounded by
+// dependencyAttempt.
 func waitFor(ctx context.Context, log zerolog.Logger, what string, fn func(context.Context) error) error {
-	deadline := time.Now().Add(time.Minute)
-	lastLog := time.Time{}
-	for {
-		attempt, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := fn(attempt)
-		cancel()
-		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		if time.Since(lastLog) > 5*time.Second {
-			log.Warn().Err(err).Str("dependency", what).Msg("waiting for a dependency (up to 1m)")
-			lastLog = time.Now()
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	var lastLog time.Time
+	policy := retrypolicy.NewBuilder[any]().
+		WithMaxRetries(-1).
+		WithMaxDuration(dependencyPatience).
+		WithDelay(dependencyDelay).
+		AbortIf(func(any, error) bool { return ctx.Err() != nil }).
+		ReturnLastFailure().
+		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[any]) {
+			if time.Since(lastLog) > dependencyLogEvery {
+				log.Warn().Err(e.LastError()).Str("dependency", what).Msg("waiting for a dependency (up to 1m)")
+				lastLog = time.Now()
+			}
+		}).
+		Build()
+	return failsafe.With(policy).WithContext(ctx).Run(func() error {
+		attempt, cancel := context.WithTimeout(ctx, dependencyAttempt)
+		defer cancel()
+		return fn(attempt)
+	})
 }
+
+// Bounds of waitFor.
+const (
+	dependencyPatience = time.Minute
+	dependencyDelay    = 500 * time.Millisecond
+	dependencyAttempt  = 5 * time.Second
+	dependencyLogEvery = 5 * time.Second
+)

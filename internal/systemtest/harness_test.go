@@ -123,12 +123,12 @@ func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeli
 // DLQ consumers.
 func (s *system) startAll(resilient embedder.ResilientOptions) {
 	pipe, emb := s.pipeline(resilient)
-	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, s.connect(natsauth.Consumer), pipe, emb, zerolog.Nop(), nil)
+	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, consumer.Deps{JS: s.connect(natsauth.Consumer), Pipeline: pipe, Gate: emb, Log: zerolog.Nop()})
 	s.background("consumer", c.Run)
-	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, s.db.Pool, s.connect(natsauth.Relay), zerolog.Nop(), nil, nil)
+	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, outbox.RelayDeps{Pool: s.db.Pool, JS: s.connect(natsauth.Relay), Log: zerolog.Nop()})
 	s.background("relay", relay.Run)
 	replayerJS := s.connect(natsauth.Replayer)
-	triage := dlq.NewTriage(s.db.Pool, zerolog.Nop(), nil, dlq.TriageOptions{})
+	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: s.db.Pool, Log: zerolog.Nop()})
 	s.background("triage", func(ctx context.Context) error {
 		return dlq.Consume(ctx, replayerJS, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, triage.Handle))
 	})

@@ -159,6 +159,41 @@ func (j *ChunkJob) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// chunkJobIn is a chunk job as read off the wire: nil where a member is
+// absent or null.
+type chunkJobIn struct {
+	Schema, ChunkIndex, ChunkCount, ReplayGen *int
+	DocVersion                                *int64
+	DocID, SourceID, SourceNativeID, RunID    *string
+	ContentHash, Text, Codec                  *string
+	DeadLetterID, ReplayID                    *string
+	Metadata                                  json.RawMessage
+	PublishedAt                               *time.Time
+}
+
+// fields lists the members of a chunk job, in the order their absence is
+// reported.
+func (in *chunkJobIn) fields() []field {
+	return []field{
+		{"schema", &in.Schema, wantInt, false},
+		{"doc_id", &in.DocID, wantString, true},
+		{"chunk_index", &in.ChunkIndex, wantInt, true},
+		{"doc_version", &in.DocVersion, wantInt, true},
+		{"chunk_count", &in.ChunkCount, wantInt, true},
+		{"source_id", &in.SourceID, wantString, true},
+		{"source_native_id", &in.SourceNativeID, wantString, true},
+		{"run_id", &in.RunID, wantString, true},
+		{"content_hash", &in.ContentHash, wantString, true},
+		{"text", &in.Text, wantString, true},
+		{"metadata", &in.Metadata, "a JSON object or null", false},
+		{"codec", &in.Codec, wantString, false},
+		{"published_at", &in.PublishedAt, wantTimestamp, true},
+		{"replay_gen", &in.ReplayGen, wantInt, false},
+		{"dead_letter_id", &in.DeadLetterID, wantString, false},
+		{"replay_id", &in.ReplayID, wantString, false},
+	}
+}
+
 // DecodeChunkJob strictly decodes an encoded ChunkJob. It rejects, with a
 // *DecodeError that matches ErrInvalid, input that:
 //
@@ -177,59 +212,9 @@ func (j *ChunkJob) UnmarshalJSON(data []byte) error {
 // went through Postgres jsonb still decodes. The result is normalised:
 // Metadata canonical (nil when empty), PublishedAt in UTC.
 func DecodeChunkJob(data []byte) (ChunkJob, error) {
-	var in struct {
-		Schema, ChunkIndex, ChunkCount, ReplayGen *int
-		DocVersion                                *int64
-		DocID, SourceID, SourceNativeID, RunID    *string
-		ContentHash, Text, Codec                  *string
-		DeadLetterID, ReplayID                    *string
-		Metadata                                  json.RawMessage
-		PublishedAt                               *time.Time
-	}
-	const (
-		integer = "an integer"
-		str     = "a string"
-	)
-	fields := map[string]field{
-		"schema":           {&in.Schema, integer},
-		"doc_id":           {&in.DocID, str},
-		"chunk_index":      {&in.ChunkIndex, integer},
-		"doc_version":      {&in.DocVersion, integer},
-		"chunk_count":      {&in.ChunkCount, integer},
-		"source_id":        {&in.SourceID, str},
-		"source_native_id": {&in.SourceNativeID, str},
-		"run_id":           {&in.RunID, str},
-		"content_hash":     {&in.ContentHash, str},
-		"text":             {&in.Text, str},
-		"metadata":         {&in.Metadata, "a JSON object or null"},
-		"codec":            {&in.Codec, str},
-		"published_at":     {&in.PublishedAt, "an RFC 3339 timestamp string"},
-		"replay_gen":       {&in.ReplayGen, integer},
-		"dead_letter_id":   {&in.DeadLetterID, str},
-		"replay_id":        {&in.ReplayID, str},
-	}
-	if err := readObject(data, MaxMessageBytes, ChunkJobSchema, fields); err != nil {
+	var in chunkJobIn
+	if err := readObject(data, MaxMessageBytes, ChunkJobSchema, in.fields()); err != nil {
 		return ChunkJob{}, err
-	}
-	required := []struct {
-		name    string
-		present bool
-	}{
-		{"doc_id", in.DocID != nil},
-		{"chunk_index", in.ChunkIndex != nil},
-		{"doc_version", in.DocVersion != nil},
-		{"chunk_count", in.ChunkCount != nil},
-		{"source_id", in.SourceID != nil},
-		{"source_native_id", in.SourceNativeID != nil},
-		{"run_id", in.RunID != nil},
-		{"content_hash", in.ContentHash != nil},
-		{"text", in.Text != nil},
-		{"published_at", in.PublishedAt != nil},
-	}
-	for _, r := range required {
-		if !r.present {
-			return ChunkJob{}, missing(r.name)
-		}
 	}
 	j := ChunkJob{
 		Schema:         *in.Schema,

@@ -271,6 +271,43 @@ func (d *DeadLetter) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// deadLetterIn is a dead letter as read off the wire: nil where a member is
+// absent or null.
+type deadLetterIn struct {
+	Schema, ChunkIndex, Attempts, ReplayGen *int
+	DocVersion                              *int64
+	DeadLetterID, DocID, SourceID           *string
+	SourceNativeID, RunID, Disposition      *string
+	ErrorClass, ErrorCode, ErrorDetail      *string
+	Stage, Payload                          *string
+	FailedAt, NextRetryAt                   *time.Time
+}
+
+// fields lists the members of a dead letter, in the order their absence is
+// reported.
+func (in *deadLetterIn) fields() []field {
+	return []field{
+		{"schema", &in.Schema, wantInt, false},
+		{"dead_letter_id", &in.DeadLetterID, wantString, true},
+		{"doc_id", &in.DocID, wantString, true},
+		{"chunk_index", &in.ChunkIndex, wantInt, true},
+		{"doc_version", &in.DocVersion, wantInt, true},
+		{"source_id", &in.SourceID, wantString, true},
+		{"source_native_id", &in.SourceNativeID, wantString, true},
+		{"run_id", &in.RunID, wantString, true},
+		{"disposition", &in.Disposition, wantString, true},
+		{"error_class", &in.ErrorClass, wantString, true},
+		{"error_code", &in.ErrorCode, wantString, false},
+		{"error_detail", &in.ErrorDetail, wantString, true},
+		{"stage", &in.Stage, wantString, true},
+		{"attempts", &in.Attempts, wantInt, true},
+		{"replay_gen", &in.ReplayGen, wantInt, true},
+		{"failed_at", &in.FailedAt, wantTimestamp, true},
+		{"next_retry_at", &in.NextRetryAt, wantTimestamp, false},
+		{"payload", &in.Payload, "a base64 string", true},
+	}
+}
+
 // DecodeDeadLetter strictly decodes an encoded DeadLetter, with the same
 // rules and errors as DecodeChunkJob except that the limit is
 // MaxDeadLetterBytes and the schema DeadLetterSchema. Every field Encode
@@ -278,67 +315,9 @@ func (d *DeadLetter) UnmarshalJSON(data []byte) error {
 // Payload must be standard padded base64 without line breaks; an empty
 // payload decodes to nil. Times are returned in UTC.
 func DecodeDeadLetter(data []byte) (DeadLetter, error) {
-	var in struct {
-		Schema, ChunkIndex, Attempts, ReplayGen *int
-		DocVersion                              *int64
-		DeadLetterID, DocID, SourceID           *string
-		SourceNativeID, RunID, Disposition      *string
-		ErrorClass, ErrorCode, ErrorDetail      *string
-		Stage, Payload                          *string
-		FailedAt, NextRetryAt                   *time.Time
-	}
-	const (
-		integer   = "an integer"
-		str       = "a string"
-		timestamp = "an RFC 3339 timestamp string"
-	)
-	fields := map[string]field{
-		"schema":           {&in.Schema, integer},
-		"dead_letter_id":   {&in.DeadLetterID, str},
-		"doc_id":           {&in.DocID, str},
-		"chunk_index":      {&in.ChunkIndex, integer},
-		"doc_version":      {&in.DocVersion, integer},
-		"source_id":        {&in.SourceID, str},
-		"source_native_id": {&in.SourceNativeID, str},
-		"run_id":           {&in.RunID, str},
-		"disposition":      {&in.Disposition, str},
-		"error_class":      {&in.ErrorClass, str},
-		"error_code":       {&in.ErrorCode, str},
-		"error_detail":     {&in.ErrorDetail, str},
-		"stage":            {&in.Stage, str},
-		"attempts":         {&in.Attempts, integer},
-		"replay_gen":       {&in.ReplayGen, integer},
-		"failed_at":        {&in.FailedAt, timestamp},
-		"next_retry_at":    {&in.NextRetryAt, timestamp},
-		"payload":          {&in.Payload, "a base64 string"},
-	}
-	if err := readObject(data, MaxDeadLetterBytes, DeadLetterSchema, fields); err != nil {
+	var in deadLetterIn
+	if err := readObject(data, MaxDeadLetterBytes, DeadLetterSchema, in.fields()); err != nil {
 		return DeadLetter{}, err
-	}
-	required := []struct {
-		name    string
-		present bool
-	}{
-		{"dead_letter_id", in.DeadLetterID != nil},
-		{"doc_id", in.DocID != nil},
-		{"chunk_index", in.ChunkIndex != nil},
-		{"doc_version", in.DocVersion != nil},
-		{"source_id", in.SourceID != nil},
-		{"source_native_id", in.SourceNativeID != nil},
-		{"run_id", in.RunID != nil},
-		{"disposition", in.Disposition != nil},
-		{"error_class", in.ErrorClass != nil},
-		{"error_detail", in.ErrorDetail != nil},
-		{"stage", in.Stage != nil},
-		{"attempts", in.Attempts != nil},
-		{"replay_gen", in.ReplayGen != nil},
-		{"failed_at", in.FailedAt != nil},
-		{"payload", in.Payload != nil},
-	}
-	for _, r := range required {
-		if !r.present {
-			return DeadLetter{}, missing(r.name)
-		}
 	}
 	payload, err := decodePayload(*in.Payload)
 	if err != nil {

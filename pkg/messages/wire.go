@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"time"
 	"unicode/utf8"
 )
@@ -39,12 +40,22 @@ const (
 	maxInt32         = math.MaxInt32
 )
 
-// field is one known member of an envelope: where to decode it and what it
-// must be, for the error message.
+// field is one known member of an envelope: its key, where to decode it
+// (a pointer to a pointer, or to a json.RawMessage), what it must be, for
+// the error message, and whether it must be present and not null.
 type field struct {
-	ptr  any
-	want string
+	key      string
+	ptr      any
+	want     string
+	required bool
 }
+
+// What a member must be, for error messages.
+const (
+	wantInt       = "an integer"
+	wantString    = "a string"
+	wantTimestamp = "an RFC 3339 timestamp string"
+)
 
 type member struct {
 	key   string
@@ -55,9 +66,10 @@ type member struct {
 // size and encoding on the raw bytes, splits the top-level object, rejects
 // duplicate, unknown or case-mismatched keys (encoding/json alone would
 // accept all three), checks the schema version before anything else that
-// a newer version might legitimately change, and decodes each member into
-// its target.
-func readObject(data []byte, limit, schema int, fields map[string]field) error {
+// a newer version might legitimately change, decodes each member into
+// its target, and names the first required field (in the order of fields)
+// that is missing or null.
+func readObject(data []byte, limit, schema int, fields []field) error {
 	if len(data) > limit {
 		return &DecodeError{
 			Reason: fmt.Sprintf("message is %d bytes, over the %d-byte limit", len(data), limit),
@@ -74,13 +86,22 @@ func readObject(data []byte, limit, schema int, fields map[string]field) error {
 	if err := checkSchema(members, schema); err != nil {
 		return err
 	}
+	byKey := make(map[string]field, len(fields))
+	for _, f := range fields {
+		byKey[f.key] = f
+	}
 	for _, m := range members {
-		f, ok := fields[m.key]
+		f, ok := byKey[m.key]
 		if !ok {
 			return invalid(displayKey(m.key), fmt.Sprintf("unknown field; schema %d has no such field", schema))
 		}
 		if err := json.Unmarshal(m.value, f.ptr); err != nil {
 			return &DecodeError{Field: m.key, Reason: "must be " + f.want, Err: err}
+		}
+	}
+	for _, f := range fields {
+		if f.required && reflect.ValueOf(f.ptr).Elem().IsNil() {
+			return missing(f.key)
 		}
 	}
 	return nil

@@ -6,42 +6,75 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/wait"
 )
 
 // RelayConfig tunes a relay.
 type RelayConfig struct {
-	// BatchSize is how many rows one claim takes. Defaults to 256.
+	// BatchSize is how many rows one claim takes. Defaults to
+	// DefaultRelayBatchSize.
 	BatchSize int
 	// PollInterval is the fallback when no notification arrives. Defaults
-	// to 1s.
+	// to DefaultPollInterval.
 	PollInterval time.Duration
 	// MaxBackoff caps the wait between attempts while NATS or PostgreSQL is
-	// down. Defaults to 10s.
+	// down, and a refused row's own backoff. Defaults to DefaultMaxBackoff.
 	MaxBackoff time.Duration
 	// Retention is how long published rows are kept before deletion.
-	// Defaults to 7 days.
+	// Defaults to DefaultRetention.
 	Retention time.Duration
 }
 
+// Defaults of RelayConfig, read by the outbox-relay's flags too.
+const (
+	DefaultRelayBatchSize = 256
+	DefaultPollInterval   = time.Second
+	DefaultMaxBackoff     = 10 * time.Second
+	DefaultRetention      = 7 * 24 * time.Hour
+)
+
 func (c *RelayConfig) applyDefaults() {
 	if c.BatchSize == 0 {
-		c.BatchSize = 256
+		c.BatchSize = DefaultRelayBatchSize
 	}
 	if c.PollInterval == 0 {
-		c.PollInterval = time.Second
+		c.PollInterval = DefaultPollInterval
 	}
 	if c.MaxBackoff == 0 {
-		c.MaxBackoff = 10 * time.Second
+		c.MaxBackoff = DefaultMaxBackoff
 	}
 	if c.Retention == 0 {
-		c.Retention = 7 * 24 * time.Hour
+		c.Retention = DefaultRetention
 	}
+}
+
+// Validate says what is wrong with the configuration and how to fix it.
+// Zero fields take their defaults.
+func (c RelayConfig) Validate() error {
+	c.applyDefaults()
+	var errs []error
+	if c.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("relay batch size %d: use at least 1 (0 for the default, %d)", c.BatchSize, DefaultRelayBatchSize))
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("relay poll interval %s: use a positive duration such as 1s", c.PollInterval))
+	}
+	if c.MaxBackoff <= 0 {
+		errs = append(errs, fmt.Errorf("relay max backoff %s: use a positive duration such as 10s", c.MaxBackoff))
+	}
+	if c.Retention <= 0 {
+		errs = append(errs, fmt.Errorf("outbox retention %s: use a positive duration such as 168h", c.Retention))
+	}
+	return errors.Join(errs...)
 }
 
 // Relay publishes outbox rows to JetStream. Several relays may run at
@@ -59,20 +92,35 @@ type Relay struct {
 	oldest    prometheus.Gauge
 }
 
-// NewRelay returns a relay. crash is called at the crash point
-// "after-publish-before-mark"; nil for none.
-func NewRelay(cfg RelayConfig, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Logger, reg prometheus.Registerer, crash func(string)) *Relay {
+// RelayDeps are what a Relay works with.
+type RelayDeps struct {
+	// Pool holds the outbox table. Required.
+	Pool *pgxpool.Pool
+	// JS publishes the rows. Required.
+	JS jetstream.JetStream
+	// Log receives the relay's events.
+	Log zerolog.Logger
+	// Registry receives the relay's metrics. Nil for none.
+	Registry prometheus.Registerer
+	// Crash is called at the crash point "after-publish-before-mark". Nil
+	// for none.
+	Crash func(string)
+}
+
+// NewRelay returns a relay.
+func NewRelay(cfg RelayConfig, deps RelayDeps) *Relay {
 	cfg.applyDefaults()
+	crash := deps.Crash
 	if crash == nil {
 		crash = func(string) {}
 	}
-	r := &Relay{cfg: cfg, pool: pool, js: js, log: log, crash: crash,
+	r := &Relay{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, crash: crash,
 		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_published_total", Help: "Outbox rows published to JetStream."}),
 		pending:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_pending_rows", Help: "Outbox rows not yet published."}),
 		oldest:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_oldest_age_seconds", Help: "Age of the oldest unpublished outbox row."}),
 	}
-	if reg != nil {
-		reg.MustRegister(r.published, r.pending, r.oldest)
+	if deps.Registry != nil {
+		deps.Registry.MustRegister(r.published, r.pending, r.oldest)
 	}
 	return r
 }
@@ -81,25 +129,19 @@ func NewRelay(cfg RelayConfig, pool *pgxpool.Pool, js jetstream.JetStream, log z
 func (r *Relay) Run(ctx context.Context) error {
 	wake := make(chan struct{}, 1)
 	go r.listen(ctx, wake)
-	backoff := time.Duration(0)
+	relay := failsafe.With(r.backoff(ctx)).WithContext(ctx)
 	lastPurge := time.Time{}
 	for ctx.Err() == nil {
-		n, err := r.RelayOnce(ctx)
+		n, err := relay.Get(func() (int, error) { return r.RelayOnce(ctx) })
 		if errors.Is(err, ErrPublish) && ctx.Err() == nil {
 			// Each refused row backs off on its own; the rows behind
 			// it are claimed at once.
 			r.log.Warn().Err(err).Msg("outbox rows refused; each backs off on its own")
 			continue
 		}
-		if err != nil && ctx.Err() == nil {
-			backoff = min(max(2*backoff, 100*time.Millisecond), r.cfg.MaxBackoff)
-			r.log.Warn().Err(err).Dur("backoff", backoff).Msg("relay failed; backing off")
-			if !sleep(ctx, backoff, nil) {
-				return nil
-			}
-			continue
+		if err != nil {
+			return nil // ctx ended while backing off
 		}
-		backoff = 0
 		if time.Since(lastPurge) > time.Minute {
 			if err := r.purge(ctx); err != nil {
 				r.log.Warn().Err(err).Msg("outbox retention")
@@ -111,9 +153,34 @@ func (r *Relay) Run(ctx context.Context) error {
 			continue
 		}
 		r.gauge(ctx)
-		sleep(ctx, r.cfg.PollInterval, wake)
+		wait.Sleep(ctx, r.cfg.PollInterval, wake)
 	}
 	return nil
+}
+
+// backoff retries a RelayOnce that failed for want of NATS or PostgreSQL,
+// with capped exponential backoff, until ctx ends. Refused rows
+// (ErrPublish) are not retried: each backs off on its own.
+func (r *Relay) backoff(ctx context.Context) retrypolicy.RetryPolicy[int] {
+	return retrypolicy.NewBuilder[int]().
+		HandleIf(func(_ int, err error) bool { return err != nil && !errors.Is(err, ErrPublish) }).
+		AbortIf(func(int, error) bool { return ctx.Err() != nil }).
+		WithMaxRetries(-1).
+		WithBackoff(min(minBackoff, r.cfg.MaxBackoff), r.cfg.MaxBackoff).
+		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[int]) {
+			r.log.Warn().Err(e.LastError()).Dur("backoff", e.Delay).Msg("relay failed; backing off")
+		}).
+		Build()
+}
+
+// minBackoff is the relay's first wait after a failure.
+const minBackoff = 100 * time.Millisecond
+
+// claimed is one outbox row claimed for publishing.
+type claimed struct {
+	id     int64
+	msg    *nats.Msg
+	future jetstream.PubAckFuture
 }
 
 // RelayOnce claims one batch of due rows, publishes it and marks what
@@ -126,71 +193,80 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	rows, err := tx.Query(ctx, `
-		SELECT id, subject, msg_id, headers, payload::text FROM outbox
-		WHERE published_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
-	if err != nil {
-		return 0, fmt.Errorf("claim: %w", err)
+	rows, err := r.claim(ctx, tx)
+	if err != nil || len(rows) == 0 {
+		return 0, err
 	}
-	type row struct {
-		id      int64
-		msg     *nats.Msg
-		future  jetstream.PubAckFuture
-		headers map[string]string
-	}
-	var claimed []*row
-	for rows.Next() {
-		var rw row
-		var subject, msgID, payload string
-		if err := rows.Scan(&rw.id, &subject, &msgID, &rw.headers, &payload); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("claim: %w", err)
-		}
-		rw.msg = &nats.Msg{Subject: subject, Data: []byte(payload), Header: nats.Header{}}
-		for k, v := range rw.headers {
-			rw.msg.Header.Set(k, v)
-		}
-		rw.msg.Header.Set(jetstream.MsgIDHeader, msgID)
-		claimed = append(claimed, &rw)
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("claim: %w", err)
-	}
-	if len(claimed) == 0 {
-		return 0, nil
-	}
-	var errs []error
-	var failed []int64
-	var failures []string
-	for _, rw := range claimed {
+	var o outcome
+	for _, rw := range rows {
 		if rw.future, err = r.js.PublishMsgAsync(rw.msg); err != nil {
-			errs, failed, failures = append(errs, err), append(failed, rw.id), append(failures, err.Error())
+			o.fail(rw.id, err)
 		}
 	}
-	var done []int64
-	for _, rw := range claimed {
+	for _, rw := range rows {
 		if rw.future == nil {
 			continue
 		}
 		select {
 		case <-rw.future.Ok():
-			done = append(done, rw.id)
+			o.done = append(o.done, rw.id)
 		case err := <-rw.future.Err():
-			errs, failed, failures = append(errs, err), append(failed, rw.id), append(failures, err.Error())
+			o.fail(rw.id, err)
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
 	r.crash("after-publish-before-mark")
-	if err := r.mark(ctx, tx, done, failed, failures); err != nil {
+	if err := r.mark(ctx, tx, o); err != nil {
 		return 0, err
 	}
-	r.published.Add(float64(len(done)))
-	if len(errs) == 0 {
-		return len(done), nil
+	r.published.Add(float64(len(o.done)))
+	if len(o.errs) == 0 {
+		return len(o.done), nil
 	}
-	return len(done), fmt.Errorf("%w: %d of %d rows: %w", ErrPublish, len(failed), len(claimed), errors.Join(errs...))
+	return len(o.done), fmt.Errorf("%w: %d of %d rows: %w", ErrPublish, len(o.failed), len(rows), errors.Join(o.errs...))
+}
+
+// claim locks up to BatchSize due rows in tx and builds their messages.
+func (r *Relay) claim(ctx context.Context, tx pgx.Tx) ([]*claimed, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, subject, msg_id, headers, payload::text FROM outbox
+		WHERE published_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	defer rows.Close()
+	var out []*claimed
+	for rows.Next() {
+		var rw claimed
+		var subject, msgID, payload string
+		var headers map[string]string
+		if err := rows.Scan(&rw.id, &subject, &msgID, &headers, &payload); err != nil {
+			return nil, fmt.Errorf("claim: %w", err)
+		}
+		rw.msg = &nats.Msg{Subject: subject, Data: []byte(payload), Header: nats.Header{}}
+		for k, v := range headers {
+			rw.msg.Header.Set(k, v)
+		}
+		rw.msg.Header.Set(jetstream.MsgIDHeader, msgID)
+		out = append(out, &rw)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+// outcome is what publishing claimed rows came to.
+type outcome struct {
+	done, failed []int64
+	failures     []string
+	errs         []error
+}
+
+func (o *outcome) fail(id int64, err error) {
+	o.failed, o.failures, o.errs = append(o.failed, id), append(o.failures, err.Error()), append(o.errs, err)
 }
 
 // ErrPublish means JetStream refused or did not confirm some claimed
@@ -201,7 +277,8 @@ var ErrPublish = errors.New("outbox: publish failed")
 // mark records, in the claiming transaction, which rows were published
 // and when each failed one may be tried again: a row that keeps failing
 // backs off on its own, so it can never hold up the rows behind it.
-func (r *Relay) mark(ctx context.Context, tx pgx.Tx, done, failed []int64, failures []string) error {
+func (r *Relay) mark(ctx context.Context, tx pgx.Tx, o outcome) error {
+	done, failed, failures := o.done, o.failed, o.failures
 	if len(done) > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE outbox SET published_at = now(), last_error = NULL WHERE id = ANY($1)`, done); err != nil {
 			return fmt.Errorf("mark published: %w", err)
@@ -247,7 +324,7 @@ func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
 		}()
 		if ctx.Err() == nil {
 			r.log.Debug().Err(err).Msg("outbox listen; polling meanwhile")
-			sleep(ctx, r.cfg.PollInterval, nil)
+			wait.Sleep(ctx, r.cfg.PollInterval, nil)
 		}
 	}
 }
@@ -268,16 +345,4 @@ func (r *Relay) gauge(ctx context.Context) {
 		r.pending.Set(float64(n))
 		r.oldest.Set(age)
 	}
-}
-
-func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-	case <-wake:
-	}
-	return true
 }

@@ -78,7 +78,7 @@ func TestRelayPublishesCommittedRowsOnly(t *testing.T) {
 	if err := txs[0].Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	relay := outbox.NewRelay(outbox.RelayConfig{}, b.db.Pool, b.js, zerolog.Nop(), nil, nil)
+	relay := outbox.NewRelay(outbox.RelayConfig{}, outbox.RelayDeps{Pool: b.db.Pool, JS: b.js, Log: zerolog.Nop()})
 	// The newest commits first: a relay that trusted id order would skip
 	// the older rows for good.
 	for i := 3; i >= 1; i-- {
@@ -119,11 +119,11 @@ func TestRelayCrashAfterPublishKeepsOneCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	type crash struct{}
-	dying := outbox.NewRelay(outbox.RelayConfig{}, b.db.Pool, b.js, zerolog.Nop(), nil, func(point string) {
+	dying := outbox.NewRelay(outbox.RelayConfig{}, outbox.RelayDeps{Pool: b.db.Pool, JS: b.js, Log: zerolog.Nop(), Crash: func(point string) {
 		if point == "after-publish-before-mark" {
 			panic(crash{})
 		}
-	})
+	}})
 	func() {
 		defer func() {
 			if r := recover(); r == nil {
@@ -132,7 +132,7 @@ func TestRelayCrashAfterPublishKeepsOneCopy(t *testing.T) {
 		}()
 		_, _ = dying.RelayOnce(ctx)
 	}()
-	healthy := outbox.NewRelay(outbox.RelayConfig{}, b.db.Pool, b.js, zerolog.Nop(), nil, nil)
+	healthy := outbox.NewRelay(outbox.RelayConfig{}, outbox.RelayDeps{Pool: b.db.Pool, JS: b.js, Log: zerolog.Nop()})
 	if n, err := healthy.RelayOnce(ctx); err != nil || n != 1 {
 		t.Fatalf("restarted relay published %d, err %v; want the row again", n, err)
 	}
@@ -156,7 +156,7 @@ func TestConcurrentRelays(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := outbox.NewRelay(outbox.RelayConfig{BatchSize: 20}, b.db.Pool, b.js, zerolog.Nop(), nil, nil)
+			r := outbox.NewRelay(outbox.RelayConfig{BatchSize: 20}, outbox.RelayDeps{Pool: b.db.Pool, JS: b.js, Log: zerolog.Nop()})
 			for {
 				n, err := r.RelayOnce(ctx)
 				if err != nil {

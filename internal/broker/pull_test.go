@@ -1,0 +1,130 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+)
+
+// pullSetup declares the topology, publishes n chunk jobs and returns the
+// workers durable.
+func pullSetup(t *testing.T, n int) jetstream.Consumer {
+	t.Helper()
+	ctx := context.Background()
+	js := setup(t)
+	if err := broker.Ensure(ctx, js, broker.Topology{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := js.Publish(ctx, "ingest.chunks.pull", fmt.Appendf(nil, "job %d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons, err := broker.Lookup(ctx, js, broker.IngestStream, broker.WorkersConsumer, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cons
+}
+
+// received collects what a Pull handler was given.
+type received struct {
+	mu      sync.Mutex
+	batches []int
+	total   int
+	first   time.Time
+}
+
+func (r *received) handle(_ context.Context, msgs []jetstream.Msg) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.total == 0 {
+		r.first = time.Now()
+	}
+	r.batches = append(r.batches, len(msgs))
+	r.total += len(msgs)
+	for _, m := range msgs {
+		_ = m.Ack()
+	}
+	return nil
+}
+
+func (r *received) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.total
+}
+
+// pull runs Pull until the handler has seen want messages, then stops it
+// and checks that it returns promptly.
+func pull(t *testing.T, cons jetstream.Consumer, opts broker.PullOptions, r *received, want int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		broker.Pull(ctx, cons, opts, r.handle)
+	}()
+	for deadline := time.Now().Add(10 * time.Second); r.count() < want; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("handled %d of %d messages", r.count(), want)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(opts.MaxWait + 5*time.Second):
+		t.Fatal("Pull did not return after its context ended")
+	}
+}
+
+func TestPullHandsBatchesOfAtMostTheAdmittedSize(t *testing.T) {
+	t.Parallel()
+	cons := pullSetup(t, 5)
+	var r received
+	var released atomic.Int32
+	admit := func(context.Context) (int, func(), bool) { return 2, func() { released.Add(1) }, true }
+	pull(t, cons, broker.PullOptions{BatchSize: 64, MaxWait: 200 * time.Millisecond, Admit: admit}, &r, 5)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.batches {
+		if n > 2 {
+			t.Fatalf("batches %v: want at most 2 messages each, as admitted", r.batches)
+		}
+	}
+	if int(released.Load()) < len(r.batches) {
+		t.Fatalf("released %d admissions for %d batches", released.Load(), len(r.batches))
+	}
+}
+
+func TestPullEachHandsMessagesBeforeTheFetchEnds(t *testing.T) {
+	t.Parallel()
+	cons := pullSetup(t, 1)
+	var r received
+	const maxWait = 4 * time.Second
+	start := time.Now()
+	pull(t, cons, broker.PullOptions{BatchSize: 64, MaxWait: maxWait, Each: true}, &r, 1)
+	if waited := r.first.Sub(start); waited >= maxWait/2 {
+		t.Fatalf("first message handled after %s: Each must not wait for the fetch to end", waited)
+	}
+}
+
+func TestLookupGivesUpWhenTheContextEnds(t *testing.T) {
+	t.Parallel()
+	js := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := broker.Lookup(ctx, js, broker.IngestStream, broker.WorkersConsumer, zerolog.Nop())
+	if err == nil || ctx.Err() == nil {
+		t.Fatalf("Lookup of a durable that does not exist = %v, want an error once the context ends", err)
+	}
+}
