@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // Both search statements take the same parameters: $1 the query as
@@ -29,7 +31,7 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 	        c.embedding <=> $1::float4[]::vector AS distance
 	 FROM chunk_embeddings c
 	 JOIN documents d ON d.doc_id = c.doc_id
-	 WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
+	 WHERE ((d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version))
 	   AND ($2::text = '' OR d.source_id = $2::text)
 	 ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
 	 LIMIT $3)
@@ -38,7 +40,7 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 	        p.embedding <=> $1::float4[]::vector AS distance
 	 FROM chunk_embeddings_previous p
 	 JOIN documents d ON d.doc_id = p.doc_id AND d.live_version = p.version
-	 WHERE d.status <> 'ready' AND ($2::text = '' OR d.source_id = $2::text)
+	 WHERE d.status <> ` + manifest.SQLDocReady + ` AND ($2::text = '' OR d.source_id = $2::text)
 	 ORDER BY 6, 1, 2
 	 LIMIT $3)
 ) hits
@@ -63,7 +65,7 @@ CROSS JOIN LATERAL (
 	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
 	FROM unnest(c.embedding, q.v) AS u(a, b)
 ) s
-WHERE ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))
+WHERE ((d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version))
   AND ($2::text = '' OR d.source_id = $2::text)
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`

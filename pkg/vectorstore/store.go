@@ -134,7 +134,7 @@ type Store interface {
 	Release(ctx context.Context, db DB, docIDs []string) error
 	// Search returns the K nearest chunks to query by cosine similarity,
 	// nearest first (ties by doc_id, then chunk_index): the chunks of
-	// documents whose status is 'ready', at their current version, and
+	// documents whose status is ready, at their current version, and
 	// while a document's new version is being indexed, those of the
 	// version it replaces (live_version), retained ones included. A query of
 	// the wrong length, with NaN or ±Inf, or of zero norm is a permanent
