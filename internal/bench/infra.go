@@ -70,6 +70,15 @@ func topology() broker.Topology {
 	return broker.Topology{MaxDeliveries: 5, AckWait: 60 * time.Second, MaxAckPending: 4096}
 }
 
+// freshBroker is broker with its streams declared anew.
+func (in *infra) freshBroker(ctx context.Context, syncAlways bool) (*localenv.NATS, error) {
+	n, err := in.broker(ctx, syncAlways)
+	if err != nil {
+		return nil, err
+	}
+	return n, in.resetStreams(ctx, n)
+}
+
 // resetStreams deletes the INGEST and DLQ streams and declares them anew,
 // so that every run starts on an empty store and an empty dedupe window.
 func (in *infra) resetStreams(ctx context.Context, n *localenv.NATS) error {

@@ -144,11 +144,8 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 		return RepResult{}, err
 	}
 	defer db.drop()
-	broker, err := r.in.broker(ctx, s.syncAlways)
+	broker, err := r.in.freshBroker(ctx, s.syncAlways)
 	if err != nil {
-		return RepResult{}, err
-	}
-	if err := r.in.resetStreams(ctx, broker); err != nil {
 		return RepResult{}, err
 	}
 	sim, simURL, err := startSim(r.start, r.bins, r.work, s.dims, r.cfg.Seed, s.faults)
