@@ -34,7 +34,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,naive,river,scale,scale-out"}
+		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,sync-always,naive,river,scale,scale-out"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -51,7 +51,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkRatios(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
-		"| poison |", "| storm-429 |", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
+		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes"} {
 		if !strings.Contains(md, want) {

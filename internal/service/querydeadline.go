@@ -2,11 +2,13 @@ package service
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
 )
 
 // queryDeadline is a pgx tracer that bounds every statement, query, batch
@@ -15,12 +17,19 @@ import (
 // client whose connection went silent: the server never answers, so only
 // a deadline on the client's own wait ends it. LISTEN's wait for a
 // notification is not a statement and stays unbounded.
-type queryDeadline time.Duration
+//
+// Each deadline that fires is logged at warn, so that a silent connection
+// shows in the logs the moment a client gives up on it, not only once
+// the caller's retries are spent.
+type queryDeadline struct {
+	timeout time.Duration
+	log     zerolog.Logger
+}
 
 var (
-	_ pgx.QueryTracer    = queryDeadline(0)
-	_ pgx.BatchTracer    = queryDeadline(0)
-	_ pgx.CopyFromTracer = queryDeadline(0)
+	_ pgx.QueryTracer    = queryDeadline{}
+	_ pgx.BatchTracer    = queryDeadline{}
+	_ pgx.CopyFromTracer = queryDeadline{}
 )
 
 // cancelKey holds, in a traced call's context, the cancel function of the
@@ -28,11 +37,15 @@ var (
 type cancelKey struct{}
 
 func (d queryDeadline) start(ctx context.Context) context.Context {
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(d))
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	return context.WithValue(ctx, cancelKey{}, cancel)
 }
 
-func (queryDeadline) end(ctx context.Context) {
+func (d queryDeadline) end(ctx context.Context, what string) {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		d.log.Warn().Str("dependency", "postgres").Str("call", what).Dur("timeout", d.timeout).
+			Msg("sql deadline fired: PostgreSQL did not answer in time")
+	}
 	if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
 		cancel()
 	}
@@ -45,7 +58,7 @@ func (d queryDeadline) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 
 // TraceQueryEnd releases the deadline once the call, or its rows, are done.
 func (d queryDeadline) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
-	d.end(ctx)
+	d.end(ctx, "statement")
 }
 
 // TraceBatchStart adds the deadline to a batch.
@@ -59,7 +72,7 @@ func (queryDeadline) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQ
 
 // TraceBatchEnd releases the batch's deadline.
 func (d queryDeadline) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
-	d.end(ctx)
+	d.end(ctx, "batch")
 }
 
 // TraceCopyFromStart adds the deadline to a COPY.
@@ -69,13 +82,14 @@ func (d queryDeadline) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, _ pg
 
 // TraceCopyFromEnd releases the COPY's deadline.
 func (d queryDeadline) TraceCopyFromEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceCopyFromEndData) {
-	d.end(ctx)
+	d.end(ctx, "copy")
 }
 
 // boundSQL makes every connection of the pool give up on PostgreSQL after
 // timeout: connecting, each statement on the client's side, and the
-// statement's work on the server's (statement_timeout).
-func boundSQL(pcfg *pgxpool.Config, timeout time.Duration) {
+// statement's work on the server's (statement_timeout). Fired deadlines
+// are logged to log.
+func boundSQL(pcfg *pgxpool.Config, timeout time.Duration, log zerolog.Logger) {
 	if timeout <= 0 {
 		return
 	}
@@ -83,5 +97,5 @@ func boundSQL(pcfg *pgxpool.Config, timeout time.Duration) {
 		pcfg.ConnConfig.ConnectTimeout = timeout
 	}
 	pcfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
-	pcfg.ConnConfig.Tracer = queryDeadline(timeout)
+	pcfg.ConnConfig.Tracer = queryDeadline{timeout: timeout, log: log}
 }

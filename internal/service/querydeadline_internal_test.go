@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/netfault"
 	"github.com/sluicehq/sluice/internal/testenv"
@@ -35,7 +36,8 @@ func TestBoundSQLOnSilentConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	const timeout = 500 * time.Millisecond
-	boundSQL(pcfg, timeout)
+	var logs testenv.Buffer
+	boundSQL(pcfg, timeout, zerolog.New(&logs))
 	ctx := context.Background()
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
@@ -68,6 +70,9 @@ func TestBoundSQLOnSilentConnection(t *testing.T) {
 	took := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) || took > timeout+2*time.Second {
 		t.Fatalf("statement on a silent connection: %v after %s, want a deadline error after about %s", err, took, timeout)
+	}
+	if !strings.Contains(logs.String(), "sql deadline fired") {
+		t.Fatalf("the fired deadline was not logged; log:\n%s", logs.String())
 	}
 	if err := proxy.Heal(); err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 		pcfg.MaxConns = opts.MaxConns
 	}
 	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
-	boundSQL(pcfg, c.SQLTimeout)
+	boundSQL(pcfg, c.SQLTimeout, rt.Log)
 	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}
