@@ -31,7 +31,11 @@ func (p *Pipeline) embed(ctx context.Context, jobs []*Job) {
 // embedGroup embeds one request's worth of jobs. A rejection that blames
 // one input parks just that input; a data error for a multi-input request
 // is bisected until the bad input stands alone; anything else fails the
-// whole group, to be retried by redelivery.
+// whole group, to be retried by redelivery. An ambiguous answer to a
+// multi-input request is bisected too, but only once it would park one of
+// its inputs: until then the request is retried whole, so an embedder
+// that answers everything ambiguously costs no extra requests, and at the
+// end only the inputs still answered ambiguously on their own are parked.
 func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	texts := make([]string, len(group))
 	for i, j := range group {
@@ -72,7 +76,7 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 		}
 		return
 	}
-	if classify.IsDataError(err) && len(group) > 1 {
+	if len(group) > 1 && (classify.IsDataError(err) || d.Disposition == classify.Ambiguous && p.parksAny(group, d)) {
 		// The halves go out side by side: a poisoned batch then costs
 		// about log₂(n) round trips of latency instead of n.
 		p.metrics.Bisections.Inc()
@@ -86,4 +90,14 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	for _, j := range group {
 		p.fail(j, StageEmbed, err)
 	}
+}
+
+// parksAny reports whether failing the group with d would park any of it.
+func (p *Pipeline) parksAny(group []*Job, d classify.Decision) bool {
+	for _, j := range group {
+		if !p.route(j, d).retry {
+			return true
+		}
+	}
+	return false
 }

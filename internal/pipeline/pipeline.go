@@ -205,13 +205,18 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 	d := classify.Classify(err)
 	f := &Failure{Decision: d, Stage: stage, Err: err, ParkedClass: d.Class}
 	j.Failure = f
-	r := routeFailure(attempt{decision: d, delivered: j.Delivered, finalAttempt: j.FinalAttempt,
-		holdOnThrottle: j.HoldOnThrottle, replayGen: j.chunk.ReplayGen, budget: p.budget(j.chunk.SourceID),
-		parkRetryDelay: p.cfg.ParkRetryDelay, now: p.now()})
+	r := p.route(j, d)
 	if r.retry {
 		j.Outcome, j.Delay = Retry, r.delay
 		return
 	}
 	f.ParkedClass, f.NextRetryAt = r.parkedClass, r.nextRetryAt
 	j.Outcome = Parked
+}
+
+// route is what failing j with d does: another delivery or parked.
+func (p *Pipeline) route(j *Job, d classify.Decision) route {
+	return routeFailure(attempt{decision: d, delivered: j.Delivered, finalAttempt: j.FinalAttempt,
+		holdOnThrottle: j.HoldOnThrottle, replayGen: j.chunk.ReplayGen, budget: p.budget(j.chunk.SourceID),
+		parkRetryDelay: p.cfg.ParkRetryDelay, now: p.now()})
 }
