@@ -134,7 +134,13 @@ func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {
 	if err := migrations.Up(ctx, db.url, migrations.Options{Dims: dims, Log: io.Discard}); err != nil {
 		return nil, errors.Join(err, db.drop())
 	}
-	if db.pool, err = pgxpool.New(ctx, db.url); err != nil {
+	pcfg, err := pgxpool.ParseConfig(db.url)
+	if err != nil {
+		return nil, errors.Join(err, db.drop())
+	}
+	// The ceilings hold a connection per concurrent caller at once.
+	pcfg.MaxConns = int32(concurrency) + 2
+	if db.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, errors.Join(err, db.drop())
 	}
 	return db, nil

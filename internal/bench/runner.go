@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/consumer"
 	"github.com/sluicehq/sluice/internal/manifest"
 )
 
@@ -21,7 +22,7 @@ const consumers = 2
 // workersPerConsumer is the consumer service's default CONSUMER_WORKERS;
 // the ceilings use consumers × workersPerConsumer concurrent callers so
 // that they are measured at the pipeline's own concurrency.
-const workersPerConsumer = 2
+const workersPerConsumer = consumer.DefaultWorkers
 
 // runner holds what every run of one invocation shares.
 type runner struct {
