@@ -103,7 +103,8 @@ const (
 	defaultRiverFetchCooldown = 10 * time.Millisecond
 )
 
-func (c Config) withDefaults() Config {
+// applyDefaults fills c's zero fields.
+func (c *Config) applyDefaults() {
 	if c.Reps == 0 {
 		c.Reps = defaultReps
 		if c.Quick {
@@ -142,13 +143,12 @@ func (c Config) withDefaults() Config {
 	if c.RiverFetchCooldown == 0 {
 		c.RiverFetchCooldown = defaultRiverFetchCooldown
 	}
-	return c
 }
 
 // Validate reports every problem with c, after defaults, saying how to fix
 // it.
 func (c Config) Validate() error {
-	c = c.withDefaults()
+	c.applyDefaults()
 	var errs []error
 	if c.Reps < 1 {
 		errs = append(errs, fmt.Errorf("--reps %d: use at least 1 (3 or more for a median that means something)", c.Reps))
@@ -210,7 +210,8 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
-	return c.withDefaults(), nil
+	c.applyDefaults()
+	return c, nil
 }
 
 // ErrUsage marks a command-line mistake.

@@ -37,7 +37,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg.applyDefaults()
 	report := &Report{Date: time.Now().UTC().Format(time.RFC3339), Host: host(), Settings: Settings{
 		Quick: cfg.Quick, Reps: cfg.Reps, Chunks: cfg.Chunks, ScaleChunks: cfg.ScaleChunks, Seed: cfg.Seed,
 		Scenarios: cfg.Only, Consumers: consumers, RiverWorkers: cfg.RiverWorkers,

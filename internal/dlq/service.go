@@ -48,7 +48,7 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	c.PipelineSettings.Register(l, "127.0.0.1:9103")
 	l.String(&c.Roles, "roles", "DLQ_ROLES", DefaultRoles, "DLQ consumers to run in this process")
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
-	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", DefaultSpikeThreshold, "dead letters within the spike window that raise an alert (0 disables)")
+	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", DefaultSpikeThreshold, "dead letters within the spike window that raise an alert (negative disables)")
 	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", DefaultSpikeWindow, "window of the spike detector")
 	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", policy.DefaultPayloadRetention, "age after which dead-letter payloads are purged (counts and classes stay); escalations follow ESCALATION_RETENTION")
 	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload is purged; never below RETENTION_MANDATE")
