@@ -115,11 +115,16 @@ func TestSlowEmbedderWithinTimeoutIsStored(t *testing.T) {
 
 // A hung embedder's work is cut off by the soft time limit and, once its
 // delivery budget is spent, parked as timeout_exhausted: never retried
-// forever, never left to JetStream's hard redelivery.
+// forever, never left to JetStream's hard redelivery. The breaker is kept
+// shut (its threshold above the attempts it sees), so that every attempt
+// meets the hang: a chunk an open breaker refuses at its last delivery is
+// parked transient_exhausted instead, as TestOutageOpensBreakerAndStopsPulling
+// covers.
 func TestHungEmbedderIsParkedUnderTheSoftLimit(t *testing.T) {
 	t.Parallel()
 	f := newFleet(t, fleetOptions{sim: []string{"--rate-hang", "1", "--hang-for", "10m"},
-		env: []string{"EMBEDDER_TIMEOUT=30s", "SOFT_TIME_LIMIT=2s", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=1h"}})
+		env: []string{"EMBEDDER_TIMEOUT=30s", "SOFT_TIME_LIMIT=2s", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=1h",
+			"BREAKER_FAILURES=100"}})
 	f.oneOfEach()
 	dir := f.writeCorpus("hung", 2, 10)
 	f.runProducer("hung", dir)
