@@ -58,6 +58,14 @@ func externalPostgres(name, raw string) (*Postgres, error) {
 // PostgreSQL binaries, a container.
 func localPostgres(ctx context.Context, e *localenv.Env) (*Postgres, error) {
 	pg, localErr := e.LocalPostgres(ctx)
+	return orContainer(ctx, e, pg, localErr, "PostgreSQL", "local binaries",
+		"DATABASE_URL; PostgreSQL ≥ 15 server binaries (initdb, postgres) on PATH")
+}
+
+// orContainer is pg when starting it locally succeeded (localErr nil),
+// else a container PostgreSQL; when neither starts, the error names what
+// was wanted, why each way failed, and how to provide one.
+func orContainer(ctx context.Context, e *localenv.Env, pg *Postgres, localErr error, what, localWay, provide string) (*Postgres, error) {
 	if localErr == nil {
 		return pg, nil
 	}
@@ -66,9 +74,8 @@ func localPostgres(ctx context.Context, e *localenv.Env) (*Postgres, error) {
 		e.OnClose(pg.Close)
 		return pg, nil
 	}
-	return nil, fmt.Errorf("no PostgreSQL for tests:\n  local binaries: %v\n  docker: %v\n"+
-		"provide one of: DATABASE_URL; PostgreSQL ≥ 15 server binaries (initdb, postgres) on PATH; a Docker engine",
-		localErr, dockerErr)
+	return nil, fmt.Errorf("no %s for tests:\n  %s: %v\n  docker: %v\nprovide one of: %s; a Docker engine",
+		what, localWay, localErr, dockerErr, provide)
 }
 
 // localNATS starts a server that this process controls — one that Kill

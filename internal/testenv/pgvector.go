@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/sluicehq/sluice/internal/localenv"
@@ -30,15 +29,6 @@ func pgvectorServer(ctx context.Context, e *localenv.Env) (*Postgres, error) {
 // (localenv.PgvectorRoot), started with chroot, else a container.
 func localPgvector(ctx context.Context, e *localenv.Env) (*Postgres, error) {
 	pg, rootErr := e.LocalPgvector(ctx)
-	if rootErr == nil {
-		return pg, nil
-	}
-	pg, dockerErr := startContainerPostgres(ctx, postgresImage())
-	if dockerErr == nil {
-		e.OnClose(pg.Close)
-		return pg, nil
-	}
-	return nil, fmt.Errorf("no PostgreSQL with pgvector for tests:\n  pgvector root: %v\n  docker: %v\n"+
-		"provide one of: %s; the root built by `make pgvector-root` (tests run as root); a Docker engine",
-		rootErr, dockerErr, PgvectorURLEnv)
+	return orContainer(ctx, e, pg, rootErr, "PostgreSQL with pgvector", "pgvector root",
+		PgvectorURLEnv+"; the root built by `make pgvector-root` (tests run as root)")
 }
