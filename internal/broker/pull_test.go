@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/localenv"
 )
 
 // pullSetup declares the topology, publishes n chunk jobs and returns the
@@ -73,11 +74,9 @@ func pull(t *testing.T, cons jetstream.Consumer, opts broker.PullOptions, r *rec
 		defer close(done)
 		broker.Pull(ctx, cons, opts, r.handle)
 	}()
-	for deadline := time.Now().Add(10 * time.Second); r.count() < want; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("handled %d of %d messages", r.count(), want)
-		}
+	if !localenv.Poll(10*time.Second, func() bool { return r.count() >= want }) {
+		cancel()
+		t.Fatalf("handled %d of %d messages", r.count(), want)
 	}
 	cancel()
 	select {
