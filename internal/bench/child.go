@@ -9,7 +9,7 @@ import (
 )
 
 // RoleEnv names the role a re-executed benchmark binary plays. The naive
-// workers and the profiled consumer are this program run again as a
+// workers and the profiled services are this program run again as a
 // separate process, so that each has its own RSS and CPU time.
 const RoleEnv = "SLUICE_BENCH_ROLE"
 
@@ -18,12 +18,13 @@ const (
 	roleNaiveProducer    = "naive-producer"
 	roleNaiveConsumer    = "naive-consumer"
 	roleProfiledConsumer = "profiled-consumer"
+	roleProfiledProducer = "profiled-producer"
 )
 
 const (
 	// corpusEnv is the JSONL corpus the naive producer reads.
 	corpusEnv = "SLUICE_BENCH_CORPUS"
-	// profileEnv is the file prefix of the profiled consumer's profiles.
+	// profileEnv is the file prefix of a profiled service's profiles.
 	profileEnv = "SLUICE_BENCH_PROFILE"
 )
 
@@ -45,6 +46,8 @@ func RunChild() (code int, ok bool) {
 		err = naiveConsume(ctx, os.Getenv)
 	case roleProfiledConsumer:
 		err = profiledConsume(ctx, os.Getenv(profileEnv))
+	case roleProfiledProducer:
+		err = profiledProduce(ctx, os.Getenv(profileEnv))
 	default:
 		err = fmt.Errorf("unknown %s %q", RoleEnv, role)
 	}

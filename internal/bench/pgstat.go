@@ -34,7 +34,7 @@ func (in *infra) resetStatements(ctx context.Context) error {
 }
 
 // writeStatements writes the statements run against db, by total time,
-// to path. The view lives where the extension was created: the server's
+// with the buffers they touched and the WAL they wrote, to path. The view lives where the extension was created: the server's
 // "postgres" database.
 func (in *infra) writeStatements(ctx context.Context, db *database, path string) error {
 	conn, err := pgx.Connect(ctx, in.pg.URL)
@@ -44,7 +44,7 @@ func (in *infra) writeStatements(ctx context.Context, db *database, path string)
 	defer conn.Close(context.WithoutCancel(ctx))
 	rows, err := conn.Query(ctx, `
 		SELECT s.calls, s.total_exec_time, s.total_exec_time / greatest(s.calls, 1), s.rows,
-		       regexp_replace(left(s.query, 160), '\s+', ' ', 'g')
+		       s.shared_blks_hit + s.shared_blks_read, s.wal_bytes::int8 / 1024, regexp_replace(left(s.query, 160), '\s+', ' ', 'g')
 		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
 		WHERE d.datname = $1
 		ORDER BY s.total_exec_time DESC LIMIT 20`, db.name)
@@ -54,15 +54,15 @@ func (in *infra) writeStatements(ctx context.Context, db *database, path string)
 	defer rows.Close()
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "calls\ttotal ms\tmean ms\trows\tquery")
+	fmt.Fprintln(tw, "calls\ttotal ms\tmean ms\trows\tblocks\tWAL KiB\tquery")
 	for rows.Next() {
-		var calls, nrows int64
+		var calls, nrows, blocks, wal int64
 		var total, mean float64
 		var query string
-		if err := rows.Scan(&calls, &total, &mean, &nrows, &query); err != nil {
+		if err := rows.Scan(&calls, &total, &mean, &nrows, &blocks, &wal, &query); err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.3f\t%d\t%s\n", calls, total, mean, nrows, query)
+		fmt.Fprintf(tw, "%d\t%.0f\t%.3f\t%d\t%d\t%d\t%s\n", calls, total, mean, nrows, blocks, wal, query)
 	}
 	if err := rows.Err(); err != nil {
 		return err

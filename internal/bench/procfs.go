@@ -67,7 +67,8 @@ func allStats() map[int]procStat {
 }
 
 // infraCPU returns the CPU time used so far by this process's children
-// named comm and by their live children: PostgreSQL's postmaster and its
+// whose command name starts with comm (the kernel cuts it at 15 bytes,
+// so nats-server-v2.15.2 is "nats-server-v2.") and by their live children: PostgreSQL's postmaster and its
 // backends, or the nats-server. Backends that have exited are counted in
 // the postmaster's cutime once it has reaped them.
 func infraCPU(comm string) time.Duration {
@@ -75,7 +76,7 @@ func infraCPU(comm string) time.Duration {
 	self := os.Getpid()
 	var ticks uint64
 	for pid, st := range stats {
-		if st.ppid != self || st.comm != comm {
+		if st.ppid != self || !strings.HasPrefix(st.comm, comm) {
 			continue
 		}
 		ticks += st.ticks

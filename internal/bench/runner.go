@@ -94,7 +94,7 @@ type pipelineSpec struct {
 	poisonPercent int
 	faults        simFaults
 	naive         bool
-	profile       string // file prefix for consumer profiles; empty for none
+	profile       string // file prefix for service profiles; empty for none
 	consumers     int    // consumer processes; 0 for the usual consumers
 	consumerEnv   []string
 	syncAlways    bool // on the server with sync_interval: always
@@ -117,6 +117,10 @@ func (r *runner) processes(s pipelineSpec, env []string, corpus string) (procSpe
 	}
 	prod := procSpec{role: "producer", path: r.bins.path(binProducer),
 		args: []string{"--source", benchSource, "--jsonl", "--json", corpus}, env: env}
+	if s.profile != "" {
+		prod.path = r.bins.self
+		prod.env = append(env[:len(env):len(env)], RoleEnv+"="+roleProfiledProducer, profileEnv+"="+s.profile+"-producer")
+	}
 	var cons []procSpec
 	for i := range cmp.Or(s.consumers, consumers) {
 		c := procSpec{role: fmt.Sprintf("consumer-%d", i+1), path: r.bins.path(binConsumer), env: append(env[:len(env):len(env)], s.consumerEnv...), marker: consumerReady}
