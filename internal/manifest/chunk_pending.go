@@ -52,3 +52,15 @@ func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen 
 	})
 	return err
 }
+
+// ConfirmPublished records that JetStream holds the job of each chunk of
+// c, at the stream sequence in seqs, whatever the chunk's status
+// meanwhile: a fast consumer may already have stored it.
+func ConfirmPublished(ctx context.Context, q Querier, c Chunks, seqs []int64) error {
+	_, err := q.Exec(ctx, `
+		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq
+		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)
+		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version`,
+		c.DocIDs, c.Indexes, c.Versions, seqs)
+	return err
+}

@@ -205,18 +205,13 @@ func (p *Publisher) confirm(ctx context.Context, cs []confirmation) error {
 	if len(cs) == 0 {
 		return nil
 	}
-	jobs := make([]Job, len(cs))
+	c := manifest.MakeChunks(len(cs))
 	seqs := make([]int64, len(cs))
-	for i, c := range cs {
-		jobs[i], seqs[i] = c.job, int64(c.seq)
+	for i, cf := range cs {
+		c.Add(cf.job.DocID, cf.job.Index, cf.job.Version)
+		seqs[i] = int64(cf.seq)
 	}
-	ids, indexes, versions := columns(jobs)
-	_, err := p.pool.Exec(ctx, `
-		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq
-		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version`,
-		ids, indexes, versions, seqs)
-	if err != nil {
+	if err := manifest.ConfirmPublished(ctx, p.pool, c, seqs); err != nil {
 		return fmt.Errorf("confirm %d publishes: %w", len(cs), err)
 	}
 	return nil
