@@ -326,7 +326,7 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 		if err := manifest.RecordDocuments(ctx, tx, p.cfg.SourceID, p.cfg.RunID, d); err != nil {
 			return fmt.Errorf("record documents: %w", err)
 		}
-		if err := supersede(ctx, tx, pl, d.DocIDs, d.Versions, d.ChunkCounts); err != nil {
+		if err := supersede(ctx, tx, pl); err != nil {
 			return err
 		}
 		if err := p.recordManifest(ctx, tx, pl); err != nil {
@@ -372,8 +372,20 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 // own if it fails. A document whose new version is empty or unreadable
 // has nothing left to search: its old vectors go at once. One with a new
 // version to embed keeps its old version searchable until the new one is
-// complete (see the pipeline's completion).
-func supersede(ctx context.Context, tx pgx.Tx, pl *plan, ids []string, versions []int64, counts []int32) error {
+// complete (see the pipeline's completion). A first version has nothing
+// older to clear, so a batch of new documents costs no statement here.
+func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
+	var ids []string
+	var versions []int64
+	var counts []int32
+	for _, d := range pl.docs {
+		if d.version > 1 {
+			ids, versions, counts = append(ids, d.docID), append(versions, d.version), append(counts, int32(d.chunkCount))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
 	if err := manifest.SupersedeBeyond(ctx, tx, ids, versions, counts); err != nil {
 		return fmt.Errorf("supersede old chunks: %w", err)
 	}

@@ -50,6 +50,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	tuneGC()
 	log, err := telemetry.NewLogger(stderr, name, c.LogLevel, c.LogFormat)
 	if err != nil {
 		return nil, err
