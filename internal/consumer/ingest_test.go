@@ -154,24 +154,30 @@ func TestPermanentFailureParksAfterOneAttempt(t *testing.T) {
 	}
 }
 
-// One poison input in a batch of 64 costs only itself: the batch is
-// bisected, 63 are stored and 1 parked.
+// One poison input in a batch of 64 costs only itself: embed-sim names
+// it in its 400 reply, as OpenAI does, so it is parked after one request
+// (a bisection would have sent it seven times) and the other 63 stored.
 func TestPoisonInBatchIsIsolated(t *testing.T) {
 	t.Parallel()
 	o := options{sim: embedsim.Config{Faults: embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "POISON", Kind: embedsim.PoisonInvalidInput}}}},
 		batchSize: 64}
 	b := setup(t, o)
 	docs := map[string][]byte{}
+	var poison string
 	for i := range 64 {
 		text := fmt.Sprintf("document number %d talks about topic %d", i, i%7)
 		if i == 37 {
 			text += " POISON"
+			poison = text
 		}
 		docs[fmt.Sprintf("doc%02d.txt", i)] = []byte(text)
 	}
 	b.produce("batch", docs)
 	b.startConsumer(o)
 	b.waitSettled(30 * time.Second)
+	if n := b.sim.SeenCount(poison); n != 1 {
+		t.Errorf("poison input sent %d times, want 1", n)
+	}
 	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 63 {
 		t.Errorf("stored %d, want 63", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,26 @@ const (
 	// large parts of the request.
 	maxMessage = 300
 )
+
+// blamedInputPattern finds the input a 400 reply names: OpenAI says
+// "'$.input[3]' is invalid. …" or "Invalid 'input[3]': …".
+var blamedInputPattern = regexp.MustCompile(`'(?:\$\.)?input\[(\d+)\]'`)
+
+// blamedInput returns the input, of n, that a 400 reply's message names.
+func blamedInput(se *classify.StatusError, n int) (int, bool) {
+	if se.StatusCode != http.StatusBadRequest {
+		return 0, false
+	}
+	m := blamedInputPattern.FindStringSubmatch(se.Message)
+	if m == nil {
+		return 0, false
+	}
+	i, err := strconv.Atoi(m[1])
+	if err != nil || i >= n {
+		return 0, false
+	}
+	return i, true
+}
 
 // statusError turns a non-2xx reply into a *classify.StatusError and the
 // error's "param", which the auto encoding fallback keys off.

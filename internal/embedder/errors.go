@@ -14,10 +14,12 @@ import (
 var ErrMalformedResponse = errors.New("malformed embeddings response")
 
 // InputError blames one input of a batch: the provider answered, but that
-// input's vector is unusable. Err is a permanent classify error
+// input's vector is unusable, or the provider rejected the request naming
+// that input. Err is a permanent error: a classify error
 // (classify.ClassDimensionMismatch, classify.ClassInvalidVector or
-// classify.ClassEmptyText), so the caller parks input Index and re-submits
-// the others. When several inputs are at fault, Index is the lowest.
+// classify.ClassEmptyText) or the 400 reply's *classify.StatusError. The
+// caller parks input Index and re-submits the others. When several inputs
+// are at fault, Index is the lowest, so the inputs before it are not.
 type InputError struct {
 	// Index is the position of the input in the slice given to Embed.
 	Index int

@@ -174,7 +174,8 @@ func (c *OpenAI) Encoding() string {
 // Embed implements Embedder.
 //
 // Errors: *InputError for an empty input (classify.ClassEmptyText, caught
-// before any request) or an unusable vector; *classify.StatusError for a
+// before any request), an unusable vector, or a 400 reply that names the
+// input it rejects (wrapping its *classify.StatusError); *classify.StatusError for a
 // non-2xx reply; a classify.Retryable(classify.ClassServerError) error
 // matching ErrMalformedResponse for an unusable 2xx reply; otherwise the
 // transport error, wrapped.
@@ -196,6 +197,11 @@ func (c *OpenAI) Embed(ctx context.Context, inputs []string) ([][]float32, error
 		param == "encoding_format" && errors.As(err, &se) && se.StatusCode == http.StatusBadRequest {
 		c.useFloat.Store(true)
 		vecs, _, err = c.do(ctx, inputs, EncodingFloat)
+	}
+	if errors.As(err, &se) {
+		if i, ok := blamedInput(se, len(inputs)); ok {
+			return nil, &InputError{Index: i, Err: err}
+		}
 	}
 	return vecs, err
 }

@@ -3,6 +3,7 @@ package embedder_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -383,4 +384,36 @@ func TestResponseOverLimit(t *testing.T) {
 		_, err = c.Embed(context.Background(), []string{"x"})
 		check(t, err)
 	})
+}
+
+func TestRejectionNamingAnInputBlamesThatInput(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status  int
+		message string
+		blamed  int // -1: no input blamed
+	}{
+		{400, `'$.input[2]' is invalid. Please check the API reference.`, 2},
+		{400, `Invalid 'input[0]': string too long.`, 0},
+		{400, `'$.input' is invalid. Please check the API reference.`, -1},
+		{400, `'$.input[3]' is invalid.`, -1}, // only three inputs: not one of them
+		{500, `'$.input[1]' is invalid.`, -1},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(tc.status)
+			_, _ = fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error","param":null,"code":"invalid_input"}}`, tc.message)
+		}))
+		_, err := newOpenAI(t, embedder.Config{URL: srv.URL, Model: "m"}).Embed(context.Background(), []string{"a", "b", "c"})
+		srv.Close()
+		var ie *embedder.InputError
+		switch blamed := errors.As(err, &ie); {
+		case tc.blamed < 0 && blamed:
+			t.Errorf("%d %q blamed input %d; want no input blamed", tc.status, tc.message, ie.Index)
+		case tc.blamed >= 0 && (!blamed || ie.Index != tc.blamed):
+			t.Errorf("%d %q: error %v; want input %d blamed", tc.status, tc.message, err, tc.blamed)
+		}
+		if se := statusErr(t, err); se.StatusCode != tc.status {
+			t.Errorf("%q: the status error is lost: %+v", tc.message, se)
+		}
+	}
 }

@@ -29,7 +29,8 @@ func (p *Pipeline) embed(ctx context.Context, jobs []*Job) {
 }
 
 // embedGroup embeds one request's worth of jobs. A rejection that blames
-// one input parks just that input; a data error for a multi-input request
+// one input parks just that input, and the inputs before and after it go
+// out again as two requests; a data error for a multi-input request
 // is bisected until the bad input stands alone; anything else fails the
 // whole group, to be retried by redelivery. An ambiguous answer to a
 // multi-input request is bisected too, but only once it would park one of
@@ -68,12 +69,7 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	}
 	var inputErr *embedder.InputError
 	if errors.As(err, &inputErr) && inputErr.Index >= 0 && inputErr.Index < len(group) {
-		p.fail(group[inputErr.Index], StageEmbed, inputErr.Err)
-		rest := make([]*Job, 0, len(group)-1)
-		rest = append(append(rest, group[:inputErr.Index]...), group[inputErr.Index+1:]...)
-		if len(rest) > 0 {
-			p.embedGroup(ctx, rest)
-		}
+		p.embedAround(ctx, group, inputErr.Index, inputErr.Err)
 		return
 	}
 	if len(group) > 1 && (classify.IsDataError(err) || d.Disposition == classify.Ambiguous && p.parksAny(group, d)) {
@@ -90,6 +86,22 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 	for _, j := range group {
 		p.fail(j, StageEmbed, err)
 	}
+}
+
+// embedAround fails group[i], which the embedder blamed with err, and
+// embeds the rest. The inputs before i are not at fault (the embedder
+// blames the lowest), so they go out on their own beside those after it:
+// a second bad input further on then fails only those after i.
+func (p *Pipeline) embedAround(ctx context.Context, group []*Job, i int, err error) {
+	p.fail(group[i], StageEmbed, err)
+	var wg sync.WaitGroup
+	if i > 0 {
+		wg.Go(func() { p.embedGroup(ctx, group[:i]) })
+	}
+	if i+1 < len(group) {
+		p.embedGroup(ctx, group[i+1:])
+	}
+	wg.Wait()
 }
 
 // parksAny reports whether failing the group with d would park any of it.
