@@ -177,7 +177,55 @@ func appendArray(dst []byte, dec *json.Decoder) ([]byte, error) {
 // appendString writes s the way the envelope encoder does, so that a string
 // has one spelling whether it sits in metadata, in the hash input or in the
 // envelope itself.
+// appendString appends s as a JSON string, escaped exactly as
+// encoding/json escapes it without HTML escaping: \" and \\, the short
+// escapes \b \f \n \r \t, \u00XX for other control characters,
+// \u2028 and \u2029, and \ufffd for invalid UTF-8. Runs of bytes that
+// need no escape are copied whole.
 func appendString(dst []byte, s string) []byte {
-	b, _ := marshal(s) // encoding a string cannot fail
-	return append(dst, b...)
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			switch r {
+			case utf8.RuneError:
+				dst = append(dst, `\ufffd`...)
+			default:
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			}
+			start = i + size
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }

@@ -95,7 +95,7 @@ func readObject(data []byte, limit, schema int, fields []field) error {
 		if !ok {
 			return invalid(displayKey(m.key), fmt.Sprintf("unknown field; schema %d has no such field", schema))
 		}
-		if err := json.Unmarshal(m.value, f.ptr); err != nil {
+		if err := decodeValue(m.value, f.ptr); err != nil {
 			return &DecodeError{Field: m.key, Reason: "must be " + f.want, Err: err}
 		}
 	}
@@ -107,7 +107,13 @@ func readObject(data []byte, limit, schema int, fields []field) error {
 	return nil
 }
 
+// splitObject splits the top-level object of data into its members, in
+// order. Valid JSON takes the fast path (see splitValid); encoding/json
+// reports what is wrong with the rest.
 func splitObject(data []byte) ([]member, error) {
+	if json.Valid(data) {
+		return splitValid(data)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
@@ -152,7 +158,7 @@ func checkSchema(members []member, want int) error {
 			continue
 		}
 		var v *int
-		if err := json.Unmarshal(m.value, &v); err != nil {
+		if err := decodeValue(m.value, &v); err != nil {
 			return &DecodeError{Field: "schema", Reason: "must be an integer", Err: err}
 		}
 		if v == nil {
