@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -105,7 +106,7 @@ func (r *runner) embedCeiling(ctx context.Context, recs []jsonlRecord, encoding 
 		return ceilingRep{}, err
 	}
 	defer sim.kill()
-	client, err := embedder.NewOpenAI(embedder.Config{URL: url, Model: "embed-sim-1", Dims: ceilingDims, Encoding: encoding})
+	client, err := embedder.NewOpenAI(embedder.Config{URL: url, Model: simModel, Dims: ceilingDims, Encoding: encoding})
 	if err != nil {
 		return ceilingRep{}, err
 	}
@@ -134,8 +135,12 @@ type benchJob struct {
 	raw []byte
 }
 
+// ceilingRunID is the run of the ceilings' chunk jobs.
+const ceilingRunID = "ceiling"
+
 // encodeJobs builds the chunk jobs the producer would publish for recs, so
-// that the JetStream ceiling moves messages of the pipeline's own size.
+// that the ceilings move messages of the pipeline's own size: a JSONL
+// record is read as UTF-8, and is one document of one chunk.
 func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
 	now := time.Now().UTC()
 	out := make([]benchJob, len(recs))
@@ -152,8 +157,8 @@ func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
 			return nil, err
 		}
 		j := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID(benchSource, rec.ID),
-			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: rec.ID, RunID: "ceiling",
-			ContentHash: hash, Text: rec.Text, Metadata: meta, PublishedAt: now}
+			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: messages.StorableNativeID(rec.ID),
+			RunID: ceilingRunID, ContentHash: hash, Text: rec.Text, Metadata: meta, Codec: corpus.CodecUTF8, PublishedAt: now}
 		raw, err := j.Encode()
 		if err != nil {
 			return nil, err
