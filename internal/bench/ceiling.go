@@ -19,7 +19,20 @@ const (
 	ceilingEmbedBase64 = "embed-base64"
 	ceilingJetStream   = "jetstream"
 	ceilingPostgres    = "postgres"
+	ceilingBookkeeping = "bookkeeping"
 )
+
+// ceilingNames are the ceilings in the order they run and are reported.
+var ceilingNames = []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres, ceilingBookkeeping}
+
+// ceilingParts are the parts a chunk passes through once each: the
+// embedder as the consumer asks it (base64), JetStream and the vector
+// write. The combined ceiling is theirs, with and without bookkeeping.
+var ceilingParts = []string{ceilingEmbedBase64, ceilingJetStream, ceilingPostgres}
+
+// ceilingUnits is what each ceiling counts per second.
+var ceilingUnits = map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors",
+	ceilingJetStream: "messages", ceilingPostgres: "rows", ceilingBookkeeping: "chunks"}
 
 // ceilingDims is the dimension of the ceilings: the baseline pipeline's.
 const ceilingDims = 384
@@ -68,6 +81,9 @@ func (r *runner) ceilings(ctx context.Context) (map[string]ceilingRep, error) {
 	}
 	if out[ceilingPostgres], err = r.postgresCeiling(ctx, jobs); err != nil {
 		return nil, fmt.Errorf("postgres ceiling: %w", err)
+	}
+	if out[ceilingBookkeeping], err = r.bookkeepingCeiling(ctx, jobs); err != nil {
+		return nil, fmt.Errorf("bookkeeping ceiling: %w", err)
 	}
 	return out, nil
 }

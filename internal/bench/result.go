@@ -56,9 +56,11 @@ type Settings struct {
 
 // CeilingResult is one part measured alone.
 type CeilingResult struct {
-	// Name is embed-float, embed-base64, jetstream or postgres.
+	// Name is embed-float, embed-base64, jetstream, postgres or
+	// bookkeeping.
 	Name string `json:"name"`
-	// Unit is what Median counts per second: vectors, messages or rows.
+	// Unit is what Median counts per second: vectors, messages, rows or
+	// chunks.
 	Unit string `json:"unit"`
 	// Dims and Items describe each repetition's work.
 	Dims  int `json:"dims"`

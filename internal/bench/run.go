@@ -85,7 +85,7 @@ func (r *runner) repeat(ctx context.Context, scenarios []scenario) ([]RunResult,
 			if err != nil {
 				errs = append(errs, fmt.Sprintf("rep %d ceilings: %v", rep, err))
 			}
-			for _, name := range []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
+			for _, name := range ceilingNames {
 				if v, ok := c[name]; ok {
 					ceilingReps[name] = append(ceilingReps[name], v)
 					fmt.Fprintf(log, "rep %d/%d ceiling %s: %.0f/s\n", rep, cfg.Reps, name, v.rate)
@@ -235,12 +235,11 @@ func scaleOutName(n int) string { return fmt.Sprintf("%s-%d", ScenarioScaleOut, 
 func ceilingResults(reps map[string][]ceilingRep, items int) ([]CeilingResult, float64) {
 	var out []CeilingResult
 	medians := map[string]float64{}
-	units := map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors", ceilingJetStream: "messages", ceilingPostgres: "rows"}
-	for _, name := range []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
+	for _, name := range ceilingNames {
 		if len(reps[name]) == 0 {
 			continue
 		}
-		c := CeilingResult{Name: name, Unit: units[name], Dims: ceilingDims, Items: items}
+		c := CeilingResult{Name: name, Unit: ceilingUnits[name], Dims: ceilingDims, Items: items}
 		var cpu []float64
 		for _, rep := range reps[name] {
 			c.Reps = append(c.Reps, rep.rate)
@@ -251,7 +250,7 @@ func ceilingResults(reps map[string][]ceilingRep, items int) ([]CeilingResult, f
 		out = append(out, c)
 	}
 	var inv float64
-	for _, name := range []string{ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
+	for _, name := range ceilingParts {
 		if medians[name] <= 0 {
 			return out, 0
 		}
