@@ -52,6 +52,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
+		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "pipeline CPU / Σ three parts' CPU",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes"} {
 		if !strings.Contains(md, want) {
@@ -62,16 +63,22 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 
 func checkCeilings(t *testing.T, r *bench.Report) {
 	t.Helper()
-	if len(r.Ceilings) != 4 {
-		t.Errorf("%d ceilings, want embed-float, embed-base64, jetstream, postgres", len(r.Ceilings))
-	}
+	var names []string
 	for _, c := range r.Ceilings {
+		names = append(names, c.Name)
 		if c.Median <= 0 || c.CPUPer1k <= 0 {
 			t.Errorf("ceiling %s: %v/s, %v CPU s per 1k", c.Name, c.Median, c.CPUPer1k)
 		}
 	}
-	if r.CombinedCeiling <= 0 {
-		t.Errorf("combined ceiling %v", r.CombinedCeiling)
+	if got, want := strings.Join(names, ","), "embed-float,embed-base64,jetstream,postgres,bookkeeping"; got != want {
+		t.Errorf("ceilings %s, want %s", got, want)
+	}
+	// A fourth part can only lower the combined ceiling and add CPU.
+	if r.CombinedCeiling <= 0 || r.CombinedCeilingWithBookkeeping <= 0 || r.CombinedCeilingWithBookkeeping >= r.CombinedCeiling {
+		t.Errorf("combined ceiling %v, with bookkeeping %v", r.CombinedCeiling, r.CombinedCeilingWithBookkeeping)
+	}
+	if r.PartsCPUPer1k <= 0 || r.PartsCPUPer1kWithBookkeeping <= r.PartsCPUPer1k {
+		t.Errorf("parts' CPU s per 1k %v, with bookkeeping %v", r.PartsCPUPer1k, r.PartsCPUPer1kWithBookkeeping)
 	}
 }
 
@@ -94,6 +101,7 @@ func checkRuns(t *testing.T, r *bench.Report) {
 				t.Errorf("%s: process %+v has no RSS or CPU", run.Scenario, p)
 			}
 		}
+		checkCPU(t, run)
 		wantParked := 0
 		if run.Scenario == "poison" {
 			wantParked = run.Chunks * 5 / 100
@@ -104,6 +112,25 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	}
 	for name := range want {
 		t.Errorf("no %s run in the report", name)
+	}
+}
+
+// checkCPU checks a run's CPU by process, and that a run at the ceilings'
+// dimension is set against their parts.
+func checkCPU(t *testing.T, run bench.RunResult) {
+	t.Helper()
+	m := run.Median
+	if len(m.CPUPer1kByProcess) != len(run.Reps[0].Processes)+2 {
+		t.Errorf("%s: CPU of %v, want every process, postgres and nats", run.Scenario, m.CPUPer1kByProcess)
+	}
+	for role, v := range m.CPUPer1kByProcess {
+		// River's peer never talks to NATS, which may idle through its run.
+		if v <= 0 && !(role == "nats" && run.Scenario == "river") {
+			t.Errorf("%s: %s used %v CPU s per 1k", run.Scenario, role, v)
+		}
+	}
+	if (run.Dims == 384) != (run.CPUOverParts > 0) {
+		t.Errorf("%s at %d dims: CPU over parts %v", run.Scenario, run.Dims, run.CPUOverParts)
 	}
 }
 

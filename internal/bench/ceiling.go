@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -18,7 +19,20 @@ const (
 	ceilingEmbedBase64 = "embed-base64"
 	ceilingJetStream   = "jetstream"
 	ceilingPostgres    = "postgres"
+	ceilingBookkeeping = "bookkeeping"
 )
+
+// ceilingNames are the ceilings in the order they run and are reported.
+var ceilingNames = []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres, ceilingBookkeeping}
+
+// ceilingParts are the parts a chunk passes through once each: the
+// embedder as the consumer asks it (base64), JetStream and the vector
+// write. The combined ceiling is theirs, with and without bookkeeping.
+var ceilingParts = []string{ceilingEmbedBase64, ceilingJetStream, ceilingPostgres}
+
+// ceilingUnits is what each ceiling counts per second.
+var ceilingUnits = map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors",
+	ceilingJetStream: "messages", ceilingPostgres: "rows", ceilingBookkeeping: "chunks"}
 
 // ceilingDims is the dimension of the ceilings: the baseline pipeline's.
 const ceilingDims = 384
@@ -68,6 +82,9 @@ func (r *runner) ceilings(ctx context.Context) (map[string]ceilingRep, error) {
 	if out[ceilingPostgres], err = r.postgresCeiling(ctx, jobs); err != nil {
 		return nil, fmt.Errorf("postgres ceiling: %w", err)
 	}
+	if out[ceilingBookkeeping], err = r.bookkeepingCeiling(ctx, jobs); err != nil {
+		return nil, fmt.Errorf("bookkeeping ceiling: %w", err)
+	}
 	return out, nil
 }
 
@@ -105,7 +122,7 @@ func (r *runner) embedCeiling(ctx context.Context, recs []jsonlRecord, encoding 
 		return ceilingRep{}, err
 	}
 	defer sim.kill()
-	client, err := embedder.NewOpenAI(embedder.Config{URL: url, Model: "embed-sim-1", Dims: ceilingDims, Encoding: encoding})
+	client, err := embedder.NewOpenAI(embedder.Config{URL: url, Model: simModel, Dims: ceilingDims, Encoding: encoding})
 	if err != nil {
 		return ceilingRep{}, err
 	}
@@ -134,8 +151,12 @@ type benchJob struct {
 	raw []byte
 }
 
+// ceilingRunID is the run of the ceilings' chunk jobs.
+const ceilingRunID = "ceiling"
+
 // encodeJobs builds the chunk jobs the producer would publish for recs, so
-// that the JetStream ceiling moves messages of the pipeline's own size.
+// that the ceilings move messages of the pipeline's own size: a JSONL
+// record is read as UTF-8, and is one document of one chunk.
 func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
 	now := time.Now().UTC()
 	out := make([]benchJob, len(recs))
@@ -152,8 +173,8 @@ func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
 			return nil, err
 		}
 		j := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID(benchSource, rec.ID),
-			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: rec.ID, RunID: "ceiling",
-			ContentHash: hash, Text: rec.Text, Metadata: meta, PublishedAt: now}
+			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: messages.StorableNativeID(rec.ID),
+			RunID: ceilingRunID, ContentHash: hash, Text: rec.Text, Metadata: meta, Codec: corpus.CodecUTF8, PublishedAt: now}
 		raw, err := j.Encode()
 		if err != nil {
 			return nil, err

@@ -25,7 +25,7 @@ func (r *runner) postgresCeiling(ctx context.Context, jobs []benchJob) (ceilingR
 	rows := make([]vectorstore.Record, len(jobs))
 	for i, j := range jobs {
 		rows[i] = vectorstore.Record{DocID: j.job.DocID, ChunkIndex: 0, Version: 1, ContentHash: j.job.ContentHash,
-			Model: "embed-sim-1", Embedding: unitVector(rng, ceilingDims), Text: j.job.Text, Metadata: j.job.Metadata}
+			Model: simModel, Embedding: unitVector(rng, ceilingDims), Text: j.job.Text, Metadata: j.job.Metadata}
 	}
 	// Connections are opened outside the timing, as a running consumer's are.
 	if err := warmPool(ctx, db, concurrency); err != nil {

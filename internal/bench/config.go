@@ -12,7 +12,8 @@ import (
 
 // Scenario names, as --only takes them.
 const (
-	// ScenarioCeilings measures embed-sim, JetStream and PostgreSQL alone.
+	// ScenarioCeilings measures embed-sim, JetStream, PostgreSQL and the
+	// guarantees' bookkeeping alone.
 	ScenarioCeilings = "ceilings"
 	// ScenarioPipeline384 is the clean pipeline at 384 dimensions: the
 	// baseline every ratio divides by or into.

@@ -134,7 +134,7 @@ func naiveConsume(ctx context.Context, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
-	emb, err := embedder.NewOpenAI(embedder.Config{URL: getenv("EMBEDDER_URL"), Model: "embed-sim-1", Dims: dims, Encoding: embedder.EncodingFloat})
+	emb, err := embedder.NewOpenAI(embedder.Config{URL: getenv("EMBEDDER_URL"), Model: simModel, Dims: dims, Encoding: embedder.EncodingFloat})
 	if err != nil {
 		return err
 	}

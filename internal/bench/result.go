@@ -21,6 +21,15 @@ type Report struct {
 	// consumer asks for), JetStream and PostgreSQL ceilings, in chunks/s;
 	// 0 when any of them is missing.
 	CombinedCeiling float64 `json:"combined_ceiling_chunks_per_sec"`
+	// CombinedCeilingWithBookkeeping is 1 / Σ(1/xᵢ) over the same parts
+	// and the bookkeeping ceiling, in chunks/s; 0 when any is missing.
+	CombinedCeilingWithBookkeeping float64 `json:"combined_ceiling_with_bookkeeping_chunks_per_sec"`
+	// PartsCPUPer1k is the CPU seconds per 1,000 chunks of the parts of
+	// CombinedCeiling, summed: what a chunk costs if the pipeline added
+	// nothing to its parts. 0 when any is missing.
+	PartsCPUPer1k float64 `json:"parts_cpu_s_per_1k"`
+	// PartsCPUPer1kWithBookkeeping adds the bookkeeping ceiling's CPU.
+	PartsCPUPer1kWithBookkeeping float64 `json:"parts_with_bookkeeping_cpu_s_per_1k"`
 	// Runs are the end-to-end runs, one per scenario.
 	Runs []RunResult `json:"runs"`
 	// Ratios compare runs of this invocation with each other, next to
@@ -56,9 +65,11 @@ type Settings struct {
 
 // CeilingResult is one part measured alone.
 type CeilingResult struct {
-	// Name is embed-float, embed-base64, jetstream or postgres.
+	// Name is embed-float, embed-base64, jetstream, postgres or
+	// bookkeeping.
 	Name string `json:"name"`
-	// Unit is what Median counts per second: vectors, messages or rows.
+	// Unit is what Median counts per second: vectors, messages, rows or
+	// chunks.
 	Unit string `json:"unit"`
 	// Dims and Items describe each repetition's work.
 	Dims  int `json:"dims"`
@@ -81,6 +92,11 @@ type RunResult struct {
 	Chunks      int         `json:"chunks"`
 	Reps        []RepResult `json:"reps"`
 	Median      Summary     `json:"median"`
+	// CPUOverParts is the median TotalCPUPer1k over Report.PartsCPUPer1k:
+	// how much CPU the run spends per chunk beyond what its parts cost
+	// alone. 0 for a run at other dimensions than the ceilings', or
+	// without ceilings.
+	CPUOverParts float64 `json:"cpu_over_parts,omitempty"`
 }
 
 // RepResult is one repetition of one scenario.
@@ -105,6 +121,10 @@ type RepResult struct {
 	// 1,000 chunks; TotalCPUPer1k adds embed-sim, PostgreSQL and NATS.
 	ServiceCPUPer1k float64 `json:"service_cpu_s_per_1k"`
 	TotalCPUPer1k   float64 `json:"total_cpu_s_per_1k"`
+	// CPUPer1kByProcess is the CPU seconds per 1,000 chunks of each
+	// process by role, PostgreSQL and NATS included (as cpuPostgres and
+	// cpuNATS).
+	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
 }
 
 // Summary holds the medians of a scenario's repetitions.
@@ -117,6 +137,8 @@ type Summary struct {
 	PeakRSSMiB      map[string]float64 `json:"peak_rss_mib"`
 	Stored          int                `json:"stored"`
 	Parked          int                `json:"parked"`
+	// CPUPer1kByProcess is RepResult.CPUPer1kByProcess's median by role.
+	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
 }
 
 // Ratio is one comparison between runs of the invocation.
@@ -151,18 +173,75 @@ func summarise(reps []RepResult) Summary {
 	s.TotalCPUPer1k = pick(func(r RepResult) float64 { return r.TotalCPUPer1k })
 	s.Stored = int(pick(func(r RepResult) float64 { return float64(r.Stored) }))
 	s.Parked = int(pick(func(r RepResult) float64 { return float64(r.Parked) }))
-	s.PeakRSSMiB = map[string]float64{}
-	for _, p := range reps[0].Processes {
-		s.PeakRSSMiB[p.Role] = pick(func(r RepResult) float64 {
-			for _, q := range r.Processes {
-				if q.Role == p.Role {
-					return q.PeakRSSMiB
-				}
-			}
-			return 0
-		})
-	}
+	s.PeakRSSMiB = medianByKey(reps, func(r RepResult) map[string]float64 {
+		m := map[string]float64{}
+		for _, p := range r.Processes {
+			m[p.Role] = p.PeakRSSMiB
+		}
+		return m
+	})
+	s.CPUPer1kByProcess = medianByKey(reps, func(r RepResult) map[string]float64 { return r.CPUPer1kByProcess })
 	return s
+}
+
+// medianByKey is the median of each key of the first repetition's map
+// over every repetition's, a missing key counting as 0.
+func medianByKey(reps []RepResult, f func(RepResult) map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for key := range f(reps[0]) {
+		v := make([]float64, len(reps))
+		for i, r := range reps {
+			v[i] = f(r)[key]
+		}
+		out[key] = median(v)
+	}
+	return out
+}
+
+// setCeilings fills the ceilings from their repetitions of items each,
+// and what they add up to.
+func (r *Report) setCeilings(reps map[string][]ceilingRep, items int) {
+	r.Ceilings = nil
+	for _, name := range ceilingNames {
+		if len(reps[name]) == 0 {
+			continue
+		}
+		c := CeilingResult{Name: name, Unit: ceilingUnits[name], Dims: ceilingDims, Items: items}
+		var cpu []float64
+		for _, rep := range reps[name] {
+			c.Reps = append(c.Reps, rep.rate)
+			cpu = append(cpu, rep.cpu/float64(items)*1000)
+		}
+		c.Median, c.CPUPer1k = median(c.Reps), median(cpu)
+		r.Ceilings = append(r.Ceilings, c)
+	}
+	r.CombinedCeiling, r.PartsCPUPer1k = combine(r.Ceilings, ceilingParts)
+	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping =
+		combine(r.Ceilings, append(slices.Clip(ceilingParts), ceilingBookkeeping))
+}
+
+// combine returns what the named ceilings add up to for a chunk that
+// passes through each once: the rate 1 / Σ(1/xᵢ) of their medians, and
+// the sum of their CPU per 1,000. Both are 0 when any is missing.
+func combine(ceilings []CeilingResult, names []string) (rate, cpuPer1k float64) {
+	var inv float64
+	for _, name := range names {
+		i := slices.IndexFunc(ceilings, func(c CeilingResult) bool { return c.Name == name })
+		if i < 0 || ceilings[i].Median <= 0 {
+			return 0, 0
+		}
+		inv += 1 / ceilings[i].Median
+		cpuPer1k += ceilings[i].CPUPer1k
+	}
+	return 1 / inv, cpuPer1k
+}
+
+// cpuOverParts is run's RunResult.CPUOverParts in r.
+func (r *Report) cpuOverParts(run RunResult) float64 {
+	if run.Dims != ceilingDims || r.PartsCPUPer1k <= 0 || len(run.Reps) == 0 {
+		return 0
+	}
+	return run.Median.TotalCPUPer1k / r.PartsCPUPer1k
 }
 
 // median returns the median of v (the mean of the middle two for an even

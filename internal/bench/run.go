@@ -50,10 +50,11 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	scenarios, errs := r.plan(ctx)
 	results, ceilingReps, runErrs := r.repeat(ctx, scenarios)
 	errs = append(errs, runErrs...)
-	report.Ceilings, report.CombinedCeiling = ceilingResults(ceilingReps, cfg.Chunks)
+	report.setCeilings(ceilingReps, cfg.Chunks)
 	for i, s := range scenarios {
 		results[i].Scenario, results[i].Description, results[i].Dims, results[i].Chunks = s.name, s.description, s.dims, s.chunks
 		results[i].Median = summarise(results[i].Reps)
+		results[i].CPUOverParts = report.cpuOverParts(results[i])
 	}
 	report.Runs = results
 	report.Ratios = ratios(report, cfg)
@@ -85,7 +86,7 @@ func (r *runner) repeat(ctx context.Context, scenarios []scenario) ([]RunResult,
 			if err != nil {
 				errs = append(errs, fmt.Sprintf("rep %d ceilings: %v", rep, err))
 			}
-			for _, name := range []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
+			for _, name := range ceilingNames {
 				if v, ok := c[name]; ok {
 					ceilingReps[name] = append(ceilingReps[name], v)
 					fmt.Fprintf(log, "rep %d/%d ceiling %s: %.0f/s\n", rep, cfg.Reps, name, v.rate)
@@ -229,36 +230,6 @@ const (
 
 // scaleOutName names the scale-out run with n consumer processes.
 func scaleOutName(n int) string { return fmt.Sprintf("%s-%d", ScenarioScaleOut, n) }
-
-// ceilingResults turns the repetitions into results and the combined
-// ceiling: 1 / Σ(1/xᵢ) over the parts a chunk passes through once each.
-func ceilingResults(reps map[string][]ceilingRep, items int) ([]CeilingResult, float64) {
-	var out []CeilingResult
-	medians := map[string]float64{}
-	units := map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors", ceilingJetStream: "messages", ceilingPostgres: "rows"}
-	for _, name := range []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
-		if len(reps[name]) == 0 {
-			continue
-		}
-		c := CeilingResult{Name: name, Unit: units[name], Dims: ceilingDims, Items: items}
-		var cpu []float64
-		for _, rep := range reps[name] {
-			c.Reps = append(c.Reps, rep.rate)
-			cpu = append(cpu, rep.cpu/float64(items)*1000)
-		}
-		c.Median, c.CPUPer1k = median(c.Reps), median(cpu)
-		medians[name] = c.Median
-		out = append(out, c)
-	}
-	var inv float64
-	for _, name := range []string{ceilingEmbedBase64, ceilingJetStream, ceilingPostgres} {
-		if medians[name] <= 0 {
-			return out, 0
-		}
-		inv += 1 / medians[name]
-	}
-	return out, 1 / inv
-}
 
 func host() Host {
 	h := Host{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}

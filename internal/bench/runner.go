@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -314,23 +315,30 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 	return res, nil
 }
 
-// cpuPer1k fills the CPU-per-1,000-chunks figures: the services' own, and
-// everything's (the roles in extra, PostgreSQL and NATS added).
+// The servers' keys in RepResult.CPUPer1kByProcess, beside the roles of
+// the processes a run starts.
+const (
+	cpuPostgres = "postgres"
+	cpuNATS     = "nats"
+)
+
+// cpuPer1k fills the CPU-per-1,000-chunks figures: each process's, the
+// services' own, and everything's (the roles in extra, PostgreSQL and NATS
+// added).
 func cpuPer1k(res *RepResult, chunks int, extra ...string) {
+	per1k := func(seconds float64) float64 { return seconds / float64(chunks) * 1000 }
 	var services, all float64
+	res.CPUPer1kByProcess = map[string]float64{cpuPostgres: per1k(res.PostgresCPUSeconds), cpuNATS: per1k(res.NATSCPUSeconds)}
 	for _, p := range res.Processes {
 		all += p.CPUSeconds
-		isExtra := false
-		for _, e := range extra {
-			isExtra = isExtra || p.Role == e
-		}
-		if !isExtra {
+		res.CPUPer1kByProcess[p.Role] = per1k(p.CPUSeconds)
+		if !slices.Contains(extra, p.Role) {
 			services += p.CPUSeconds
 		}
 	}
 	all += res.PostgresCPUSeconds + res.NATSCPUSeconds
-	res.ServiceCPUPer1k = services / float64(chunks) * 1000
-	res.TotalCPUPer1k = all / float64(chunks) * 1000
+	res.ServiceCPUPer1k = per1k(services)
+	res.TotalCPUPer1k = per1k(all)
 }
 
 // mkdir creates dir and its parents.

@@ -10,6 +10,10 @@ import (
 	"time"
 )
 
+// simModel is the model the benchmark's clients ask embed-sim for, and
+// the model recorded with every vector the benchmark writes.
+const simModel = "embed-sim-1"
+
 // simFaults is what embed-sim does wrong in a run.
 type simFaults struct {
 	// rate429 is the share of requests answered 429 with Retry-After.

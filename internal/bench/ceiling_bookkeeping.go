@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// bookkeepingCeiling is the guarantees' database work alone, on a fresh
+// database: first what the producer records for every chunk, in its
+// batches, then what the consumer's pipeline does with each job (decode,
+// screen, document lock, manifest update, completion) on concurrency
+// callers in batches of batchSize, with an embedder that answers at once
+// and a vector store that writes no vectors. It is what the pipeline asks
+// of PostgreSQL beyond the rows the postgres ceiling writes. The rate is
+// chunks over both parts' time.
+func (r *runner) bookkeepingCeiling(ctx context.Context, jobs []benchJob) (ceilingRep, error) {
+	db, err := r.in.freshDB(ctx, ceilingDims)
+	if err != nil {
+		return ceilingRep{}, err
+	}
+	defer db.drop()
+	pipe, err := bookkeepingPipeline(ctx, db, r.cfg.Seed)
+	if err != nil {
+		return ceilingRep{}, err
+	}
+	// Connections are opened outside the timing, as running services' are.
+	if err := warmPool(ctx, db, concurrency); err != nil {
+		return ceilingRep{}, err
+	}
+	meter, start := readCPU(), time.Now()
+	if err := recordAsProducer(ctx, db, jobs); err != nil {
+		return ceilingRep{}, fmt.Errorf("producer part: %w", err)
+	}
+	_, err = inBatches(len(jobs), func(lo, hi int) error { return processAsConsumer(ctx, pipe, jobs, lo, hi) })
+	if err != nil {
+		return ceilingRep{}, fmt.Errorf("consumer part: %w", err)
+	}
+	return ceilingRep{rate: float64(len(jobs)) / time.Since(start).Seconds(), cpu: meter.since()}, nil
+}
+
+// bookkeepingPipeline is the consumer's pipeline with its default
+// settings over db, embedding with instantEmbedder and storing into
+// discardingStore.
+func bookkeepingPipeline(ctx context.Context, db *database, seed uint64) (*pipeline.Pipeline, error) {
+	store, err := vectorstore.Open(ctx, db.pool, ceilingDims)
+	if err != nil {
+		return nil, err
+	}
+	vec := unitVector(rand.New(rand.NewPCG(seed, 11)), ceilingDims)
+	return pipeline.New(pipeline.Config{Model: simModel}, pipeline.Deps{Pool: db.pool,
+		Store: discardingStore{store}, Embedder: instantEmbedder{vec: vec}, Log: zerolog.Nop()})
+}
+
+// recordAsProducer records jobs the way the producer records a corpus of
+// one-chunk documents: per batch of producer.DefaultBatchDocs documents,
+// the documents, the supersession of older versions and the pending
+// manifest rows in one transaction, then the publish confirmation, at
+// stream sequences 1..len(jobs) as a fresh stream assigns them.
+func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
+	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
+		batch := jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))]
+		docs, chunks, hashes, raws := producerRows(batch)
+		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if err := manifest.RecordDocuments(ctx, tx, benchSource, ceilingRunID, docs); err != nil {
+				return fmt.Errorf("record documents: %w", err)
+			}
+			if err := manifest.SupersedeBeyond(ctx, tx, docs.DocIDs, docs.Versions, docs.ChunkCounts); err != nil {
+				return fmt.Errorf("supersede old chunks: %w", err)
+			}
+			if err := manifest.RecordPending(ctx, tx, ceilingRunID, chunks, hashes, raws); err != nil {
+				return fmt.Errorf("record manifest: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		seqs := make([]int64, len(batch))
+		for i := range seqs {
+			seqs[i] = int64(lo + i + 1)
+		}
+		if err := manifest.ConfirmPublished(ctx, db.pool, chunks, seqs); err != nil {
+			return fmt.Errorf("confirm publishes: %w", err)
+		}
+	}
+	return nil
+}
+
+// producerRows are the columns the producer passes to the manifest for
+// batch: each job's document as a new, pending document of one chunk, and
+// its manifest row with the job that publishes it.
+func producerRows(batch []benchJob) (manifest.Documents, manifest.Chunks, []string, [][]byte) {
+	n := len(batch)
+	d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
+		Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),
+		Versions: make([]int64, n), ChunkCounts: make([]int32, n)}
+	chunks, hashes, raws := manifest.MakeChunks(n), make([]string, n), make([][]byte, n)
+	for i, b := range batch {
+		j := b.job
+		d.DocIDs[i], d.NativeIDs[i], d.Hashes[i], d.Statuses[i], d.Codecs[i] = j.DocID, j.SourceNativeID, j.ContentHash, string(manifest.DocPending), j.Codec
+		d.Versions[i], d.ChunkCounts[i] = j.DocVersion, int32(j.ChunkCount)
+		d.Metadata[i] = "{}"
+		if len(j.Metadata) > 0 {
+			d.Metadata[i] = string(j.Metadata)
+		}
+		chunks.Add(j.DocID, j.ChunkIndex, j.DocVersion)
+		hashes[i], raws[i] = j.ContentHash, b.raw
+	}
+	return d, chunks, hashes, raws
+}
+
+// processAsConsumer runs the pipeline over jobs[lo:hi] as a consumer does
+// over a first delivery, and fails unless every job ends stored.
+func processAsConsumer(ctx context.Context, pipe *pipeline.Pipeline, jobs []benchJob, lo, hi int) error {
+	batch := make([]*pipeline.Job, hi-lo)
+	for i, b := range jobs[lo:hi] {
+		batch[i] = &pipeline.Job{Raw: b.raw, MsgID: messages.ChunkMsgID(b.job.DocID, b.job.ChunkIndex, b.job.DocVersion),
+			Seq: uint64(lo + i + 1), Delivered: 1}
+	}
+	if err := pipe.Process(ctx, batch); err != nil {
+		return err
+	}
+	var errs []error
+	for _, j := range batch {
+		if j.Outcome == pipeline.Stored {
+			continue
+		}
+		err := fmt.Errorf("chunk %d of %s ended %s, not stored", j.Chunk().ChunkIndex, j.Chunk().DocID, j.Outcome)
+		if j.Failure != nil {
+			err = fmt.Errorf("%w: %s: %w", err, j.Failure.Stage, j.Failure.Err)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// instantEmbedder answers every input at once with the same unit vector:
+// the bookkeeping ceiling measures no embedding.
+type instantEmbedder struct{ vec []float32 }
+
+var _ pipeline.Embedder = instantEmbedder{}
+
+// Embed returns the vector once per input.
+func (e instantEmbedder) Embed(_ context.Context, inputs []string) ([][]float32, error) {
+	out := make([][]float32, len(inputs))
+	for i := range out {
+		out[i] = e.vec
+	}
+	return out, nil
+}
+
+// Model is embed-sim's model, as the pipeline runs record.
+func (e instantEmbedder) Model() string { return simModel }
+
+// Dims is the vector's length.
+func (e instantEmbedder) Dims() int { return len(e.vec) }
+
+// discardingStore is the real vector store but for Upsert, which writes
+// nothing and reports every record inserted: the bookkeeping ceiling
+// leaves the vector rows to the postgres ceiling, and keeps the store's
+// other statements (retain, prune, release) in the consumer's transaction.
+type discardingStore struct{ vectorstore.Store }
+
+var _ vectorstore.Store = discardingStore{}
+
+// Upsert returns at once, every record Inserted.
+func (discardingStore) Upsert(_ context.Context, _ vectorstore.DB, recs []vectorstore.Record) ([]vectorstore.Outcome, error) {
+	out := make([]vectorstore.Outcome, len(recs))
+	for i := range out {
+		out[i] = vectorstore.Inserted
+	}
+	return out, nil
+}
