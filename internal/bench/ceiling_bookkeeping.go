@@ -65,8 +65,8 @@ func bookkeepingPipeline(ctx context.Context, db *database, seed uint64) (*pipel
 
 // recordAsProducer records jobs the way the producer records a corpus of
 // one-chunk documents: per batch of producer.DefaultBatchDocs documents,
-// the documents, the supersession of older versions and the pending
-// manifest rows in one transaction, then the publish confirmation, at
+// the documents and the pending manifest rows in one transaction (first
+// versions: nothing older to supersede), then the publish confirmation, at
 // stream sequences 1..len(jobs) as a fresh stream assigns them.
 func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
 	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
@@ -75,9 +75,6 @@ func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error 
 		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			if err := manifest.RecordDocuments(ctx, tx, benchSource, ceilingRunID, docs); err != nil {
 				return fmt.Errorf("record documents: %w", err)
-			}
-			if err := manifest.SupersedeBeyond(ctx, tx, docs.DocIDs, docs.Versions, docs.ChunkCounts); err != nil {
-				return fmt.Errorf("supersede old chunks: %w", err)
 			}
 			if err := manifest.RecordPending(ctx, tx, ceilingRunID, chunks, hashes, raws); err != nil {
 				return fmt.Errorf("record manifest: %w", err)

@@ -11,13 +11,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // jetStreamCeiling is JetStream alone: every job published asynchronously
-// to INGEST the way the producer does it (message id, expected stream),
-// then pulled in batches on the workers durable and acked the way the
-// consumer does it. The rate is messages over publish plus consume time.
+// to INGEST the way the producer does it (message id, expected stream,
+// windows of unacknowledged publishes), then pulled in batches on the
+// workers durable and acked the way the consumer does it. The rate is messages over publish plus consume time.
 func (r *runner) jetStreamCeiling(ctx context.Context, jobs []benchJob) (ceilingRep, error) {
 	if err := r.in.resetStreams(ctx, r.in.nats); err != nil {
 		return ceilingRep{}, err
@@ -29,18 +30,8 @@ func (r *runner) jetStreamCeiling(ctx context.Context, jobs []benchJob) (ceiling
 	defer nc.Close()
 	meter := readCPU()
 	start := time.Now()
-	subject := messages.ChunkSubject(benchSource)
-	for _, j := range jobs {
-		msg := &nats.Msg{Subject: subject, Data: j.raw, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, messages.ChunkMsgID(j.job.DocID, 0, 1))
-		if _, err := js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream)); err != nil {
-			return ceilingRep{}, err
-		}
-	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(time.Minute):
-		return ceilingRep{}, fmt.Errorf("%d publishes unacknowledged after a minute", js.PublishAsyncPending())
+	if err := publishWindowed(js, jobs); err != nil {
+		return ceilingRep{}, err
 	}
 	if err := r.consumeAll(ctx, js, len(jobs)); err != nil {
 		return ceilingRep{}, err
@@ -50,6 +41,28 @@ func (r *runner) jetStreamCeiling(ctx context.Context, jobs []benchJob) (ceiling
 		return ceilingRep{}, err
 	}
 	return ceilingRep{rate: float64(len(jobs)) / time.Since(start).Seconds(), cpu: meter.since()}, nil
+}
+
+// publishWindowed publishes jobs asynchronously in windows of
+// redrive.DefaultWindow, waiting for each window's PubAcks as the
+// producer does: unbounded, the client stalls under load.
+func publishWindowed(js jetstream.JetStream, jobs []benchJob) error {
+	subject := messages.ChunkSubject(benchSource)
+	for lo := 0; lo < len(jobs); lo += redrive.DefaultWindow {
+		for _, j := range jobs[lo:min(lo+redrive.DefaultWindow, len(jobs))] {
+			msg := &nats.Msg{Subject: subject, Data: j.raw, Header: nats.Header{}}
+			msg.Header.Set(jetstream.MsgIDHeader, messages.ChunkMsgID(j.job.DocID, 0, 1))
+			if _, err := js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream)); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-time.After(time.Minute):
+			return fmt.Errorf("%d publishes unacknowledged after a minute", js.PublishAsyncPending())
+		}
+	}
+	return nil
 }
 
 // consumeAll pulls and acks n messages on concurrency loops. It returns as
