@@ -41,8 +41,8 @@ const ceilingDims = 384
 // so the batch of every ceiling.
 const batchSize = 64
 
-// concurrency is how many batches the pipeline has in flight: two consumer
-// processes of two pull loops each. The ceilings use as many callers.
+// concurrency is how many batches the pipeline has in flight: its consumer
+// processes' pull loops. The ceilings use as many callers.
 const concurrency = consumers * workersPerConsumer
 
 // ceilingRep is one repetition of one ceiling.

@@ -111,7 +111,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 
 // writeCeilings prints the ceilings and what they add up to.
 func writeCeilings(b *strings.Builder, r *Report) {
-	b.WriteString("## Ceilings (each part alone, 384 dims, batch 64, 4 in flight)\n\n")
+	fmt.Fprintf(b, "## Ceilings (each part alone, %d dims, batch %d, %d in flight)\n\n", ceilingDims, batchSize, concurrency)
 	b.WriteString("| part | median /s | unit | CPU s / 1k (client + server) |\n| --- | ---: | --- | ---: |\n")
 	for _, c := range r.Ceilings {
 		fmt.Fprintf(b, "| %s | %s | %s | %.3f |\n", c.Name, num(c.Median), c.Unit, c.CPUPer1k)
