@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/migrations"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // infra is the invocation's PostgreSQL and NATS: local servers that this
@@ -146,6 +147,8 @@ func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {
 	}
 	// The ceilings hold a connection per concurrent caller at once.
 	pcfg.MaxConns = int32(concurrency) + 2
+	// As the services' pools do (service.Start).
+	pcfg.AfterConnect = vectorstore.RegisterTypes
 	if db.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return nil, errors.Join(err, db.drop())
 	}

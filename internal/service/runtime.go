@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/telemetry"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // Runtime is a started service's shared plumbing.
@@ -96,6 +97,7 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 		pcfg.MaxConns = opts.MaxConns
 	}
 	pcfg.ConnConfig.RuntimeParams["application_name"] = "sluice-" + name
+	pcfg.AfterConnect = vectorstore.RegisterTypes
 	boundSQL(pcfg, c.SQLTimeout, rt.Log)
 	if rt.Pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
 		return fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)

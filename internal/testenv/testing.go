@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/localenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/migrations"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // shared holds the servers one test binary shares: one environment and one
@@ -135,7 +136,14 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 	}
 	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
 	db.RuntimeURL, db.ReadonlyURL = localenv.AsRole(db.URL, RuntimeRole), localenv.AsRole(db.URL, ReadonlyRole)
-	db.Pool, err = pgxpool.New(ctx, db.URL)
+	// The pool registers the vector store's types, as the services' do
+	// (service.Start), so that every test writes vectors as they do.
+	pcfg, err := pgxpool.ParseConfig(db.URL)
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	pcfg.AfterConnect = vectorstore.RegisterTypes
+	db.Pool, err = pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		t.Fatalf("testenv: connect %s: %v", name, err)
 	}
