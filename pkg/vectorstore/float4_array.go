@@ -2,7 +2,9 @@ package vectorstore
 
 import (
 	"context"
+	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -84,18 +86,16 @@ func (encodeFloat4Array) Encode(value any, buf []byte) ([]byte, error) {
 	if a == nil {
 		return nil, nil
 	}
-	buf = appendUint32(buf, 1)
-	buf = appendUint32(buf, 0)
-	buf = appendUint32(buf, pgtype.Float4OID)
-	buf = appendUint32(buf, uint32(len(a)))
-	buf = appendUint32(buf, 1)
-	for _, f := range a {
-		buf = appendUint32(buf, 4)
-		buf = appendUint32(buf, math.Float32bits(f))
+	start := len(buf)
+	buf = slices.Grow(buf, 20+8*len(a))[:start+20+8*len(a)]
+	out := buf[start:]
+	for i, v := range []uint32{1, 0, pgtype.Float4OID, uint32(len(a)), 1} {
+		binary.BigEndian.PutUint32(out[4*i:], v)
+	}
+	out = out[20:]
+	for i, f := range a {
+		binary.BigEndian.PutUint32(out[8*i:], 4)
+		binary.BigEndian.PutUint32(out[8*i+4:], math.Float32bits(f))
 	}
 	return buf, nil
-}
-
-func appendUint32(buf []byte, v uint32) []byte {
-	return append(buf, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 }

@@ -54,3 +54,17 @@ func firstDiff(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+func BenchmarkEncodeFloat4Array(b *testing.B) {
+	m := pgtype.NewMap()
+	registerTypes(m)
+	vec := make(float4Array, 64*384)
+	b.SetBytes(int64(8 * len(vec)))
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, err = m.Encode(pgtype.Float4ArrayOID, pgtype.BinaryFormatCode, vec, buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
