@@ -22,8 +22,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// The quick mode runs every scenario end to end, River and a small scale
-// run included, and writes a report with every section and sane values.
+// The quick mode runs every scenario end to end, River, a small scale run
+// and the latency-bound runs included, and writes a report with every
+// section and sane values.
 // Speed is not asserted: the machine is shared and noisy.
 func TestQuickRunReportsEverySection(t *testing.T) {
 	if testing.Short() {
@@ -34,7 +35,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,sync-always,naive,river,scale,scale-out"}
+		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -54,7 +55,8 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
 		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "pipeline CPU / Σ three parts' CPU",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
-		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes"} {
+		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-raised |",
+		"latency-bound / ideal (defaults)", "latency-bound / ideal (workers raised)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -85,7 +87,8 @@ func checkCeilings(t *testing.T, r *bench.Report) {
 func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
-		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true}
+		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
+		"latency-100ms": true, "latency-100ms-raised": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median

@@ -44,6 +44,7 @@ const (
 var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
 	ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
+	ScenarioLatency,
 }
 
 // Config configures a benchmark invocation.

@@ -46,6 +46,10 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add("sync_interval always / default", rate(ScenarioSyncAlways), clean, "", nil)
 	add("768 dims / 384 dims", rate(ScenarioPipeline768), clean, "", nil)
 	add("4 / 1 consumer processes (100 ms embedder)", rate(scaleOutName(4)), rate(scaleOutName(1)), "≥ 3", atLeast(3))
+	for _, l := range latencyRuns() {
+		target, met := l.verdict()
+		add(l.ratioName(), rate(l.name), l.ideal(), target, met)
+	}
 	big, small, role := rssGrowth(r)
 	add(fmt.Sprintf("RSS@%s / RSS@%s (%s)", count(cfg.ScaleChunks), count(cfg.Chunks), role), big, small, "≤ 1.2",
 		func(v float64) bool { return v <= 1.2 })

@@ -157,16 +157,7 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	cfg := r.cfg
 	var out []scenario
 	var errs []string
-	pipe := func(name, desc string, spec pipelineSpec) {
-		out = append(out, scenario{name: name, description: desc, dims: spec.dims, chunks: spec.chunks,
-			run: func(ctx context.Context, rep int) (RepResult, error) {
-				s := spec
-				if cfg.ProfileDir != "" && !s.naive {
-					s.profile = filepath.Join(cfg.ProfileDir, fmt.Sprintf("%s-rep%d", name, rep))
-				}
-				return r.runPipeline(ctx, s)
-			}})
-	}
+	pipe := func(name, desc string, spec pipelineSpec) { out = append(out, r.pipeline(name, desc, spec)) }
 	// The scale ratio needs the baseline, so the scale run brings it along.
 	if cfg.selected(ScenarioPipeline384) || cfg.selected(ScenarioScale) {
 		pipe(ScenarioPipeline384, "producer → 2 consumers → stored, 384 dims", pipelineSpec{dims: 384, chunks: cfg.Chunks})
@@ -208,10 +199,26 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 					consumerEnv: []string{"CONSUMER_WORKERS=1", fmt.Sprintf("BATCH_SIZE=%d", scaleOutBatch), fmt.Sprintf("EMBED_MAX_INPUTS=%d", scaleOutBatch)}})
 		}
 	}
+	if cfg.selected(ScenarioLatency) {
+		out = append(out, r.latencyScenarios()...)
+	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks})
 	}
 	return out, errs
+}
+
+// pipeline is the scenario of one pipeline run, its services profiled
+// when cfg.ProfileDir asks for it.
+func (r *runner) pipeline(name, desc string, spec pipelineSpec) scenario {
+	return scenario{name: name, description: desc, dims: spec.dims, chunks: spec.chunks,
+		run: func(ctx context.Context, rep int) (RepResult, error) {
+			s := spec
+			if r.cfg.ProfileDir != "" && !s.naive {
+				s.profile = filepath.Join(r.cfg.ProfileDir, fmt.Sprintf("%s-rep%d", name, rep))
+			}
+			return r.runPipeline(ctx, s)
+		}}
 }
 
 // scaleOutConsumers are the consumer process counts of the scale-out runs.
