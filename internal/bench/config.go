@@ -61,6 +61,16 @@ type Config struct {
 	// ScaleChunks is the corpus size of the scale run. Defaults to 100,000,
 	// or 2,000 in quick mode.
 	ScaleChunks int
+	// Scale1M adds the scale-1m run (and the scale run it is compared
+	// with) to the selected scenarios. Defaults to false: at 1,000,000
+	// chunks it keeps both cores busy for about a quarter of an hour a
+	// repetition, and the vector index over as many rows takes tens of
+	// minutes more.
+	Scale1M bool
+	// Scale1MChunks is the corpus size of the scale-1m run. Hidden, to
+	// try the run's code path at a size that ends quickly. Defaults to
+	// 1,000,000.
+	Scale1MChunks int
 	// Out is where the JSON results go. Defaults to
 	// bench/results/latest.json, relative to the working directory.
 	Out string
@@ -125,6 +135,9 @@ func (c *Config) applyDefaults() {
 			c.ScaleChunks = quickScaleChunks
 		}
 	}
+	if c.Scale1MChunks == 0 {
+		c.Scale1MChunks = defaultScale1MChunks
+	}
 	if c.Out == "" {
 		c.Out = defaultOut
 	}
@@ -136,6 +149,7 @@ func (c *Config) applyDefaults() {
 			c.Only = append(c.Only, s)
 		}
 	}
+	c.Only = withScale1M(c.Only, c.Scale1M)
 	if c.RiverWorkers == 0 {
 		c.RiverWorkers = defaultRiverWorkers
 	}
@@ -155,15 +169,15 @@ func (c Config) Validate() error {
 	if c.Reps < 1 {
 		errs = append(errs, fmt.Errorf("--reps %d: use at least 1 (3 or more for a median that means something)", c.Reps))
 	}
-	if c.Chunks < 1 || c.ScaleChunks < 1 {
-		errs = append(errs, errors.New("--chunks and --scale-chunks must be at least 1"))
+	if c.Chunks < 1 || c.ScaleChunks < 1 || c.Scale1MChunks < 1 {
+		errs = append(errs, errors.New("--chunks, --scale-chunks and --scale-1m-chunks must be at least 1"))
 	}
 	if c.RiverWorkers < 1 || c.RiverFetchCooldown < time.Millisecond {
 		errs = append(errs, fmt.Errorf("--river-workers %d, --river-fetch-cooldown %s: use at least 1 and 1ms", c.RiverWorkers, c.RiverFetchCooldown))
 	}
 	for _, s := range c.Only {
-		if !slices.Contains(allScenarios, s) {
-			errs = append(errs, fmt.Errorf("--only: unknown scenario %q; known: %s", s, strings.Join(allScenarios, ", ")))
+		if !slices.Contains(allScenarios, s) && !slices.Contains(optInScenarios, s) {
+			errs = append(errs, fmt.Errorf("--only: unknown scenario %q; known: %s", s, strings.Join(slices.Concat(allScenarios, optInScenarios), ", ")))
 		}
 	}
 	return errors.Join(errs...)
@@ -183,6 +197,8 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.Reps, "reps", 0, "repetitions per scenario; chunks/s is their median (default 3, quick 1)")
 	fs.IntVar(&c.Chunks, "chunks", 0, "chunks per run (default 10000, quick 200)")
 	fs.IntVar(&c.ScaleChunks, "scale-chunks", 0, "chunks in the scale run (default 100000, quick 2000)")
+	fs.BoolVar(&c.Scale1M, "scale-1m", false, "add the scale-1m run: 1,000,000 chunks, compared with the scale run (about 15 minutes of both cores a repetition, and tens of minutes for its vector index)")
+	fs.IntVar(&c.Scale1MChunks, "scale-1m-chunks", 0, "") // hidden: see Config.Scale1MChunks
 	fs.StringVar(&c.Out, "out", defaultOut, "JSON results file")
 	fs.StringVar(&only, "only", "", "comma-separated scenarios: "+strings.Join(allScenarios, ","))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "directory of prebuilt producer, consumer, embed-sim, sluice-river-peer (default: build them)")

@@ -50,25 +50,33 @@ func ratios(r *Report, cfg Config) []Ratio {
 		target, met := l.verdict()
 		add(l.ratioName(), rate(l.name), l.ideal(), target, met)
 	}
-	big, small, role := rssGrowth(r)
-	add(fmt.Sprintf("RSS@%s / RSS@%s (%s)", count(cfg.ScaleChunks), count(cfg.Chunks), role), big, small, "≤ 1.2",
-		func(v float64) bool { return v <= 1.2 })
+	rss := func(smallRun, bigRun string, smallN, bigN int) {
+		big, small, role := rssGrowth(r, smallRun, bigRun)
+		add(fmt.Sprintf("RSS@%s / RSS@%s (%s)", count(bigN), count(smallN), role), big, small, "≤ 1.2",
+			func(v float64) bool { return v <= 1.2 })
+	}
+	rss(ScenarioPipeline384, ScenarioScale, cfg.Chunks, cfg.ScaleChunks)
+	if cfg.selected(ScenarioScale1M) {
+		rss(ScenarioScale, ScenarioScale1M, cfg.ScaleChunks, cfg.Scale1MChunks)
+		add(fmt.Sprintf("throughput %s / %s", count(cfg.Scale1MChunks), count(cfg.ScaleChunks)),
+			rate(ScenarioScale1M), rate(ScenarioScale), "≥ 0.9", atLeast(0.9))
+	}
 	return out
 }
 
 // rssGrowth finds the service process whose peak RSS grew most from the
-// baseline run to the scale run, and returns its two medians.
-func rssGrowth(r *Report) (big, small float64, role string) {
+// run named smallRun to the run named bigRun, and returns its two medians.
+func rssGrowth(r *Report, smallRun, bigRun string) (big, small float64, role string) {
 	var base, scale *RunResult
 	for i := range r.Runs {
 		switch r.Runs[i].Scenario {
-		case ScenarioPipeline384:
+		case smallRun:
 			base = &r.Runs[i]
-		case ScenarioScale:
+		case bigRun:
 			scale = &r.Runs[i]
 		}
 	}
-	role = "no scale run"
+	role = "no " + bigRun + " run"
 	if base == nil || scale == nil {
 		return 0, 0, role
 	}
@@ -85,7 +93,11 @@ func rssGrowth(r *Report) (big, small float64, role string) {
 	return big, small, role
 }
 
+// count renders a run's size the way its name does: 1M, 100k.
 func count(n int) string {
+	if n%1_000_000 == 0 {
+		return fmt.Sprintf("%dM", n/1_000_000)
+	}
 	if n%1000 == 0 {
 		return fmt.Sprintf("%dk", n/1000)
 	}

@@ -61,6 +61,8 @@ type Settings struct {
 	// RiverFetchCooldown is the River peer's FetchCooldown.
 	RiverFetchCooldown string `json:"river_fetch_cooldown"`
 	Profiled           bool   `json:"profiled,omitempty"`
+	// Scale1MChunks is the size of the scale-1m run; 0 when it did not run.
+	Scale1MChunks int `json:"scale_1m_chunks,omitempty"`
 }
 
 // CeilingResult is one part measured alone.

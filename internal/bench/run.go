@@ -42,6 +42,9 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 		Quick: cfg.Quick, Reps: cfg.Reps, Chunks: cfg.Chunks, ScaleChunks: cfg.ScaleChunks, Seed: cfg.Seed,
 		Scenarios: cfg.Only, Consumers: consumers, RiverWorkers: cfg.RiverWorkers,
 		RiverFetchCooldown: cfg.RiverFetchCooldown.String(), Profiled: cfg.ProfileDir != ""}}
+	if cfg.selected(ScenarioScale1M) {
+		report.Settings.Scale1MChunks = cfg.Scale1MChunks
+	}
 	r, cleanup, err := setup(ctx, cfg, stderr)
 	if err != nil {
 		return nil, err
@@ -204,6 +207,9 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks})
+	}
+	if cfg.selected(ScenarioScale1M) {
+		pipe(ScenarioScale1M, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.Scale1MChunks), pipelineSpec{dims: 384, chunks: cfg.Scale1MChunks})
 	}
 	return out, errs
 }
