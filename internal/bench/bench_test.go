@@ -50,13 +50,15 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkCeilings(t, &r)
 	checkRuns(t, &r)
 	checkRatios(t, &r)
+	checkScale(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
 		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "pipeline CPU / Σ three parts' CPU",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-raised |",
-		"latency-bound / ideal (defaults)", "latency-bound / ideal (workers raised)"} {
+		"latency-bound / ideal (defaults)", "latency-bound / ideal (workers raised)", "## PostgreSQL storage per chunk",
+		"| scale | chunk_embeddings |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -148,6 +150,24 @@ func checkRatios(t *testing.T, r *bench.Report) {
 		}
 		if q.Target != "" && q.Met == nil {
 			t.Errorf("ratio %q has a target but no verdict", q.Name)
+		}
+	}
+}
+
+// checkScale checks what the scale run adds: its tables' sizes.
+func checkScale(t *testing.T, r *bench.Report) {
+	t.Helper()
+	for _, run := range r.Runs {
+		if run.Scenario != "scale" || len(run.Reps) == 0 {
+			continue
+		}
+		if got := len(run.Reps[0].Storage); got != 3 {
+			t.Errorf("scale run: sizes of %d tables, want chunk_embeddings, ingest_manifest, documents", got)
+		}
+		for _, s := range run.Reps[0].Storage {
+			if s.TableBytes <= 0 || s.IndexBytes <= 0 {
+				t.Errorf("scale run: table %+v has no size", s)
+			}
 		}
 	}
 }

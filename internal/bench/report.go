@@ -115,6 +115,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeRuns(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
+	writeStorage(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, e := range r.Errors {

@@ -127,6 +127,9 @@ type RepResult struct {
 	// process by role, PostgreSQL and NATS included (as cpuPostgres and
 	// cpuNATS).
 	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
+	// Storage is the size of the pipeline's tables once the run settled;
+	// scale runs only.
+	Storage []TableSize `json:"storage,omitempty"`
 }
 
 // Summary holds the medians of a scenario's repetitions.

@@ -99,6 +99,7 @@ type pipelineSpec struct {
 	consumers     int    // consumer processes; 0 for the usual consumers
 	consumerEnv   []string
 	syncAlways    bool // on the server with sync_interval: always
+	storage       bool // record the tables' sizes once the run settles
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -184,10 +185,8 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	if err != nil {
 		return res, err
 	}
-	if s.profile != "" {
-		if err := r.in.writeStatements(ctx, db, s.profile+".pgstat.txt"); err != nil {
-			return res, err
-		}
+	if err := r.record(ctx, s, db, &res); err != nil {
+		return res, err
 	}
 	for _, p := range append(append([]*proc{prod}, cons...), sim) {
 		res.Processes = append(res.Processes, p.usage())
@@ -196,6 +195,24 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	res.NATSCPUSeconds = (infraCPU("nats-server") - nats0).Seconds()
 	cpuPer1k(&res, s.chunks, "embed-sim")
 	return res, nil
+}
+
+// record reads what a settled run left in its database before the
+// database is dropped: the statements of a profiled run, the tables'
+// sizes where s asks for them.
+func (r *runner) record(ctx context.Context, s pipelineSpec, db *database, res *RepResult) error {
+	if s.profile != "" {
+		if err := r.in.writeStatements(ctx, db, s.profile+".pgstat.txt"); err != nil {
+			return err
+		}
+	}
+	if s.storage {
+		var err error
+		if res.Storage, err = tableSizes(ctx, db); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stopAll stops the consumers and embed-sim with SIGTERM, the way an
