@@ -58,7 +58,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-raised |",
 		"latency-bound / ideal (defaults)", "latency-bound / ideal (workers raised)", "## PostgreSQL storage per chunk",
-		"| scale | chunk_embeddings |"} {
+		"| scale | chunk_embeddings |", "## Vector index and search"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -154,7 +154,8 @@ func checkRatios(t *testing.T, r *bench.Report) {
 	}
 }
 
-// checkScale checks what the scale run adds: its tables' sizes.
+// checkScale checks what the scale run adds: its tables' sizes, and the
+// vector index and searches over as many rows where pgvector is at hand.
 func checkScale(t *testing.T, r *bench.Report) {
 	t.Helper()
 	for _, run := range r.Runs {
@@ -168,6 +169,21 @@ func checkScale(t *testing.T, r *bench.Report) {
 			if s.TableBytes <= 0 || s.IndexBytes <= 0 {
 				t.Errorf("scale run: table %+v has no size", s)
 			}
+		}
+	}
+	vs := r.VectorSearch
+	switch {
+	case vs == nil:
+		t.Fatal("no vector search in the report")
+	case vs.Skipped != "":
+		t.Logf("vector search skipped: %s", vs.Skipped)
+	case len(vs.Results) != 1:
+		t.Errorf("vector search at %d sizes, want 1", len(vs.Results))
+	default:
+		s := vs.Results[0]
+		if s.Rows != r.Settings.ScaleChunks || s.Searches <= 0 || s.P50Ms <= 0 || s.P99Ms < s.P50Ms ||
+			s.IndexBuildSeconds <= 0 || s.IndexBytes <= 0 {
+			t.Errorf("vector search: implausible figures %+v", s)
 		}
 	}
 }

@@ -50,6 +50,10 @@ type jsonlRecord struct {
 	Metadata map[string]string `json:"metadata"`
 }
 
+// docID is the id of a generated corpus's record i, and so of its
+// document.
+func docID(i int) string { return fmt.Sprintf("doc-%07d", i) }
+
 // GenerateCorpus writes a deterministic JSONL corpus to w. Every record's
 // text stays below the producer's chunk size, so the chunk count is exactly
 // the record count.
@@ -83,7 +87,7 @@ func GenerateCorpus(w io.Writer, o CorpusOptions) (CorpusStats, error) {
 		if poison[i] {
 			stats.Poison++
 		}
-		rec := jsonlRecord{ID: fmt.Sprintf("doc-%07d", i), Text: text,
+		rec := jsonlRecord{ID: docID(i), Text: text,
 			Metadata: map[string]string{"shard": fmt.Sprintf("s%d", i%8)}}
 		if err := enc.Encode(rec); err != nil {
 			return stats, fmt.Errorf("corpus: %w", err)

@@ -117,25 +117,31 @@ func connect(n *localenv.NATS) (*nats.Conn, jetstream.JetStream, error) {
 
 // database is one run's fresh database.
 type database struct {
-	name string
-	url  string
-	pool *pgxpool.Pool
-	in   *infra
+	name  string
+	url   string
+	pool  *pgxpool.Pool
+	admin string // the URL of the server's maintenance database
 }
 
 // freshDB creates a database and migrates it for dims. Every run gets its
 // own, so that no run pays for the rows, dead tuples or cache of another.
 func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {
+	return createDB(ctx, in.pg.URL, dims)
+}
+
+// createDB creates a database on the server at admin and migrates it for
+// dims.
+func createDB(ctx context.Context, admin string, dims int) (*database, error) {
 	b := make([]byte, 5)
 	_, _ = rand.Read(b)
-	db := &database{name: "bench_" + hex.EncodeToString(b), in: in}
-	u, err := url.Parse(in.pg.URL)
+	db := &database{name: "bench_" + hex.EncodeToString(b), admin: admin}
+	u, err := url.Parse(admin)
 	if err != nil {
 		return nil, err
 	}
 	u.Path = "/" + db.name
 	db.url = u.String()
-	if err := localenv.AdminExec(ctx, in.pg.URL, "CREATE DATABASE "+db.name); err != nil {
+	if err := localenv.AdminExec(ctx, admin, "CREATE DATABASE "+db.name); err != nil {
 		return nil, fmt.Errorf("create database: %w", err)
 	}
 	if err := migrations.Up(ctx, db.url, migrations.Options{Dims: dims, Log: io.Discard}); err != nil {
@@ -163,7 +169,7 @@ func (db *database) drop() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return localenv.AdminExec(ctx, db.in.pg.URL, "DROP DATABASE IF EXISTS "+db.name+" WITH (FORCE)")
+	return localenv.AdminExec(ctx, db.admin, "DROP DATABASE IF EXISTS "+db.name+" WITH (FORCE)")
 }
 
 // count runs a query returning one integer.

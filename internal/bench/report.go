@@ -116,6 +116,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)
+	writeVectorSearch(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, e := range r.Errors {

@@ -35,6 +35,9 @@ type Report struct {
 	// Ratios compare runs of this invocation with each other, next to
 	// their targets.
 	Ratios []Ratio `json:"ratios"`
+	// VectorSearch is the vector index and search latency at the scale
+	// runs' sizes; absent when no scale run was selected.
+	VectorSearch *VectorSearch `json:"vector_search,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -251,17 +254,23 @@ func (r *Report) cpuOverParts(run RunResult) float64 {
 
 // median returns the median of v (the mean of the middle two for an even
 // count), or 0 for none.
-func median(v []float64) float64 {
+func median(v []float64) float64 { return quantile(v, 0.5) }
+
+// quantile returns the q-quantile of v, 0 ≤ q ≤ 1, interpolated between
+// the two nearest values as PostgreSQL's percentile_cont does, or 0 for
+// none.
+func quantile(v []float64, q float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[lo]
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
 }
 
 // writeJSON writes the report to path, creating its directory.
