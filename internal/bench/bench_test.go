@@ -56,8 +56,8 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
 		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "pipeline CPU / Σ three parts' CPU",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
-		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-raised |",
-		"latency-bound / ideal (defaults)", "latency-bound / ideal (workers raised)", "## PostgreSQL storage per chunk",
+		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
+		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
 		"| scale | chunk_embeddings |", "## Vector index and search"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
@@ -90,7 +90,7 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
 		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
-		"latency-100ms": true, "latency-100ms-raised": true}
+		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median
