@@ -15,7 +15,7 @@ import (
 // its ideal rate. latency-100ms keeps every consumer default, whose ideal
 // (3,840 chunks/s) is beyond what two cores sustain, so it is reported
 // only. latency-100ms-bound is the documented setting for a slow
-// embedder (README, "Throughput"): one consumer process whose batches
+// embedder (README, "Scaling out"): one consumer process whose batches
 // are one request of latencyBatch, with its default pull loops, so that
 // the embedder and not the CPU is the limit; latency-100ms-raised doubles
 // the knob, CONSUMER_WORKERS. Both must reach 0.8 of their ideal.
