@@ -5,7 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // bodyPool recycles request body buffers; a batch of chunks is tens to
@@ -46,13 +47,13 @@ func (b *requestBody) Close() error {
 // appendRequest appends the JSON request body for one Embed call.
 func appendRequest(dst []byte, model string, inputs []string, dims int, encoding string) []byte {
 	dst = append(dst, `{"model":`...)
-	dst = appendJSONString(dst, model)
+	dst = messages.AppendJSONString(dst, model)
 	dst = append(dst, `,"input":[`...)
 	for i, in := range inputs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendJSONString(dst, in)
+		dst = messages.AppendJSONString(dst, in)
 	}
 	dst = append(dst, ']')
 	if dims > 0 {
@@ -62,54 +63,4 @@ func appendRequest(dst []byte, model string, inputs []string, dims int, encoding
 	dst = append(dst, `,"encoding_format":"`...)
 	dst = append(dst, encoding...)
 	return append(dst, `"}`...)
-}
-
-// appendJSONString appends s as a JSON string literal, escaping what JSON
-// requires plus U+2028/U+2029, and replacing invalid UTF-8 with U+FFFD the
-// way encoding/json does — without its reflection and allocations.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 func jsonUnmarshalString(lit string, dst *string) error { return json.Unmarshal([]byte(lit), dst) }
@@ -39,7 +41,7 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		enc := appendJSONString(nil, s)
+		enc := messages.AppendJSONString(nil, s)
 		var back string
 		if err := json.Unmarshal(enc, &back); err != nil {
 			t.Fatalf("%q encoded as invalid JSON %s: %v", s, enc, err)

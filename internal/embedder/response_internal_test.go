@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"testing"
+
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // replyBody builds a provider reply for n vectors of dims values.
@@ -141,7 +143,7 @@ func BenchmarkDecode(b *testing.B) {
 
 func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "\"\\/", "\x00\x1f\x7f", "é東🚀", "\u2028\u2029", "\xff", "a\xc3"} {
-		got := string(appendJSONString(nil, s))
+		got := string(messages.AppendJSONString(nil, s))
 		var back string
 		if err := jsonUnmarshalString(got, &back); err != nil {
 			t.Errorf("%q encoded as %s: %v", s, got, err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// appendString must escape exactly as encoding/json does without HTML
+// AppendJSONString must escape exactly as encoding/json does without HTML
 // escaping: content hashes computed by older releases, and by any other
 // canonical writer, depend on every byte.
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
@@ -28,8 +28,8 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
-			t.Fatalf("appendString(%q) = %q; encoding/json writes %q", s, got[len("prefix"):], want)
+		if got := AppendJSONString([]byte("prefix"), s); string(got) != "prefix"+string(want) {
+			t.Fatalf("AppendJSONString(%q) = %q; encoding/json writes %q", s, got[len("prefix"):], want)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func contentHash(text string, canonicalMeta []byte) string {
 	b = append(b, `{"metadata":`...)
 	b = append(b, canonicalMeta...)
 	b = append(b, `,"text":`...)
-	b = appendString(b, text)
+	b = AppendJSONString(b, text)
 	b = append(b, '}')
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
@@ -108,7 +108,7 @@ func appendCanonical(dst []byte, dec *json.Decoder) ([]byte, error) {
 		}
 		return appendObject(dst, dec)
 	case string:
-		return appendString(dst, v), nil
+		return AppendJSONString(dst, v), nil
 	case json.Number:
 		return append(dst, v...), nil
 	case bool:
@@ -150,7 +150,7 @@ func appendObject(dst []byte, dec *json.Decoder) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, m.key)
+		dst = AppendJSONString(dst, m.key)
 		dst = append(dst, ':')
 		dst = append(dst, m.value...)
 	}
@@ -177,12 +177,13 @@ func appendArray(dst []byte, dec *json.Decoder) ([]byte, error) {
 // appendString writes s the way the envelope encoder does, so that a string
 // has one spelling whether it sits in metadata, in the hash input or in the
 // envelope itself.
-// appendString appends s as a JSON string, escaped exactly as
-// encoding/json escapes it without HTML escaping: \" and \\, the short
+// AppendJSONString appends s as a JSON string, escaped exactly as
+// encoding/json escapes it without HTML escaping, and without its
+// reflection and allocations: \" and \\, the short
 // escapes \b \f \n \r \t, \u00XX for other control characters,
 // \u2028 and \u2029, and \ufffd for invalid UTF-8. Runs of bytes that
 // need no escape are copied whole.
-func appendString(dst []byte, s string) []byte {
+func AppendJSONString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
