@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/internal/wait"
+
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 type embeddingRequest struct {
@@ -298,7 +300,7 @@ func resetConnection(w http.ResponseWriter) {
 
 func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	out := appendJSONString([]byte(`{"object":"list","data":[{"id":`), s.cfg.Model)
+	out := messages.AppendJSONString([]byte(`{"object":"list","data":[{"id":`), s.cfg.Model)
 	_, _ = w.Write(append(out, `,"object":"model","created":0,"owned_by":"embed-sim"}]}`+"\n"...))
 }
 

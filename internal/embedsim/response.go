@@ -7,7 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // responsePool holds reply buffers; a reply is rebuilt for every request on
@@ -61,7 +62,7 @@ func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []s
 		out = append(out, '}')
 	}
 	out = append(out, `],"model":`...)
-	out = appendJSONString(out, model)
+	out = messages.AppendJSONString(out, model)
 	out = append(out, `,"usage":{"prompt_tokens":`...)
 	out = strconv.AppendInt(out, int64(tokens), 10)
 	out = append(out, `,"total_tokens":`...)
@@ -116,47 +117,4 @@ func appendFloats(out []byte, vec []float32) []byte {
 		}
 	}
 	return append(out, ']')
-}
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(out []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	out = append(out, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			out = append(out, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				out = append(out, '\\', c)
-			case '\n':
-				out = append(out, '\\', 'n')
-			case '\r':
-				out = append(out, '\\', 'r')
-			case '\t':
-				out = append(out, '\\', 't')
-			default:
-				out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			out = append(out, s[start:i]...)
-			out = append(out, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	out = append(out, s[start:]...)
-	return append(out, '"')
 }
