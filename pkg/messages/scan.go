@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -82,7 +83,7 @@ func valueEnd(data []byte, i int) int {
 			}
 		}
 	}
-	for i < len(data) && bytes.IndexByte([]byte(",}] \t\r\n"), data[i]) < 0 {
+	for i < len(data) && strings.IndexByte(",}] \t\r\n", data[i]) < 0 {
 		i++
 	}
 	return i
