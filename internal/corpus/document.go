@@ -13,9 +13,8 @@ const (
 	// Windows-1252 text. Err matches ErrUndecodable; Text is empty.
 	StatusUndecodable Status = "undecodable"
 	// StatusInvalid means the document could not be read as a document at
-	// all: an invalid JSONL line, a size over the limit, a native id already
-	// yielded, or a file that could not be read. Err says which; Text is
-	// empty.
+	// all: an invalid JSONL line, a size over the limit, or a file that
+	// could not be read. Err says which; Text is empty.
 	StatusInvalid Status = "invalid"
 )
 
@@ -42,7 +41,7 @@ const (
 type Document struct {
 	// NativeID identifies the document within its source, stably across
 	// runs: the slash-separated path relative to the input for files, the
-	// record's id for JSONL. Unique within one Walk.
+	// record's id for JSONL. Not checked for uniqueness: see Reader.Walk.
 	NativeID string
 	// Text is the decoded, normalised content; empty unless Status is
 	// StatusOK.

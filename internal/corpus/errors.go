@@ -18,9 +18,6 @@ var (
 	ErrTooLarge = errors.New("document too large")
 	// ErrInvalidRecord matches JSONL lines that are not a valid record.
 	ErrInvalidRecord = errors.New("invalid record")
-	// ErrDuplicateID matches documents whose native id was already yielded
-	// earlier in the same walk; the first one keeps the id.
-	ErrDuplicateID = errors.New("duplicate native id")
 )
 
 // DecodeError reports input that is not text. It matches ErrUndecodable.

@@ -87,7 +87,7 @@ func (w *walk) record(name string, line int, data []byte, size int64) (Document,
 		return doc, false
 	}
 	rec, err := parseRecord(data)
-	if rec.id != "" && !w.taken(rec.id) {
+	if rec.id != "" {
 		doc.NativeID = rec.id
 	}
 	doc.Codec = rec.codec
@@ -96,8 +96,6 @@ func (w *walk) record(name string, line int, data []byte, size int64) (Document,
 		return fail(StatusUndecodable, err)
 	case err != nil:
 		return fail(StatusInvalid, err)
-	case doc.NativeID != rec.id:
-		return fail(StatusInvalid, fmt.Errorf("%w: id %q was already yielded earlier in this walk", ErrDuplicateID, rec.id))
 	}
 	if rec.metadata != nil {
 		doc.Metadata = rec.metadata

@@ -16,7 +16,7 @@ func TestReaderJSONL(t *testing.T) {
 		`{"id":"doc-1","text":"first\r\ndocument","metadata":{"lang":"en","n":12345678901234567890}}`, // 1
 		``,                               // 2: blank lines carry no record
 		`{"id":"doc-2","text":"second"}`, // 3
-		`{"id":"doc-1","text":"again"}`,  // 4: duplicate id
+		`{"id":"doc-1","text":"again"}`,  // 4: repeated id, the producer's to rename
 		`{"id":"doc-3","text":`,          // 5: truncated JSON
 		`not json at all`,                // 6
 		`{"text":"no id"}`,               // 7
@@ -51,7 +51,7 @@ func TestReaderJSONL(t *testing.T) {
 	wants := []want{
 		{"doc-1", 1, StatusOK, "first\ndocument", nil, ""},
 		{"doc-2", 3, StatusOK, "second", nil, ""},
-		{"corpus/records.jsonl#L4", 4, StatusInvalid, "", ErrDuplicateID, `"doc-1"`},
+		{"doc-1", 4, StatusOK, "again", nil, ""},
 		{"doc-3", 5, StatusInvalid, "", ErrInvalidRecord, "line ends inside the record"},
 		{"corpus/records.jsonl#L6", 6, StatusInvalid, "", ErrInvalidRecord, "invalid JSON"},
 		{"corpus/records.jsonl#L7", 7, StatusInvalid, "", ErrInvalidRecord, "id is missing"},

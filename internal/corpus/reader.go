@@ -3,7 +3,6 @@ package corpus
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,12 +30,11 @@ func NewReader(cfg Config) (*Reader, error) {
 // the first Walk that reads it.
 //
 // Documents that cannot be used are yielded too, with a Status other than
-// StatusOK; see Document. Native ids are unique within one Walk: a document
-// whose id was already yielded — the same relative path under two inputs,
-// an id repeated in JSONL — is yielded with StatusInvalid and an Err
-// matching ErrDuplicateID under a derived id ("<id>#dup2" for a file,
-// "<name>#L<line>" for a JSONL line), so that the first keeps its id. This
-// costs memory proportional to the number of documents.
+// StatusOK; see Document. Walk does not check that native ids are unique:
+// the same relative path under two inputs, or an id repeated in JSONL, is
+// yielded each time, and the caller decides which keeps the id (the
+// producer checks against what its run has recorded). Walk's memory does
+// not grow with the number of documents.
 //
 // Walk checks that every input exists before it yields anything, and
 // returns an error wrapping fs.ErrNotExist (or the file system's error) when
@@ -52,7 +50,7 @@ func (r *Reader) Walk(ctx context.Context, fn func(Document) error) error {
 			return fmt.Errorf("corpus: input %q: %w", in, err)
 		}
 	}
-	w := &walk{ctx: ctx, fn: fn, cfg: r.cfg, seed: maphash.MakeSeed(), seen: make(map[uint64]struct{})}
+	w := &walk{ctx: ctx, fn: fn, cfg: r.cfg}
 	for _, in := range r.cfg.Inputs {
 		if err := w.input(in); err != nil {
 			return err
@@ -66,12 +64,6 @@ type walk struct {
 	ctx context.Context
 	fn  func(Document) error
 	cfg Config
-	// seen holds a 64-bit hash of every native id yielded, not the id: a
-	// corpus of millions of documents then costs a few bytes each. Two
-	// distinct ids colliding (about one chance in 10⁹ at 10⁵ documents)
-	// would report the second as a duplicate, never drop it.
-	seed maphash.Seed
-	seen map[uint64]struct{}
 }
 
 func (w *walk) input(in string) error {
@@ -99,27 +91,11 @@ func (w *walk) input(in string) error {
 	return w.file(in, filepath.Base(in), format)
 }
 
-func (w *walk) taken(id string) bool {
-	_, ok := w.seen[maphash.String(w.seed, id)]
-	return ok
-}
-
-// emit yields doc, first renaming it if its native id was already yielded:
-// letting it through would make the caller overwrite the earlier document
-// with an unrelated one.
+// emit yields doc, unless ctx is done.
 func (w *walk) emit(doc Document) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	if w.taken(doc.NativeID) {
-		first := doc.NativeID
-		for k := 2; w.taken(doc.NativeID); k++ {
-			doc.NativeID = fmt.Sprintf("%s#dup%d", first, k)
-		}
-		doc.Text, doc.Status = "", StatusInvalid
-		doc.Err = fmt.Errorf("%w: %q was already read from an earlier input", ErrDuplicateID, first)
-	}
-	w.seen[maphash.String(w.seed, doc.NativeID)] = struct{}{}
 	return w.fn(doc)
 }
 

@@ -14,6 +14,54 @@ type Documents struct {
 	ChunkCounts                                           []int32
 }
 
+// DocumentState is what a document's row says of its current version.
+type DocumentState struct {
+	Version int64
+	Hash    string
+	// RunID is the run that last read the document: the one that recorded
+	// its current version, or a later one that found it unchanged (see
+	// MarkRead).
+	RunID string
+}
+
+// ReadDocuments returns the state of each document of ids already
+// recorded, by doc id.
+func ReadDocuments(ctx context.Context, q Querier, ids []string) (map[string]DocumentState, error) {
+	rows, err := q.Query(ctx, `SELECT doc_id, version, content_hash, coalesce(run_id, '') FROM documents WHERE doc_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	states := make(map[string]DocumentState, len(ids))
+	for rows.Next() {
+		var id string
+		var st DocumentState
+		if err := rows.Scan(&id, &st.Version, &st.Hash, &st.RunID); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read documents: %w", err)
+		}
+		states[id] = st
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	return states, nil
+}
+
+// MarkRead records that run runID read the documents ids and found them
+// unchanged. With RecordDocuments, every document a run reads then
+// carries its run id, which is how a run knows, at no memory cost per
+// document, that it has read a native id before.
+func MarkRead(ctx context.Context, q Querier, runID string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := q.Exec(ctx, `UPDATE documents SET run_id = $1 WHERE doc_id = ANY($2) AND run_id IS DISTINCT FROM $1`, runID, ids)
+	if err != nil {
+		return fmt.Errorf("mark documents read: %w", err)
+	}
+	return nil
+}
+
 // RecordDocuments records each document's new version for source and run
 // runID. A document already at that version or a later one is left
 // alone, so recording a batch twice changes nothing.

@@ -25,6 +25,9 @@ type plan struct {
 	parked    []messages.DeadLetter
 	escalated []escalation
 	parkDoc   map[string]bool
+	// unchanged are the doc ids of documents read as they were recorded:
+	// nothing to write but the run that read them.
+	unchanged []string
 }
 
 // escalation is a chunk held back because it touches a secret: its job
@@ -52,11 +55,6 @@ type plannedJob struct {
 	raw                []byte
 }
 
-type existing struct {
-	version int64
-	hash    string
-}
-
 // plan reads the batch's documents' current state and decides, per
 // document, whether it is new, changed, unchanged, empty or failed.
 func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summary) (*plan, error) {
@@ -64,8 +62,11 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	for i, d := range docs {
 		ids[i] = messages.DocID(p.cfg.SourceID, d.NativeID)
 	}
-	current, err := p.current(ctx, ids)
+	current, err := manifest.ReadDocuments(ctx, p.pool, ids)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.dedupe(ctx, docs, ids, current); err != nil {
 		return nil, err
 	}
 	pl := &plan{parkDoc: map[string]bool{}}
@@ -74,13 +75,14 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		docID := ids[i]
 		meta, hash, rejected := p.admit(d)
 		cur, seen := current[docID]
-		if seen && cur.hash == hash {
+		if seen && cur.Hash == hash {
+			pl.unchanged = append(pl.unchanged, docID)
 			sum.Unchanged++
 			continue
 		}
 		version := int64(1)
 		if seen {
-			version = cur.version + 1
+			version = cur.Version + 1
 			sum.Changed++
 		} else {
 			sum.New++
@@ -104,27 +106,58 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	return pl, nil
 }
 
-// current reads the version and content hash of each document of ids
-// already recorded.
-func (p *Producer) current(ctx context.Context, ids []string) (map[string]existing, error) {
-	current := map[string]existing{}
-	rows, err := p.pool.Query(ctx, `SELECT doc_id, version, content_hash FROM documents WHERE doc_id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		var e existing
-		if err := rows.Scan(&id, &e.version, &e.hash); err != nil {
-			rows.Close()
-			return nil, err
+// ErrDuplicateID matches documents whose native id the run had already
+// read: the same relative path under two inputs, or an id repeated in
+// JSONL. The first keeps the id.
+var ErrDuplicateID = errors.New("duplicate native id")
+
+// dedupe renames each document of docs whose native id this run has
+// already read, earlier in the batch or in an earlier one, to the first
+// "<id>#dupK" (K from 2) the run has not, and makes it StatusInvalid
+// with an error matching ErrDuplicateID: letting it through would
+// overwrite the first with an unrelated document. ids and current follow
+// the new names. An earlier batch's documents are known by their rows'
+// run id (see manifest.MarkRead), so a run of millions of documents
+// holds none of their ids in memory.
+func (p *Producer) dedupe(ctx context.Context, docs []corpus.Document, ids []string, current map[string]manifest.DocumentState) error {
+	read := make(map[string]bool, len(docs))
+	for i := range docs {
+		if read[ids[i]] || current[ids[i]].RunID == p.cfg.RunID {
+			first := docs[i].NativeID
+			name, id, err := p.freeName(ctx, first, read, current)
+			if err != nil {
+				return err
+			}
+			docs[i].NativeID, ids[i] = name, id
+			docs[i].Text, docs[i].Status = "", corpus.StatusInvalid
+			docs[i].Err = fmt.Errorf("%w: %q was already read earlier in this run", ErrDuplicateID, first)
 		}
-		current[id] = e
+		read[ids[i]] = true
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
+	return nil
+}
+
+// freeName returns the first "<first>#dupK" native id, K from 2, that
+// this run has not read, and its doc id, adding its state to current.
+func (p *Producer) freeName(ctx context.Context, first string, read map[string]bool, current map[string]manifest.DocumentState) (string, string, error) {
+	for k := 2; ; k++ {
+		name := fmt.Sprintf("%s#dup%d", first, k)
+		id := messages.DocID(p.cfg.SourceID, name)
+		if read[id] {
+			continue
+		}
+		st, err := manifest.ReadDocuments(ctx, p.pool, []string{id})
+		if err != nil {
+			return "", "", err
+		}
+		if st[id].RunID == p.cfg.RunID {
+			continue
+		}
+		if s, ok := st[id]; ok {
+			current[id] = s
+		}
+		return name, id, nil
 	}
-	return current, nil
 }
 
 // planChunks plans the jobs and escalations of readable document d and
@@ -305,12 +338,16 @@ func documentHash(d corpus.Document, meta json.RawMessage, rejected error) (stri
 }
 
 // record writes the batch's documents and manifest rows, and the dead
-// letters of unreadable documents, in one transaction.
+// letters of unreadable documents, and marks its unchanged documents read
+// by the run, in one transaction.
 func (p *Producer) record(ctx context.Context, pl *plan) error {
-	if len(pl.docs) == 0 {
+	if len(pl.docs) == 0 && len(pl.unchanged) == 0 {
 		return nil
 	}
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		if err := manifest.MarkRead(ctx, tx, p.cfg.RunID, pl.unchanged); err != nil || len(pl.docs) == 0 {
+			return err
+		}
 		n := len(pl.docs)
 		d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
 			Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),

@@ -149,11 +149,19 @@ func (s *system) produce(source string, docs map[string]string) producer.Summary
 			t.Fatal(err)
 		}
 	}
-	r, err := corpus.NewReader(corpus.Config{Inputs: []string{dir}})
+	return s.runProducer(producer.Config{SourceID: source}, dir)
+}
+
+// runProducer runs a producer of cfg, chunking by 400 characters, over
+// input.
+func (s *system) runProducer(cfg producer.Config, input string) producer.Summary {
+	t := s.t
+	r, err := corpus.NewReader(corpus.Config{Inputs: []string{input}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Unit: chunk.UnitChars}}, s.db.Pool, s.connect(natsauth.Producer), zerolog.Nop())
+	cfg.Chunk = chunk.Config{Size: 400, Unit: chunk.UnitChars}
+	p, err := producer.New(cfg, s.db.Pool, s.connect(natsauth.Producer), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
