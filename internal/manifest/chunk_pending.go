@@ -55,12 +55,22 @@ func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen 
 
 // ConfirmPublished records that JetStream holds the job of each chunk of
 // c, at the stream sequence in seqs, whatever the chunk's status
-// meanwhile: a fast consumer may already have stored it.
+// meanwhile: a fast consumer may already have stored it. The rows are
+// locked in key order first, the order in which a consumer's batch
+// locks them, so that a confirmation and a store of the same chunks
+// cannot deadlock; c comes in publish order, which is not key order.
 func ConfirmPublished(ctx context.Context, q Querier, c Chunks, seqs []int64) error {
 	_, err := q.Exec(ctx, `
-		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq
-		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version`,
+		WITH t AS (
+			SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)),
+		locked AS (
+			SELECT m.doc_id, m.chunk_index, t.seq FROM ingest_manifest m
+			JOIN t ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
+			ORDER BY m.doc_id, m.chunk_index
+			FOR UPDATE OF m)
+		UPDATE ingest_manifest m SET published_at = now(), publish_seq = l.seq
+		FROM locked l
+		WHERE m.doc_id = l.doc_id AND m.chunk_index = l.chunk_index`,
 		c.DocIDs, c.Indexes, c.Versions, seqs)
 	return err
 }

@@ -7,18 +7,25 @@ import "context"
 // nothing republishes a stored chunk (retention, migration 00012). The
 // same statement resolves the chunks' open dead letters, so replays and
 // late redeliveries close the loop at no extra round trip. Only Pending
-// and Parked chunks move.
+// and Parked chunks move. Rows are locked in key order, as
+// ConfirmPublished locks them, so the two cannot deadlock.
 func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32) error {
 	_, err := q.Exec(ctx, `
 		WITH t AS (
 			SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)),
+		locked AS (
+			SELECT m.doc_id, m.chunk_index FROM ingest_manifest m
+			JOIN t ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
+			WHERE m.status IN ('pending', 'parked')
+			ORDER BY m.doc_id, m.chunk_index
+			FOR UPDATE OF m),
 		resolved AS (
 			UPDATE dead_letters d SET resolved_at = now()
 			FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
 			  AND d.version <= t.version AND d.resolved_at IS NULL)
 		UPDATE ingest_manifest m
 		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL, updated_at = now()
-		FROM t
+		FROM t JOIN locked l ON l.doc_id = t.doc_id AND l.chunk_index = t.chunk_index
 		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
 		  AND m.status IN ('pending', 'parked')`,
 		c.DocIDs, c.Indexes, c.Versions, attempts)
