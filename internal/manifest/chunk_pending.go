@@ -13,20 +13,17 @@ import (
 // Pending chunk of c (keyed by doc_id and chunk_index), so that the
 // delivery cap never charges it to the chunk.
 func Hold(ctx context.Context, q Querier, c Chunks) error {
-	_, err := q.Exec(ctx, `
-		UPDATE ingest_manifest m SET held_deliveries = held_deliveries + 1
-		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status = 'pending'`, c.DocIDs, c.Indexes)
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)`, `m.status = 'pending'`)+`
+		UPDATE ingest_manifest m SET held_deliveries = m.held_deliveries + 1`+fromLocked, c.DocIDs, c.Indexes)
 	return err
 }
 
 // RecordAttempts notes the attempt count and error class of each Pending
 // chunk of c going back for another delivery.
 func RecordAttempts(ctx context.Context, q Querier, c Chunks, attempts []int32, classes []string) error {
-	_, err := q.Exec(ctx, `
-		UPDATE ingest_manifest m SET attempts = t.attempts, last_error_class = t.class, updated_at = now()
-		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[]) AS t(doc_id, chunk_index, version, attempts, class)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[]) AS t(doc_id, chunk_index, version, attempts, class)`,
+		`m.version = t.version AND m.status = 'pending'`)+`
+		UPDATE ingest_manifest m SET attempts = t.attempts, last_error_class = t.class, updated_at = now()`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions, attempts, classes)
 	return err
 }
@@ -36,10 +33,9 @@ func RecordAttempts(ctx context.Context, q Querier, c Chunks, attempts []int32, 
 // chunk's position in c and its new generation. Chunks settled meanwhile
 // are skipped.
 func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen int)) error {
-	rows, err := q.Query(ctx, `
-		UPDATE ingest_manifest m SET publish_gen = m.publish_gen + 1, published_at = NULL, publish_seq = NULL
-		FROM unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'
+	rows, err := q.Query(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)`,
+		`m.version = t.version AND m.status = 'pending'`)+`
+		UPDATE ingest_manifest m SET publish_gen = m.publish_gen + 1, published_at = NULL, publish_seq = NULL`+fromLocked+`
 		RETURNING t.ord, m.publish_gen`, c.DocIDs, c.Indexes, c.Versions)
 	if err != nil {
 		return err
@@ -55,22 +51,11 @@ func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen 
 
 // ConfirmPublished records that JetStream holds the job of each chunk of
 // c, at the stream sequence in seqs, whatever the chunk's status
-// meanwhile: a fast consumer may already have stored it. The rows are
-// locked in key order first, the order in which a consumer's batch
-// locks them, so that a confirmation and a store of the same chunks
-// cannot deadlock; c comes in publish order, which is not key order.
+// meanwhile: a fast consumer may already have stored it.
 func ConfirmPublished(ctx context.Context, q Querier, c Chunks, seqs []int64) error {
-	_, err := q.Exec(ctx, `
-		WITH t AS (
-			SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)),
-		locked AS (
-			SELECT m.doc_id, m.chunk_index, t.seq FROM ingest_manifest m
-			JOIN t ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
-			ORDER BY m.doc_id, m.chunk_index
-			FOR UPDATE OF m)
-		UPDATE ingest_manifest m SET published_at = now(), publish_seq = l.seq
-		FROM locked l
-		WHERE m.doc_id = l.doc_id AND m.chunk_index = l.chunk_index`,
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)`,
+		`m.version = t.version`)+`
+		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions, seqs)
 	return err
 }

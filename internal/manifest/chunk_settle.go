@@ -7,27 +7,16 @@ import "context"
 // nothing republishes a stored chunk (retention, migration 00012). The
 // same statement resolves the chunks' open dead letters, so replays and
 // late redeliveries close the loop at no extra round trip. Only Pending
-// and Parked chunks move. Rows are locked in key order, as
-// ConfirmPublished locks them, so the two cannot deadlock.
+// and Parked chunks move.
 func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32) error {
-	_, err := q.Exec(ctx, `
-		WITH t AS (
-			SELECT * FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)),
-		locked AS (
-			SELECT m.doc_id, m.chunk_index FROM ingest_manifest m
-			JOIN t ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
-			WHERE m.status IN ('pending', 'parked')
-			ORDER BY m.doc_id, m.chunk_index
-			FOR UPDATE OF m),
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)`,
+		`m.version = t.version AND m.status IN ('pending', 'parked')`)+`,
 		resolved AS (
 			UPDATE dead_letters d SET resolved_at = now()
 			FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
 			  AND d.version <= t.version AND d.resolved_at IS NULL)
 		UPDATE ingest_manifest m
-		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL, updated_at = now()
-		FROM t JOIN locked l ON l.doc_id = t.doc_id AND l.chunk_index = t.chunk_index
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
-		  AND m.status IN ('pending', 'parked')`,
+		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL, updated_at = now()`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions, attempts)
 	return err
 }
@@ -62,10 +51,9 @@ func Park(ctx context.Context, q Querier, f Failure) (bool, error) {
 // version: a newer version replaced it, and the reconciler must not count
 // it as owed work.
 func SupersedePending(ctx context.Context, q Querier, c Chunks) error {
-	_, err := q.Exec(ctx, `
-		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()
-		FROM unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version AND m.status = 'pending'`,
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[]) AS t(doc_id, chunk_index, version)`,
+		`m.version = t.version AND m.status = 'pending'`)+`
+		UPDATE ingest_manifest m SET status = 'superseded', updated_at = now()`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions)
 	return err
 }
@@ -74,12 +62,10 @@ func SupersedePending(ctx context.Context, q Querier, c Chunks) error {
 // chunk_index) that still holds its job back to Pending, unpublished,
 // under its next publish generation. It returns how many moved.
 func Reopen(ctx context.Context, q Querier, c Chunks) (int64, error) {
-	tag, err := q.Exec(ctx, `
+	tag, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)`,
+		`m.status IN ('stored', 'parked') AND m.job IS NOT NULL`)+`
 		UPDATE ingest_manifest m SET status = 'pending', published_at = NULL, publish_seq = NULL,
-		       publish_gen = m.publish_gen + 1, updated_at = now()
-		FROM unnest($1::text[], $2::int4[]) AS t(doc_id, chunk_index)
-		WHERE m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.status IN ('stored', 'parked')
-		  AND m.job IS NOT NULL`, c.DocIDs, c.Indexes)
+		       publish_gen = m.publish_gen + 1, updated_at = now()`+fromLocked, c.DocIDs, c.Indexes)
 	if err != nil {
 		return 0, err
 	}

@@ -3,6 +3,8 @@ package manifest
 import (
 	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Documents names new document versions column by column, as
@@ -32,16 +34,12 @@ func ReadDocuments(ctx context.Context, q Querier, ids []string) (map[string]Doc
 		return nil, fmt.Errorf("read documents: %w", err)
 	}
 	states := make(map[string]DocumentState, len(ids))
-	for rows.Next() {
-		var id string
-		var st DocumentState
-		if err := rows.Scan(&id, &st.Version, &st.Hash, &st.RunID); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("read documents: %w", err)
-		}
+	var id string
+	var st DocumentState
+	if _, err := pgx.ForEachRow(rows, []any{&id, &st.Version, &st.Hash, &st.RunID}, func() error {
 		states[id] = st
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, fmt.Errorf("read documents: %w", err)
 	}
 	return states, nil
