@@ -1,6 +1,10 @@
 package manifest
 
-import "context"
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
 
 // MarkStored marks each chunk of c Stored at its version, with its attempt
 // count, and clears its job: its text now lives in chunk_embeddings and
@@ -31,20 +35,34 @@ type Failure struct {
 	ReplayGen int
 }
 
-// Park marks f's chunk Parked at its version. A Pending chunk moves; a
-// Parked one only for a later replay generation, so a redelivery after a
-// crash changes nothing. It reports whether the row moved.
-func Park(ctx context.Context, q Querier, f Failure) (bool, error) {
-	tag, err := q.Exec(ctx, `
-		UPDATE ingest_manifest
-		SET status = 'parked', attempts = $4, last_error_class = $5, replay_gen = $6, updated_at = now()
-		WHERE doc_id = $1 AND chunk_index = $2 AND version = $3
-		  AND (status = 'pending' OR (status = 'parked' AND replay_gen < $6))`,
-		f.DocID, f.Index, f.Version, f.Attempts, f.Class, f.ReplayGen)
-	if err != nil {
-		return false, err
+// Park marks each failure's chunk Parked at its version, in one statement
+// that locks the rows in key order like every other multi-row update. A
+// Pending chunk moves; a Parked one only for a later replay generation,
+// so a redelivery after a crash changes nothing. moved[i] reports whether
+// fs[i]'s row moved.
+func Park(ctx context.Context, q Querier, fs []Failure) (moved []bool, err error) {
+	c := MakeChunks(len(fs))
+	attempts, classes, gens := make([]int32, len(fs)), make([]string, len(fs)), make([]int32, len(fs))
+	for i, f := range fs {
+		c.Add(f.DocID, f.Index, f.Version)
+		attempts[i], classes[i], gens[i] = int32(f.Attempts), f.Class, int32(f.ReplayGen)
 	}
-	return tag.RowsAffected() > 0, nil
+	rows, err := q.Query(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], $6::int4[])
+		WITH ORDINALITY AS t(doc_id, chunk_index, version, attempts, class, replay_gen, ord)`,
+		`m.version = t.version AND (m.status = 'pending' OR (m.status = 'parked' AND m.replay_gen < t.replay_gen))`)+`
+		UPDATE ingest_manifest m
+		SET status = 'parked', attempts = t.attempts, last_error_class = t.class, replay_gen = t.replay_gen, updated_at = now()`+fromLocked+`
+		RETURNING t.ord`, c.DocIDs, c.Indexes, c.Versions, attempts, classes, gens)
+	if err != nil {
+		return nil, err
+	}
+	moved = make([]bool, len(fs))
+	var ord int64
+	_, err = pgx.ForEachRow(rows, []any{&ord}, func() error {
+		moved[ord-1] = true
+		return nil
+	})
+	return moved, err
 }
 
 // SupersedePending marks Superseded each chunk of c still Pending at its

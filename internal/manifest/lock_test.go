@@ -1,6 +1,9 @@
 package manifest_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,16 +12,64 @@ import (
 )
 
 // A publish confirmation and a store of the same chunks, given their rows
-// in opposite orders, do not deadlock. The interleaving is forced: a
-// third transaction holds x and y, the confirmation (b, x, a) starts,
-// then the store (a, y, b). Locking in the order given, the confirmation
-// would hold b and wait for x while the store held a and waited for y;
-// once x and y are released each would wait for the other, and
-// PostgreSQL would abort one with "deadlock detected". Locking in key
-// order, the confirmation holds a and b and the store waits behind it.
+// in opposite orders, do not deadlock.
 func TestConfirmAndStoreOfTheSameChunksDoNotDeadlock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	// Locking in the order given, the confirmation would hold b and wait
+	// for x while the store held a and waited for y; once x and y are
+	// released each would wait for the other.
+	b.race(t, race{held: "x y", confirm: "b x a", settle: "a y b", name: "store"}, func(c manifest.Chunks) error {
+		return manifest.MarkStored(b.ctx, b.pool, c, make([]int32, c.Len()))
+	})
+	for _, id := range []string{"a", "b", "y"} {
+		if st, _ := b.row(t, id); st != manifest.Stored {
+			t.Errorf("chunk %s is %s, want stored", id, st)
+		}
+	}
+}
+
+// A publish confirmation and a park of the same chunks, given their rows
+// in opposite orders, do not deadlock: a consumer parks a batch's poison
+// chunks in one transaction while the producer confirms their window.
+func TestConfirmAndParkOfTheSameChunksDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// Parking row by row in the order given, the park would hold x and
+	// wait for a, which the confirmation holds while it waits for b; once
+	// b is released the confirmation would wait for x.
+	b.race(t, race{held: "b", confirm: "b x a", settle: "x a", name: "park"}, func(c manifest.Chunks) error {
+		fs := make([]manifest.Failure, c.Len())
+		for i := range fs {
+			fs[i] = manifest.Failure{DocID: c.DocIDs[i], Index: int(c.Indexes[i]), Version: c.Versions[i], Attempts: 1, Class: "invalid_input"}
+		}
+		moved, err := manifest.Park(b.ctx, b.pool, fs)
+		if err == nil && slices.Contains(moved, false) {
+			err = fmt.Errorf("moved %v, want all", moved)
+		}
+		return err
+	})
+	for _, id := range []string{"a", "x"} {
+		if st, _ := b.row(t, id); st != manifest.Parked {
+			t.Errorf("chunk %s is %s, want parked", id, st)
+		}
+	}
+}
+
+// race is a forced interleaving of a publish confirmation and a settling
+// statement over chunks named by space-separated document ids: a third
+// transaction holds the rows held, the confirmation starts, then settle.
+type race struct {
+	held, confirm, settle string
+	name                  string // what settle does, for messages
+}
+
+// race runs r: both statements must succeed. Locking in key order, the
+// confirmation takes its rows from the lowest up and settle queues
+// behind it; locking in any other order, the two can each hold a row the
+// other waits for, and PostgreSQL aborts one with "deadlock detected".
+func (b *testBundle) race(t *testing.T, r race, settle func(manifest.Chunks) error) {
+	t.Helper()
 	for _, id := range []string{"a", "b", "x", "y"} {
 		b.seed(t, id, manifest.Pending)
 	}
@@ -33,9 +84,9 @@ func TestConfirmAndStoreOfTheSameChunksDoNotDeadlock(t *testing.T) {
 		ANALYZE documents, ingest_manifest`); err != nil {
 		t.Fatal(err)
 	}
-	chunks := func(ids ...string) manifest.Chunks {
-		c := manifest.MakeChunks(len(ids))
-		for _, id := range ids {
+	chunks := func(ids string) manifest.Chunks {
+		c := manifest.MakeChunks(3)
+		for _, id := range strings.Fields(ids) {
 			c.Add(id, 0, 2)
 		}
 		return c
@@ -45,32 +96,27 @@ func TestConfirmAndStoreOfTheSameChunksDoNotDeadlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blocker.Rollback(b.ctx)
-	if _, err := blocker.Exec(b.ctx, `SELECT 1 FROM ingest_manifest WHERE doc_id IN ('x', 'y') FOR UPDATE`); err != nil {
+	if _, err := blocker.Exec(b.ctx, `SELECT 1 FROM ingest_manifest WHERE doc_id = ANY($1) FOR UPDATE`, strings.Fields(r.held)); err != nil {
 		t.Fatal(err)
 	}
 
-	confirmed, stored := make(chan error, 1), make(chan error, 1)
-	go func() { confirmed <- manifest.ConfirmPublished(b.ctx, b.pool, chunks("b", "x", "a"), []int64{1, 2, 3}) }()
+	confirmed, settled := make(chan error, 1), make(chan error, 1)
+	go func() { confirmed <- manifest.ConfirmPublished(b.ctx, b.pool, chunks(r.confirm), []int64{1, 2, 3}) }()
 	b.waitForLockWaits(t, 1)
-	go func() { stored <- manifest.MarkStored(b.ctx, b.pool, chunks("a", "y", "b"), []int32{1, 1, 1}) }()
+	go func() { settled <- settle(chunks(r.settle)) }()
 	b.waitForLockWaits(t, 2)
 	if err := blocker.Commit(b.ctx); err != nil {
 		t.Fatal(err)
 	}
 
-	for name, done := range map[string]chan error{"confirmation": confirmed, "store": stored} {
+	for what, done := range map[string]chan error{"confirmation": confirmed, r.name: settled} {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("%s: %v", name, err)
+				t.Errorf("%s: %v", what, err)
 			}
 		case <-time.After(30 * time.Second):
-			t.Fatalf("%s did not finish", name)
-		}
-	}
-	for _, id := range []string{"a", "b", "y"} {
-		if st, _ := b.row(t, id); st != manifest.Stored {
-			t.Errorf("chunk %s is %s, want stored", id, st)
+			t.Fatalf("%s did not finish", what)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func TestStatementsAgreeWithCanMove(t *testing.T) {
 			return manifest.MarkStored(b.ctx, b.pool, one(id), []int32{1})
 		}},
 		{"Park", []manifest.Status{manifest.Pending, manifest.Parked}, manifest.Parked, func(id string) error {
-			_, err := manifest.Park(b.ctx, b.pool, manifest.Failure{DocID: id, Version: 2, Attempts: 1, Class: "timeout", ReplayGen: 1})
+			_, err := manifest.Park(b.ctx, b.pool, []manifest.Failure{{DocID: id, Version: 2, Attempts: 1, Class: "timeout", ReplayGen: 1}})
 			return err
 		}},
 		{"SupersedePending", []manifest.Status{manifest.Pending}, manifest.Superseded, func(id string) error {

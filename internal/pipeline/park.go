@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,45 +29,65 @@ func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
 	if len(parked) == 0 {
 		return p.recordAttempts(ctx, jobs)
 	}
-	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		for _, j := range parked {
-			if err := p.park(ctx, tx, j); err != nil {
-				return err
-			}
-		}
-		return nil
+	// In key order, so that the documents too are locked in the order
+	// every other transaction takes them.
+	slices.SortFunc(parked, func(a, b *Job) int {
+		return cmp.Or(strings.Compare(a.chunk.DocID, b.chunk.DocID), cmp.Compare(a.chunk.ChunkIndex, b.chunk.ChunkIndex))
 	})
-	if err != nil {
+	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error { return p.park(ctx, tx, parked) }); err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
 	p.crash("after-park-before-term")
 	return p.recordAttempts(ctx, jobs)
 }
 
-// park records one job's failure: the manifest row goes to parked, its
-// document to failed, and the dead letter into the outbox. A job already
-// parked for this version and replay generation writes nothing, so a
-// redelivery after a crash cannot create a second dead letter.
-func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, j *Job) error {
-	f := j.Failure
-	dl := p.deadLetter(j)
-	if j.chunk.DocID != "" {
-		moved, err := manifest.Park(ctx, tx, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex,
-			Version: j.chunk.DocVersion, Attempts: dl.Attempts, Class: dl.ErrorClass, ReplayGen: dl.ReplayGen})
+// park records the jobs' failures: their manifest rows go to parked, in
+// one statement, their documents to failed, and their dead letters into
+// the outbox. A job already parked for this version and replay generation
+// writes nothing, so a redelivery after a crash cannot create a second
+// dead letter.
+func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
+	dls := make([]messages.DeadLetter, len(jobs))
+	write := make([]bool, len(jobs))
+	var fs []manifest.Failure
+	var named []int // the position in jobs of each of fs
+	for i, j := range jobs {
+		dls[i] = p.deadLetter(j)
+		if j.chunk.DocID == "" {
+			write[i] = true
+			continue
+		}
+		fs = append(fs, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex, Version: j.chunk.DocVersion,
+			Attempts: dls[i].Attempts, Class: dls[i].ErrorClass, ReplayGen: dls[i].ReplayGen})
+		named = append(named, i)
+	}
+	if len(fs) > 0 {
+		moved, err := manifest.Park(ctx, tx, fs)
 		if err != nil {
 			return err
 		}
-		if !moved && f.Stage != StageDecode {
-			return nil
+		for k, i := range named {
+			write[i] = moved[k] || jobs[i].Failure.Stage == StageDecode
 		}
-		if err := manifest.FailDocument(ctx, tx, j.chunk.DocID, j.chunk.DocVersion); err != nil {
+	}
+	for i, j := range jobs {
+		if !write[i] {
+			continue
+		}
+		if j.chunk.DocID != "" {
+			if err := manifest.FailDocument(ctx, tx, j.chunk.DocID, j.chunk.DocVersion); err != nil {
+				return err
+			}
+		}
+		dl := dls[i]
+		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
+		p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
+			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
+		if err := WriteDeadLetter(ctx, tx, dl); err != nil {
 			return err
 		}
 	}
-	p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
-	p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
-		Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
-	return WriteDeadLetter(ctx, tx, dl)
+	return nil
 }
 
 // deadLetter builds the dead letter for a parked job.
