@@ -148,6 +148,7 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 	dispositions := []string{messages.DispositionRetry, messages.DispositionQuarantine, messages.DispositionRetry,
 		messages.DispositionAmbiguous, messages.DispositionEscalate}
 	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		var dls []messages.DeadLetter
 		for i, d := range dispositions {
 			l := newLetter("fanout", fmt.Sprintf("doc-%d", i), 0, 0, now)
 			l.Disposition = d
@@ -157,11 +158,9 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 			case messages.DispositionEscalate:
 				l.ErrorClass, l.ErrorCode = "policy_violation", "secret_pattern"
 			}
-			if err := pipeline.WriteDeadLetter(ctx, tx, l.DeadLetter); err != nil {
-				return err
-			}
+			dls = append(dls, l.DeadLetter)
 		}
-		return nil
+		return pipeline.WriteDeadLetters(ctx, tx, dls)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -39,10 +39,9 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 		if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: "nowhere.at.all", Payload: []byte(`{}`)}); err != nil {
 			return err
 		}
-		if err := pipeline.WriteDeadLetter(ctx, tx, big); err != nil {
-			return err
-		}
-		return pipeline.WriteDeadLetter(ctx, tx, small)
+		// In one batch, the big one second: its payload must be kept
+		// under its own outbox id, not its neighbour's.
+		return pipeline.WriteDeadLetters(ctx, tx, []messages.DeadLetter{small, big})
 	})
 	if err != nil {
 		t.Fatal(err)

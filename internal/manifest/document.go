@@ -77,12 +77,19 @@ func RecordDocuments(ctx context.Context, q Querier, source, runID string, d Doc
 	return err
 }
 
-// FailDocument marks version of document docID DocFailed, unless it is
-// already.
-func FailDocument(ctx context.Context, q Querier, docID string, version int64) error {
+// FailDocuments marks each document docIDs[i] DocFailed at versions[i],
+// unless it is already, locking the documents in key order as every
+// other transaction that locks several does.
+func FailDocuments(ctx context.Context, q Querier, docIDs []string, versions []int64) error {
 	_, err := q.Exec(ctx, `
-		UPDATE documents SET status = 'failed', updated_at = now()
-		WHERE doc_id = $1 AND version = $2 AND status <> 'failed'`, docID, version)
+		WITH t AS (SELECT * FROM unnest($1::text[], $2::int8[]) AS t(doc_id, version)),
+		locked AS (
+			SELECT d.doc_id FROM documents d JOIN t USING (doc_id)
+			WHERE d.version = t.version AND d.status <> 'failed'
+			ORDER BY d.doc_id
+			FOR UPDATE OF d)
+		UPDATE documents d SET status = 'failed', updated_at = now()
+		FROM (SELECT DISTINCT doc_id FROM locked) l WHERE d.doc_id = l.doc_id`, docIDs, versions)
 	return err
 }
 

@@ -41,9 +41,9 @@ func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
 	return p.recordAttempts(ctx, jobs)
 }
 
-// park records the jobs' failures: their manifest rows go to parked, in
-// one statement, their documents to failed, and their dead letters into
-// the outbox. A job already parked for this version and replay generation
+// park records the jobs' failures with one statement for each table:
+// their manifest rows go to parked, their documents to failed, and their
+// dead letters into the outbox. A job already parked for this version and replay generation
 // writes nothing, so a redelivery after a crash cannot create a second
 // dead letter.
 func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
@@ -70,24 +70,28 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 			write[i] = moved[k] || jobs[i].Failure.Stage == StageDecode
 		}
 	}
+	var docs []string
+	var versions []int64
+	var dead []messages.DeadLetter
 	for i, j := range jobs {
 		if !write[i] {
 			continue
 		}
 		if j.chunk.DocID != "" {
-			if err := manifest.FailDocument(ctx, tx, j.chunk.DocID, j.chunk.DocVersion); err != nil {
-				return err
-			}
+			docs, versions = append(docs, j.chunk.DocID), append(versions, j.chunk.DocVersion)
 		}
 		dl := dls[i]
 		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
 		p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
 			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
-		if err := WriteDeadLetter(ctx, tx, dl); err != nil {
+		dead = append(dead, dl)
+	}
+	if len(docs) > 0 {
+		if err := manifest.FailDocuments(ctx, tx, docs, versions); err != nil {
 			return err
 		}
 	}
-	return nil
+	return WriteDeadLetters(ctx, tx, dead)
 }
 
 // deadLetter builds the dead letter for a parked job.
@@ -149,35 +153,41 @@ const HeaderPayloadInPostgres = "Sluice-Payload-In-Postgres"
 // max_payload.
 const headerRoom = 4 << 10
 
-// WriteDeadLetter writes dl to the outbox in tx, on the DLQ subject for its
-// disposition and source. A dead letter too large for the DLQ stream is
-// written without its payload, which is kept in PostgreSQL instead: it
-// still reaches triage, the replayer and the alerter, whole.
-func WriteDeadLetter(ctx context.Context, tx outbox.Tx, dl messages.DeadLetter) error {
-	payload, err := dl.Encode()
-	if err != nil {
-		return fmt.Errorf("encode dead letter: %w", err)
-	}
-	headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass}
-	var kept []byte
-	if len(payload)+headerRoom > broker.MaxPayload {
-		kept = dl.Payload
-		dl.Payload = nil
-		if payload, err = dl.Encode(); err != nil {
+// WriteDeadLetters writes dls to the outbox in tx, in one statement, each
+// on the DLQ subject for its disposition and source. A dead letter too
+// large for the DLQ stream is written without its payload, which is kept
+// in PostgreSQL instead: it still reaches triage, the replayer and the
+// alerter, whole.
+func WriteDeadLetters(ctx context.Context, tx outbox.Tx, dls []messages.DeadLetter) error {
+	msgs := make([]outbox.Message, len(dls))
+	kept := make([][]byte, len(dls))
+	for i, dl := range dls {
+		payload, err := dl.Encode()
+		if err != nil {
 			return fmt.Errorf("encode dead letter: %w", err)
 		}
-		headers[HeaderPayloadInPostgres] = "true"
+		headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass}
+		if len(payload)+headerRoom > broker.MaxPayload {
+			kept[i] = dl.Payload
+			dl.Payload = nil
+			if payload, err = dl.Encode(); err != nil {
+				return fmt.Errorf("encode dead letter: %w", err)
+			}
+			headers[HeaderPayloadInPostgres] = "true"
+		}
+		msgs[i] = outbox.Message{Subject: messages.DLQSubject(dl.Disposition, dl.SourceID), Headers: headers, Payload: payload}
 	}
-	id, err := outbox.Write(ctx, tx, outbox.Message{
-		Subject: messages.DLQSubject(dl.Disposition, dl.SourceID),
-		Headers: headers,
-		Payload: payload,
-	})
-	if err != nil || kept == nil {
+	ids, err := outbox.WriteAll(ctx, tx, msgs)
+	if err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO dead_letter_payloads (outbox_id, payload) VALUES ($1, $2)`, id, kept); err != nil {
-		return fmt.Errorf("keep dead letter payload: %w", err)
+	for i, payload := range kept {
+		if payload == nil {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO dead_letter_payloads (outbox_id, payload) VALUES ($1, $2)`, ids[i], payload); err != nil {
+			return fmt.Errorf("keep dead letter payload: %w", err)
+		}
 	}
 	return nil
 }

@@ -377,11 +377,8 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 				Class: dl.ErrorClass, RunID: dl.RunID, Job: dl.Payload}); err != nil {
 				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
 			}
-			if err := pipeline.WriteDeadLetter(ctx, tx, dl); err != nil {
-				return err
-			}
 		}
-		return nil
+		return pipeline.WriteDeadLetters(ctx, tx, pl.parked)
 	})
 }
 
@@ -458,7 +455,9 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 // redacted job, the outbox its dead letter, and escalated_chunks the one
 // copy of the real text.
 func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
-	for _, e := range es {
+	dls := make([]messages.DeadLetter, len(es))
+	for i, e := range es {
+		dls[i] = e.dl
 		if err := manifest.ParkEscalated(ctx, tx, manifest.ParkedChunk{DocID: e.job.docID, Index: e.job.index,
 			Version: e.job.version, Hash: e.job.hash, Class: classify.ClassPolicyViolation, RunID: e.dl.RunID, Job: e.job.raw}); err != nil {
 			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
@@ -468,9 +467,6 @@ func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 			ON CONFLICT DO NOTHING`, e.job.docID, e.job.index, e.job.version, e.rule, e.text); err != nil {
 			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
 		}
-		if err := pipeline.WriteDeadLetter(ctx, tx, e.dl); err != nil {
-			return err
-		}
 	}
-	return nil
+	return pipeline.WriteDeadLetters(ctx, tx, dls)
 }

@@ -81,3 +81,59 @@ func TestWriteRejectsBadMessages(t *testing.T) {
 		t.Error("non-JSON payload accepted")
 	}
 }
+
+// WriteAll writes a batch in one statement and returns each message's id
+// at its position, whatever other sessions write meanwhile; a bad message
+// anywhere in the batch writes nothing.
+func TestWriteAllReturnsEachMessagesID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testenv.NewDatabase(t)
+	// Another row comes first, so the batch's ids do not start at 1.
+	if _, err := outbox.Write(ctx, db.Pool, outbox.Message{Subject: "dlq.retry.other", Payload: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make([]outbox.Message, 5)
+	for i := range msgs {
+		msgs[i] = outbox.Message{Subject: fmt.Sprintf("dlq.quarantine.s%d", i),
+			Headers: map[string]string{"n": fmt.Sprint(i)}, Payload: []byte(fmt.Sprintf(`{"n":%d}`, i))}
+	}
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	ids, err := outbox.WriteAll(ctx, tx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(msgs) {
+		t.Fatalf("%d ids for %d messages", len(ids), len(msgs))
+	}
+	for i, id := range ids {
+		var subject, n string
+		var payload int
+		if err := db.Pool.QueryRow(ctx, `SELECT subject, headers->>'n', (payload->>'n')::int FROM outbox WHERE id = $1`, id).
+			Scan(&subject, &n, &payload); err != nil {
+			t.Fatalf("message %d, id %d: %v", i, id, err)
+		}
+		if subject != msgs[i].Subject || n != fmt.Sprint(i) || payload != i {
+			t.Errorf("id %d holds %s, header n=%s, payload n=%d; want message %d", id, subject, n, payload, i)
+		}
+	}
+
+	bad := append(append([]outbox.Message{}, msgs[:2]...), outbox.Message{Subject: "dlq.x.y", Payload: []byte(`{`)})
+	if _, err := outbox.WriteAll(ctx, db.Pool, bad); err == nil {
+		t.Error("a batch with a non-JSON payload was accepted")
+	}
+	var rows int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1+len(msgs) {
+		t.Errorf("outbox has %d rows, want %d: the bad batch wrote some", rows, 1+len(msgs))
+	}
+}
