@@ -10,6 +10,7 @@ func RecordPending(ctx context.Context, q Querier, runID string, c Chunks, hashe
 		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status, run_id, job)
 		SELECT t.doc_id, t.chunk_index, t.version, t.hash, 'pending', $1, t.job
 		FROM unnest($2::text[], $3::int4[], $4::int8[], $5::text[], $6::bytea[]) AS t(doc_id, chunk_index, version, hash, job)
+		ORDER BY t.doc_id, t.chunk_index
 		ON CONFLICT (doc_id, chunk_index) DO UPDATE SET version = EXCLUDED.version, content_hash = EXCLUDED.content_hash,
 		    status = 'pending', attempts = 0, last_error_class = NULL, replay_gen = 0, run_id = EXCLUDED.run_id,
 		    job = EXCLUDED.job, published_at = NULL, publish_seq = NULL, publish_gen = 0, updated_at = now()

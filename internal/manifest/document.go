@@ -53,7 +53,12 @@ func MarkRead(ctx context.Context, q Querier, runID string, ids []string) error 
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := q.Exec(ctx, `UPDATE documents SET run_id = $1 WHERE doc_id = ANY($2) AND run_id IS DISTINCT FROM $1`, runID, ids)
+	_, err := q.Exec(ctx, `
+		WITH locked AS (
+			SELECT doc_id FROM documents WHERE doc_id = ANY($2) AND run_id IS DISTINCT FROM $1
+			ORDER BY doc_id
+			FOR UPDATE)
+		UPDATE documents d SET run_id = $1 FROM locked WHERE d.doc_id = locked.doc_id`, runID, ids)
 	if err != nil {
 		return fmt.Errorf("mark documents read: %w", err)
 	}
@@ -69,12 +74,26 @@ func RecordDocuments(ctx context.Context, q Querier, source, runID string, d Doc
 		SELECT t.doc_id, $1, t.native, $2, t.version, t.hash, t.chunks, t.status, NULLIF(t.codec, ''), t.meta::jsonb
 		FROM unnest($3::text[], $4::text[], $5::int8[], $6::text[], $7::int4[], $8::text[], $9::text[], $10::text[])
 		     AS t(doc_id, native, version, hash, chunks, status, codec, meta)
+		ORDER BY t.doc_id
 		ON CONFLICT (doc_id) DO UPDATE SET run_id = EXCLUDED.run_id, version = EXCLUDED.version,
 		    content_hash = EXCLUDED.content_hash, chunk_count = EXCLUDED.chunk_count, status = EXCLUDED.status,
 		    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, updated_at = now()
 		WHERE documents.version < EXCLUDED.version`,
 		source, runID, d.DocIDs, d.NativeIDs, d.Versions, d.Hashes, d.ChunkCounts, d.Statuses, d.Codecs, d.Metadata)
 	return err
+}
+
+// LockDocuments locks the documents docs for the rest of the transaction,
+// in key order, and reports whether any is being re-indexed: at a version
+// that is not yet the one served.
+func LockDocuments(ctx context.Context, q Querier, docs []string) (reindexing bool, err error) {
+	rows, err := q.Query(ctx, `
+		SELECT coalesce(bool_or(l.live_version < l.version), false) FROM (
+			SELECT live_version, version FROM documents WHERE doc_id = ANY($1) ORDER BY doc_id FOR UPDATE) l`, docs)
+	if err != nil {
+		return false, err
+	}
+	return pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
 }
 
 // FailDocuments marks each document docIDs[i] DocFailed at versions[i],

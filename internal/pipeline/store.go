@@ -92,11 +92,8 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 // are about to be replaced by the new version's: they are retained, so
 // they stay searchable until it is complete.
 func (p *Pipeline) lockDocuments(ctx context.Context, tx pgx.Tx, docs []string, jobs []*Job) error {
-	var reindexing bool
-	if err := tx.QueryRow(ctx, `
-		SELECT coalesce(bool_or(l.live_version < l.version), false) FROM (
-			SELECT live_version, version FROM documents WHERE doc_id = ANY($1) ORDER BY doc_id FOR UPDATE) l`,
-		docs).Scan(&reindexing); err != nil {
+	reindexing, err := manifest.LockDocuments(ctx, tx, docs)
+	if err != nil {
 		return fmt.Errorf("lock documents: %w", err)
 	}
 	if !reindexing {
