@@ -43,9 +43,9 @@ func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
 
 // park records the jobs' failures with one statement for each table:
 // their manifest rows go to parked, their documents to failed, and their
-// dead letters into the outbox. A job already parked for this version and replay generation
-// writes nothing, so a redelivery after a crash cannot create a second
-// dead letter.
+// dead letters into the outbox. A job already parked for this version and
+// replay generation writes nothing, so a redelivery after a crash cannot
+// create a second dead letter.
 func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 	dls := make([]messages.DeadLetter, len(jobs))
 	write := make([]bool, len(jobs))

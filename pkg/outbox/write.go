@@ -25,13 +25,12 @@ type Message struct {
 	Payload []byte
 }
 
-// Tx is the part of a pgx transaction Write needs. Taking a transaction,
+// Tx is the part of a pgx transaction Write and WriteAll need. Taking a transaction,
 // not a pool, is the point: the row commits or rolls back with the
 // caller's other writes.
 type Tx interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 var _ Tx = pgx.Tx(nil)
