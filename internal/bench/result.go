@@ -111,6 +111,12 @@ type RepResult struct {
 	ChunksPerSec float64 `json:"chunks_per_sec"`
 	Stored       int     `json:"stored"`
 	Parked       int     `json:"parked"`
+	// VacuumSeconds is how long paying the run's vacuum debt took once it
+	// settled, and ChunksPerSecVacuumed the throughput with that time on
+	// the clock; scale runs only (see vacuumRun). The run's PostgreSQL CPU
+	// includes the vacuum's.
+	VacuumSeconds        float64 `json:"vacuum_seconds,omitempty"`
+	ChunksPerSecVacuumed float64 `json:"chunks_per_sec_vacuumed,omitempty"`
 	// P50Ms and P99Ms are the end-to-end latency percentiles of stored
 	// chunks, publish (or insert) to stored, in milliseconds.
 	P50Ms float64 `json:"p50_ms"`
@@ -137,14 +143,17 @@ type RepResult struct {
 
 // Summary holds the medians of a scenario's repetitions.
 type Summary struct {
-	ChunksPerSec    float64            `json:"chunks_per_sec"`
-	P50Ms           float64            `json:"p50_ms"`
-	P99Ms           float64            `json:"p99_ms"`
-	ServiceCPUPer1k float64            `json:"service_cpu_s_per_1k"`
-	TotalCPUPer1k   float64            `json:"total_cpu_s_per_1k"`
-	PeakRSSMiB      map[string]float64 `json:"peak_rss_mib"`
-	Stored          int                `json:"stored"`
-	Parked          int                `json:"parked"`
+	ChunksPerSec float64 `json:"chunks_per_sec"`
+	// VacuumSeconds and ChunksPerSecVacuumed are RepResult's medians.
+	VacuumSeconds        float64            `json:"vacuum_seconds,omitempty"`
+	ChunksPerSecVacuumed float64            `json:"chunks_per_sec_vacuumed,omitempty"`
+	P50Ms                float64            `json:"p50_ms"`
+	P99Ms                float64            `json:"p99_ms"`
+	ServiceCPUPer1k      float64            `json:"service_cpu_s_per_1k"`
+	TotalCPUPer1k        float64            `json:"total_cpu_s_per_1k"`
+	PeakRSSMiB           map[string]float64 `json:"peak_rss_mib"`
+	Stored               int                `json:"stored"`
+	Parked               int                `json:"parked"`
 	// CPUPer1kByProcess is RepResult.CPUPer1kByProcess's median by role.
 	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
 }
@@ -175,6 +184,8 @@ func summarise(reps []RepResult) Summary {
 		return median(v)
 	}
 	s.ChunksPerSec = pick(func(r RepResult) float64 { return r.ChunksPerSec })
+	s.VacuumSeconds = pick(func(r RepResult) float64 { return r.VacuumSeconds })
+	s.ChunksPerSecVacuumed = pick(func(r RepResult) float64 { return r.ChunksPerSecVacuumed })
 	s.P50Ms = pick(func(r RepResult) float64 { return r.P50Ms })
 	s.P99Ms = pick(func(r RepResult) float64 { return r.P99Ms })
 	s.ServiceCPUPer1k = pick(func(r RepResult) float64 { return r.ServiceCPUPer1k })

@@ -208,10 +208,10 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 		out = append(out, r.latencyScenarios()...)
 	}
 	if cfg.selected(ScenarioScale) {
-		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true})
+		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})
 	}
 	if cfg.selected(ScenarioScale1M) {
-		pipe(ScenarioScale1M, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.Scale1MChunks), pipelineSpec{dims: 384, chunks: cfg.Scale1MChunks, storage: true})
+		pipe(ScenarioScale1M, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.Scale1MChunks), pipelineSpec{dims: 384, chunks: cfg.Scale1MChunks, storage: true, vacuum: true})
 	}
 	return out, errs
 }

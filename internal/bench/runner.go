@@ -100,6 +100,9 @@ type pipelineSpec struct {
 	consumerEnv   []string
 	syncAlways    bool // on the server with sync_interval: always
 	storage       bool // record the tables' sizes once the run settles
+	// vacuum pays the run's vacuum debt once it settles: scale runs of
+	// different lengths owe different shares of it (see vacuumRun).
+	vacuum bool
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -184,6 +187,12 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	res, err := measure(ctx, db, start, s.chunks)
 	if err != nil {
 		return res, err
+	}
+	if s.vacuum {
+		if res.VacuumSeconds, err = vacuumRun(ctx, db); err != nil {
+			return res, err
+		}
+		res.ChunksPerSecVacuumed = float64(s.chunks) / (res.Seconds + res.VacuumSeconds)
 	}
 	if err := r.record(ctx, s, db, &res); err != nil {
 		return res, err
