@@ -16,13 +16,13 @@ func TestAnalyzeSkipsTheVectorColumn(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDatabase(t)
 	ctx := t.Context()
-	if _, err := db.Pool.Exec(ctx, `
-		INSERT INTO chunk_embeddings (doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
-		SELECT 'd' || i, 0, 1, 'h' || i, 'm', s.value::int, array_fill(i::real, ARRAY[s.value::int]), 'text ' || i
-		FROM generate_series(1, 200) i, sluice_settings s WHERE s.key = 'embedding_dims'`); err != nil {
-		t.Fatal(err)
-	}
 	for _, table := range []string{"chunk_embeddings", "chunk_embeddings_previous"} {
+		if _, err := db.Pool.Exec(ctx, `
+			INSERT INTO `+table+` (doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
+			SELECT 'd' || i, 0, 1, 'h' || i, 'm', s.value::int, array_fill(i::real, ARRAY[s.value::int]), 'text ' || i
+			FROM generate_series(1, 200) i, sluice_settings s WHERE s.key = 'embedding_dims'`); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := db.Pool.Exec(ctx, "ANALYZE "+table); err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestAnalyzeSkipsTheVectorColumn(t *testing.T) {
 		if slices.Contains(columns, "embedding") {
 			t.Errorf("ANALYZE %s gathered statistics on embedding; columns with statistics: %v", table, columns)
 		}
-		if table == "chunk_embeddings" && len(columns) == 0 {
+		if len(columns) == 0 {
 			t.Errorf("ANALYZE %s gathered no statistics at all, want every column but embedding", table)
 		}
 	}
