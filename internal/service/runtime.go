@@ -80,10 +80,12 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 	// done, metrics on or off.
 	httpCtx, stopHTTP := context.WithCancel(ctx)
 	rt.stopHTTP = stopHTTP
-	if rt.waitHTTP, err = rt.Health.ListenAndServe(httpCtx, c.MetricsAddr); err != nil {
+	waitHTTP, err := rt.Health.ListenAndServe(httpCtx, c.MetricsAddr)
+	if err != nil {
 		rt.Close()
 		return nil, fmt.Errorf("METRICS_ADDR %s: %w", c.MetricsAddr, err)
 	}
+	rt.waitHTTP = waitHTTP
 	return rt, nil
 }
 
