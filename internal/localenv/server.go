@@ -85,14 +85,34 @@ func (s *server) close(sig syscall.Signal, grace time.Duration) error {
 	return nil
 }
 
-// freePort asks the kernel for a free loopback TCP port.
+// handedOut holds every port freePort has returned in this process. The
+// port's listener is closed before its server binds it, so the kernel may
+// offer the same port again in between; two of our own servers must not
+// be given it (a service then fails to bind, while a readiness check on
+// its address is answered by the other one).
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: make(map[int]bool)}
+
+// freePort asks the kernel for a free loopback TCP port, never one it has
+// already returned in this process.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("find a free port: %w", err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, errors.New("find a free port: the kernel offered only ports already handed out")
 }
 
 // FreeAddr asks the kernel for a free loopback address, host:port, for a
