@@ -18,26 +18,46 @@ func (p *Pipeline) embed(ctx context.Context, jobs []*Job) {
 	for i, j := range jobs {
 		n := len(j.chunk.Text)
 		if i > start && (i-start >= p.cfg.EmbedMaxInputs || size+n > p.cfg.EmbedMaxBytes) {
-			p.embedGroup(ctx, jobs[start:i])
+			p.embedUnvetted(ctx, jobs[start:i])
 			start, size = i, 0
 		}
 		size += n
 	}
 	if start < len(jobs) {
-		p.embedGroup(ctx, jobs[start:])
+		p.embedUnvetted(ctx, jobs[start:])
 	}
+}
+
+// embedUnvetted embeds jobs that no answer has vouched for yet. While the
+// embedder rejects inputs often, they go out side by side in requests
+// sized to the recent rejection rate (see rejectionRate), so that each
+// rejection costs a resend of a few inputs rather than of the rest of
+// the batch; while rejections are rare they go out as one request.
+func (p *Pipeline) embedUnvetted(ctx context.Context, jobs []*Job) {
+	size := p.rejections.requestSize(len(jobs))
+	if size >= len(jobs) {
+		p.embedGroup(ctx, jobs, false)
+		return
+	}
+	var wg sync.WaitGroup
+	for _, piece := range pieces(jobs, size) {
+		wg.Go(func() { p.embedGroup(ctx, piece, false) })
+	}
+	wg.Wait()
 }
 
 // embedGroup embeds one request's worth of jobs. A rejection that blames
 // one input parks just that input, and the inputs before and after it go
-// out again as two requests; a data error for a multi-input request
+// out again (see embedAround); a data error for a multi-input request
 // is bisected until the bad input stands alone; anything else fails the
 // whole group, to be retried by redelivery. An ambiguous answer to a
 // multi-input request is bisected too, but only once it would park one of
 // its inputs: until then the request is retried whole, so an embedder
 // that answers everything ambiguously costs no extra requests, and at the
 // end only the inputs still answered ambiguously on their own are parked.
-func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
+// vouched says an earlier answer examined every input of group and
+// rejected none, so this answer tells the rejection rate nothing new.
+func (p *Pipeline) embedGroup(ctx context.Context, group []*Job, vouched bool) {
 	texts := make([]string, len(group))
 	for i, j := range group {
 		texts[i] = j.chunk.Text
@@ -54,6 +74,16 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 		outcome = string(d.Disposition)
 	}
 	p.metrics.observeEmbed(outcome, time.Since(start))
+	var inputErr *embedder.InputError
+	blamed := errors.As(err, &inputErr) && inputErr.Index >= 0 && inputErr.Index < len(group)
+	if !vouched {
+		switch {
+		case err == nil:
+			p.rejections.observe(len(group), 0)
+		case blamed:
+			p.rejections.observe(inputErr.Index+1, 1)
+		}
+	}
 	if err == nil {
 		if len(vecs) != len(group) {
 			err = classify.Retryable(classify.ClassServerError, fmt.Errorf("embedder returned %d vectors for %d inputs", len(vecs), len(group)))
@@ -67,8 +97,7 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 		}
 		return
 	}
-	var inputErr *embedder.InputError
-	if errors.As(err, &inputErr) && inputErr.Index >= 0 && inputErr.Index < len(group) {
+	if blamed {
 		p.embedAround(ctx, group, inputErr.Index, inputErr.Err)
 		return
 	}
@@ -78,8 +107,8 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 		p.metrics.Bisections.Inc()
 		half := len(group) / 2
 		var wg sync.WaitGroup
-		wg.Go(func() { p.embedGroup(ctx, group[:half]) })
-		p.embedGroup(ctx, group[half:])
+		wg.Go(func() { p.embedGroup(ctx, group[:half], false) })
+		p.embedGroup(ctx, group[half:], false)
 		wg.Wait()
 		return
 	}
@@ -90,16 +119,17 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job) {
 
 // embedAround fails group[i], which the embedder blamed with err, and
 // embeds the rest. The inputs before i are not at fault (the embedder
-// blames the lowest), so they go out on their own beside those after it:
-// a second bad input further on then fails only those after i.
+// blames the lowest), so they go out on their own beside those after it,
+// which are still unvetted: a second bad input further on then fails
+// only those after i, or only their piece of them.
 func (p *Pipeline) embedAround(ctx context.Context, group []*Job, i int, err error) {
 	p.fail(group[i], StageEmbed, err)
 	var wg sync.WaitGroup
 	if i > 0 {
-		wg.Go(func() { p.embedGroup(ctx, group[:i]) })
+		wg.Go(func() { p.embedGroup(ctx, group[:i], true) })
 	}
 	if i+1 < len(group) {
-		p.embedGroup(ctx, group[i+1:])
+		p.embedUnvetted(ctx, group[i+1:])
 	}
 	wg.Wait()
 }

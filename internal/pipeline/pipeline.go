@@ -35,6 +35,9 @@ type Pipeline struct {
 	metrics *Metrics
 	now     func() time.Time
 	crash   func(point string)
+	// rejections sizes embedding requests to how often the embedder
+	// rejects an input.
+	rejections rejectionRate
 }
 
 // Deps are the pipeline's collaborators.
