@@ -160,15 +160,15 @@ func TestRequestSize(t *testing.T) {
 		examined, rejected float64
 		n, want            int
 	}{
-		{0, 0, 64, 64},       // no answer yet
-		{1000, 5, 64, 64},    // 0.5%: 0.32 a request of 64
-		{1000, 50, 64, 10},   // 5%
-		{1000, 100, 64, 5},   // 10%
-		{1000, 1000, 64, 4},  // all rejected: never under minRequestInputs
-		{1000, 50, 3, 3},     // a small group stays whole
-		{1000, 1000, 2, 2},   // even when everything is rejected
-		{1000, 50, 12, 10},   // 0.6 expected: split
-		{1000, 50, 10, 10},   // 0.5 expected: whole
+		{0, 0, 64, 64},      // no answer yet
+		{1000, 5, 64, 64},   // 0.5%: 0.32 a request of 64
+		{1000, 50, 64, 10},  // 5%
+		{1000, 100, 64, 5},  // 10%
+		{1000, 1000, 64, 4}, // all rejected: never under minRequestInputs
+		{1000, 50, 3, 3},    // a small group stays whole
+		{1000, 1000, 2, 2},  // even when everything is rejected
+		{1000, 50, 12, 10},  // 0.6 expected: split
+		{1000, 50, 10, 10},  // 0.5 expected: whole
 	} {
 		r := rejectionRate{examined: tc.examined, rejected: tc.rejected}
 		if got := r.requestSize(tc.n); got != tc.want {
