@@ -10,8 +10,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/failsafe-go/failsafe-go"
-	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -96,10 +94,8 @@ func (in *infra) resetStreams(ctx context.Context, n *localenv.NATS) error {
 		}
 	}
 	// A store just deleted can still be on its way out of the server's
-	// directory, which a declare right after refuses ("error creating
-	// store for stream"); a few short retries ride that out.
-	retry := retrypolicy.NewBuilder[any]().WithMaxRetries(5).WithDelay(200 * time.Millisecond).Build()
-	return failsafe.With(retry).WithContext(ctx).Run(func() error { return broker.Ensure(ctx, js, topology()) })
+	// directory; Ensure asks again while the server says so.
+	return broker.Ensure(ctx, js, topology())
 }
 
 func connect(n *localenv.NATS) (*nats.Conn, jetstream.JetStream, error) {
