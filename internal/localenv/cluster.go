@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
@@ -122,36 +121,7 @@ func StartLocalCluster(ctx context.Context, bin, dir string, opts ...ClusterOpti
 			return nil, errors.Join(err, c.Close())
 		}
 	}
-	if err := procs[0].WaitReady(clusterReady, c.placesReplicas); err != nil {
-		return nil, errors.Join(err, c.Close())
-	}
 	return c, nil
-}
-
-// placementProbe is the stream placesReplicas creates and deletes.
-const placementProbe = "LOCALENV_PLACEMENT_PROBE"
-
-// placesReplicas reports whether the cluster can place a stream with a
-// replica on every node. Each node's JetStream answers once a quorum has
-// elected a meta leader, which may not yet count the last node as online:
-// declaring R3 streams then fails with "no suitable peers for placement".
-func (c *Cluster) placesReplicas() error {
-	nc, err := c.Nodes[0].Connect(nats.Timeout(time.Second), nats.NoReconnect())
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: placementProbe, Subjects: []string{"localenv.placement.probe"},
-		Replicas: ClusterSize, Storage: jetstream.MemoryStorage}); err != nil {
-		return fmt.Errorf("place an R%d stream: %w", ClusterSize, err)
-	}
-	return js.DeleteStream(ctx, placementProbe)
 }
 
 // newClusterNode writes one node's configuration: loopback client and
