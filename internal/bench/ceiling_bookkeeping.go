@@ -22,9 +22,11 @@ import (
 // batches, then what the consumer's pipeline does with each job (decode,
 // screen, document lock, manifest update, completion) on concurrency
 // callers in batches of batchSize, with an embedder that answers at once
-// and a vector store that writes no vectors. It is what the pipeline asks
-// of PostgreSQL beyond the rows the postgres ceiling writes. The rate is
-// chunks over both parts' time.
+// and a vector store that writes no vectors, and last the producer's
+// publish confirmations, which it holds for producer.DefaultConfirmDelay
+// and which then find the chunks a consumer that keeps up has stored. It
+// is what the pipeline asks of PostgreSQL beyond the rows the postgres
+// ceiling writes. The rate is chunks over the three parts' time.
 func (r *runner) bookkeepingCeiling(ctx context.Context, jobs []benchJob) (ceilingRep, error) {
 	db, err := r.in.freshDB(ctx, ceilingDims)
 	if err != nil {
@@ -47,6 +49,9 @@ func (r *runner) bookkeepingCeiling(ctx context.Context, jobs []benchJob) (ceili
 	if err != nil {
 		return ceilingRep{}, fmt.Errorf("consumer part: %w", err)
 	}
+	if err := confirmAsProducer(ctx, db, jobs); err != nil {
+		return ceilingRep{}, fmt.Errorf("producer part: %w", err)
+	}
 	return ceilingRep{rate: float64(len(jobs)) / time.Since(start).Seconds(), cpu: meter.since()}, nil
 }
 
@@ -66,12 +71,10 @@ func bookkeepingPipeline(ctx context.Context, db *database, seed uint64) (*pipel
 // recordAsProducer records jobs the way the producer records a corpus of
 // one-chunk documents: per batch of producer.DefaultBatchDocs documents,
 // the documents and the pending manifest rows in one transaction (first
-// versions: nothing older to supersede), then the publish confirmation, at
-// stream sequences 1..len(jobs) as a fresh stream assigns them.
+// versions: nothing older to supersede).
 func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
 	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
-		batch := jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))]
-		docs, chunks, hashes, raws := producerRows(batch)
+		docs, chunks, hashes, raws := producerRows(jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))])
 		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			if err := manifest.RecordDocuments(ctx, tx, benchSource, ceilingRunID, docs); err != nil {
 				return fmt.Errorf("record documents: %w", err)
@@ -84,7 +87,16 @@ func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error 
 		if err != nil {
 			return err
 		}
-		seqs := make([]int64, len(batch))
+	}
+	return nil
+}
+
+// confirmAsProducer records the PubAcks of jobs per producer batch, at
+// stream sequences 1..len(jobs) as a fresh stream assigns them.
+func confirmAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
+	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
+		_, chunks, _, _ := producerRows(jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))])
+		seqs := make([]int64, chunks.Len())
 		for i := range seqs {
 			seqs[i] = int64(lo + i + 1)
 		}
@@ -121,10 +133,10 @@ func producerRows(batch []benchJob) (manifest.Documents, manifest.Chunks, []stri
 // processAsConsumer runs the pipeline over jobs[lo:hi] as a consumer does
 // over a first delivery, and fails unless every job ends stored.
 func processAsConsumer(ctx context.Context, pipe *pipeline.Pipeline, jobs []benchJob, lo, hi int) error {
-	batch := make([]*pipeline.Job, hi-lo)
+	batch, published := make([]*pipeline.Job, hi-lo), time.Now()
 	for i, b := range jobs[lo:hi] {
 		batch[i] = &pipeline.Job{Raw: b.raw, MsgID: messages.ChunkMsgID(b.job.DocID, b.job.ChunkIndex, b.job.DocVersion),
-			Seq: uint64(lo + i + 1), Delivered: 1}
+			Seq: uint64(lo + i + 1), Published: published, Delivered: 1}
 	}
 	if err := pipe.Process(ctx, batch); err != nil {
 		return err

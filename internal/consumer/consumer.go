@@ -226,7 +226,7 @@ func (c *Consumer) handle(ctx context.Context, durable string, msgs []jetstream.
 	for i, m := range msgs {
 		j := &pipeline.Job{Raw: m.Data(), MsgID: m.Headers().Get(jetstream.MsgIDHeader), Replay: replay, Delivered: 1}
 		if meta, err := m.Metadata(); err == nil {
-			j.Delivered, j.Seq = int(meta.NumDelivered), meta.Sequence.Stream
+			j.Delivered, j.Seq, j.Published = int(meta.NumDelivered), meta.Sequence.Stream, meta.Timestamp
 		}
 		jobs[i] = j
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/clocktest"
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/pkg/messages"
 
@@ -59,24 +60,6 @@ func (w *webhook) got() []webhookRequest {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]webhookRequest(nil), w.requests...)
-}
-
-// fakeClock is an injected clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 type alerterBundle struct {
@@ -255,7 +238,7 @@ func TestAlerterExhaustedRetriesAskForRedelivery(t *testing.T) {
 func TestAlerterSpikeFiresOnceAndRearms(t *testing.T) {
 	t.Parallel()
 	hook := newWebhook(t)
-	clock := &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: hook.srv.URL, SpikeWindow: time.Minute, SpikeThreshold: 3, Now: clock.Now})
 	var outbox int64
 	park := func(source string, failedAt time.Time) {
@@ -301,7 +284,7 @@ func TestAlerterSpikeFiresOnceAndRearms(t *testing.T) {
 		t.Errorf("top sources %v; want a first", got[0]["top_sources"])
 	}
 
-	clock.advance(2 * time.Minute)
+	clock.Advance(2 * time.Minute)
 	if recent() != 0 {
 		t.Fatalf("parked_recent %v after the window drained; want 0", recent())
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/clocktest"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -365,7 +366,7 @@ func TestRateReset(t *testing.T) {
 
 func TestOutageWindowFromConfig(t *testing.T) {
 	t.Parallel()
-	clock := newFakeClock()
+	clock := clocktest.New(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := StartTest(t, Config{Faults: Faults{OutageStart: time.Minute, OutageDuration: time.Minute}}, WithClock(clock.Now))
 	status := func() int { return mustPost(t, s.URL(), embedReq("x")).status }
 	if got := status(); got != 200 {

@@ -50,11 +50,13 @@ func NextGeneration(ctx context.Context, q Querier, c Chunks, moved func(i, gen 
 }
 
 // ConfirmPublished records that JetStream holds the job of each chunk of
-// c, at the stream sequence in seqs, whatever the chunk's status
-// meanwhile: a fast consumer may already have stored it.
+// c, at the stream sequence in seqs, if the chunk is Pending or Parked at
+// its version. A Stored chunk is left alone: its store recorded when it
+// was published (MarkStored), and the sequence of a message already
+// consumed serves no check.
 func ConfirmPublished(ctx context.Context, q Querier, c Chunks, seqs []int64) error {
 	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int8[]) AS t(doc_id, chunk_index, version, seq)`,
-		`m.version = t.version`)+`
+		`m.version = t.version AND m.status IN ('pending', 'parked')`)+`
 		UPDATE ingest_manifest m SET published_at = now(), publish_seq = t.seq`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions, seqs)
 	return err

@@ -2,27 +2,42 @@ package manifest
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // MarkStored marks each chunk of c Stored at its version, with its attempt
 // count, and clears its job: its text now lives in chunk_embeddings and
-// nothing republishes a stored chunk (retention, migration 00012). The
-// same statement resolves the chunks' open dead letters, so replays and
-// late redeliveries close the loop at no extra round trip. Only Pending
-// and Parked chunks move.
-func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32) error {
-	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[]) AS t(doc_id, chunk_index, version, attempts)`,
+// nothing republishes a stored chunk (retention, migration 00012). A
+// chunk whose PubAck is not recorded yet takes published_at from its
+// delivered message (published[i], JetStream's timestamp; zero when
+// unknown), so its producer need not confirm it (redrive.PublisherConfig).
+// The same statement resolves the chunks' open dead letters, so replays
+// and late redeliveries close the loop at no extra round trip. Only
+// Pending and Parked chunks move.
+func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32, published []time.Time) error {
+	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::timestamptz[]) AS t(doc_id, chunk_index, version, attempts, published)`,
 		`m.version = t.version AND m.status IN ('pending', 'parked')`)+`,
 		resolved AS (
 			UPDATE dead_letters d SET resolved_at = now()
 			FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
 			  AND d.version <= t.version AND d.resolved_at IS NULL)
 		UPDATE ingest_manifest m
-		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL, updated_at = now()`+fromLocked,
-		c.DocIDs, c.Indexes, c.Versions, attempts)
+		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL,
+		    published_at = coalesce(m.published_at, t.published), updated_at = now()`+fromLocked,
+		c.DocIDs, c.Indexes, c.Versions, attempts, timestamps(published))
 	return err
+}
+
+// timestamps is ts as PostgreSQL timestamps, a zero time as NULL.
+func timestamps(ts []time.Time) []pgtype.Timestamptz {
+	out := make([]pgtype.Timestamptz, len(ts))
+	for i, t := range ts {
+		out[i] = pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+	}
+	return out
 }
 
 // Failure is one chunk's failure as Park records it.
@@ -33,6 +48,9 @@ type Failure struct {
 	Attempts  int
 	Class     string
 	ReplayGen int
+	// Published is when JetStream took the chunk's message, as
+	// MarkStored's published; zero when unknown.
+	Published time.Time
 }
 
 // Park marks each failure's chunk Parked at its version, in one statement
@@ -43,16 +61,18 @@ type Failure struct {
 func Park(ctx context.Context, q Querier, fs []Failure) (moved []bool, err error) {
 	c := MakeChunks(len(fs))
 	attempts, classes, gens := make([]int32, len(fs)), make([]string, len(fs)), make([]int32, len(fs))
+	published := make([]time.Time, len(fs))
 	for i, f := range fs {
 		c.Add(f.DocID, f.Index, f.Version)
-		attempts[i], classes[i], gens[i] = int32(f.Attempts), f.Class, int32(f.ReplayGen)
+		attempts[i], classes[i], gens[i], published[i] = int32(f.Attempts), f.Class, int32(f.ReplayGen), f.Published
 	}
-	rows, err := q.Query(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], $6::int4[])
-		WITH ORDINALITY AS t(doc_id, chunk_index, version, attempts, class, replay_gen, ord)`,
+	rows, err := q.Query(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::text[], $6::int4[], $7::timestamptz[])
+		WITH ORDINALITY AS t(doc_id, chunk_index, version, attempts, class, replay_gen, published, ord)`,
 		`m.version = t.version AND (m.status = 'pending' OR (m.status = 'parked' AND m.replay_gen < t.replay_gen))`)+`
 		UPDATE ingest_manifest m
-		SET status = 'parked', attempts = t.attempts, last_error_class = t.class, replay_gen = t.replay_gen, updated_at = now()`+fromLocked+`
-		RETURNING t.ord`, c.DocIDs, c.Indexes, c.Versions, attempts, classes, gens)
+		SET status = 'parked', attempts = t.attempts, last_error_class = t.class, replay_gen = t.replay_gen,
+		    published_at = coalesce(m.published_at, t.published), updated_at = now()`+fromLocked+`
+		RETURNING t.ord`, c.DocIDs, c.Indexes, c.Versions, attempts, classes, gens, timestamps(published))
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func TestConfirmAndStoreOfTheSameChunksDoNotDeadlock(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.race(t, "x y", b.confirm("b x a"), op{"store", func() error {
-		return manifest.MarkStored(b.ctx, b.pool, chunks("a y b"), []int32{1, 1, 1})
+		return manifest.MarkStored(b.ctx, b.pool, chunks("a y b"), []int32{1, 1, 1}, nil)
 	}})
 	for _, id := range []string{"a", "b", "y"} {
 		if st, _ := b.row(t, id); st != manifest.Stored {
@@ -94,7 +94,7 @@ func TestRecordAndStoreOfTheSameChunksDoNotDeadlock(t *testing.T) {
 	b.race(t, "x", op{"record", func() error {
 		return manifest.RecordPending(b.ctx, b.pool, "run-2", next, []string{"h3", "h3", "h3"}, [][]byte{[]byte("{}"), []byte("{}"), []byte("{}")})
 	}}, op{"store", func() error {
-		return manifest.MarkStored(b.ctx, b.pool, chunks("a b x"), []int32{1, 1, 1})
+		return manifest.MarkStored(b.ctx, b.pool, chunks("a b x"), []int32{1, 1, 1}, nil)
 	}})
 	for _, id := range strings.Fields("a b x") {
 		var version int64

@@ -65,11 +65,6 @@ func (b *testBundle) row(t *testing.T, docID string) (manifest.Status, bool) {
 func TestStatementsAgreeWithCanMove(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	one := func(docID string) manifest.Chunks {
-		c := manifest.MakeChunks(1)
-		c.Add(docID, 0, 2)
-		return c
-	}
 	statements := []struct {
 		name string
 		from []manifest.Status
@@ -77,20 +72,20 @@ func TestStatementsAgreeWithCanMove(t *testing.T) {
 		run  func(docID string) error
 	}{
 		{"MarkStored", []manifest.Status{manifest.Pending, manifest.Parked}, manifest.Stored, func(id string) error {
-			return manifest.MarkStored(b.ctx, b.pool, one(id), []int32{1})
+			return manifest.MarkStored(b.ctx, b.pool, chunks(id), []int32{1}, nil)
 		}},
 		{"Park", []manifest.Status{manifest.Pending, manifest.Parked}, manifest.Parked, func(id string) error {
 			_, err := manifest.Park(b.ctx, b.pool, []manifest.Failure{{DocID: id, Version: 2, Attempts: 1, Class: "timeout", ReplayGen: 1}})
 			return err
 		}},
 		{"SupersedePending", []manifest.Status{manifest.Pending}, manifest.Superseded, func(id string) error {
-			return manifest.SupersedePending(b.ctx, b.pool, one(id))
+			return manifest.SupersedePending(b.ctx, b.pool, chunks(id))
 		}},
 		{"SupersedeBeyond", []manifest.Status{manifest.Pending, manifest.Stored, manifest.Parked}, manifest.Superseded, func(id string) error {
 			return manifest.SupersedeBeyond(b.ctx, b.pool, []string{id}, []int64{3}, []int32{0})
 		}},
 		{"Reopen", []manifest.Status{manifest.Stored, manifest.Parked}, manifest.Pending, func(id string) error {
-			_, err := manifest.Reopen(b.ctx, b.pool, one(id))
+			_, err := manifest.Reopen(b.ctx, b.pool, chunks(id))
 			return err
 		}},
 	}
@@ -134,7 +129,7 @@ func TestMarkStoredLeavesASupersededChunkAlone(t *testing.T) {
 	b.seed(t, "d", manifest.Superseded)
 	c := manifest.MakeChunks(1)
 	c.Add("d", 0, 2)
-	if err := manifest.MarkStored(b.ctx, b.pool, c, []int32{7}); err != nil {
+	if err := manifest.MarkStored(b.ctx, b.pool, c, []int32{7}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var st manifest.Status
@@ -182,4 +177,65 @@ func TestStatusesMatchTheSchema(t *testing.T) {
 	if got := allowed("documents_status_check"); !slices.Equal(got, docs) {
 		t.Errorf("documents allows %v, the package declares %v", got, docs)
 	}
+}
+
+// A chunk's publish is confirmed once, by whichever comes first: its
+// PubAck, which leaves a Stored chunk alone, or its store, which records
+// the delivered message's time unless a PubAck was recorded already.
+func TestAChunkIsConfirmedByItsPubAckOrItsStore(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	published := func(docID string) (at *time.Time, seq *int64) {
+		t.Helper()
+		if err := b.pool.QueryRow(b.ctx, `SELECT published_at, publish_seq FROM ingest_manifest WHERE doc_id = $1`,
+			docID).Scan(&at, &seq); err != nil {
+			t.Fatal(err)
+		}
+		return at, seq
+	}
+	delivered := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+	// Stored first: the store records the message's time, and the late
+	// PubAck changes nothing.
+	b.seed(t, "stored-first", manifest.Pending)
+	if err := manifest.MarkStored(b.ctx, b.pool, chunks("stored-first"), []int32{1}, []time.Time{delivered}); err != nil {
+		t.Fatal(err)
+	}
+	if err := manifest.ConfirmPublished(b.ctx, b.pool, chunks("stored-first"), []int64{41}); err != nil {
+		t.Fatal(err)
+	}
+	if at, seq := published("stored-first"); at == nil || !at.Equal(delivered) || seq != nil {
+		t.Errorf("stored before its PubAck: published_at %v, publish_seq recorded %v; want %v and none", at, seq != nil, delivered)
+	}
+
+	// Confirmed first: the PubAck is recorded, and the store keeps it.
+	b.seed(t, "confirmed-first", manifest.Pending)
+	if err := manifest.ConfirmPublished(b.ctx, b.pool, chunks("confirmed-first"), []int64{42}); err != nil {
+		t.Fatal(err)
+	}
+	confirmed, _ := published("confirmed-first")
+	if err := manifest.MarkStored(b.ctx, b.pool, chunks("confirmed-first"), []int32{1}, []time.Time{delivered}); err != nil {
+		t.Fatal(err)
+	}
+	if at, seq := published("confirmed-first"); at == nil || confirmed == nil || !at.Equal(*confirmed) || seq == nil || *seq != 42 {
+		t.Errorf("stored after its PubAck: published_at %v, publish_seq %v; want the PubAck's %v and 42", at, deref(seq), confirmed)
+	}
+
+	// A parked chunk is still confirmed by its PubAck: a replay may
+	// republish it, and the sweeper judges by confirmation.
+	b.seed(t, "parked", manifest.Parked)
+	if err := manifest.ConfirmPublished(b.ctx, b.pool, chunks("parked"), []int64{43}); err != nil {
+		t.Fatal(err)
+	}
+	if at, seq := published("parked"); at == nil || seq == nil || *seq != 43 {
+		t.Errorf("parked chunk after its PubAck: published_at %v, publish_seq %v; want recorded, 43", at, deref(seq))
+	}
+}
+
+// deref is *p, or -1 for nil.
+func deref(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
 }

@@ -34,6 +34,10 @@ type Job struct {
 	MsgID string
 	// Seq is the stream sequence, a last resort to name an undecodable job.
 	Seq uint64
+	// Published is when JetStream took the message (its metadata's
+	// timestamp); zero when unknown. The manifest records it for a chunk
+	// settled before its producer confirmed the publish.
+	Published time.Time
 	// Delivered counts deliveries of this message, from 1.
 	Delivered int
 	// Replay is set for jobs from ingest.replay.* and the replayer.

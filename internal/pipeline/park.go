@@ -58,7 +58,7 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 			continue
 		}
 		fs = append(fs, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex, Version: j.chunk.DocVersion,
-			Attempts: dls[i].Attempts, Class: dls[i].ErrorClass, ReplayGen: dls[i].ReplayGen})
+			Attempts: dls[i].Attempts, Class: dls[i].ErrorClass, ReplayGen: dls[i].ReplayGen, Published: j.Published})
 		named = append(named, i)
 	}
 	if len(fs) > 0 {

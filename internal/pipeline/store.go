@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -66,11 +67,11 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		if _, err := p.store.Upsert(ctx, tx, recs); err != nil {
 			return err
 		}
-		chunks, attempts := chunksOf(jobs), make([]int32, len(jobs))
+		chunks, attempts, published := chunksOf(jobs), make([]int32, len(jobs)), make([]time.Time, len(jobs))
 		for i, j := range jobs {
-			attempts[i] = int32(j.Delivered)
+			attempts[i], published[i] = int32(j.Delivered), j.Published
 		}
-		if err := manifest.MarkStored(ctx, tx, chunks, attempts); err != nil {
+		if err := manifest.MarkStored(ctx, tx, chunks, attempts, published); err != nil {
 			return fmt.Errorf("mark stored: %w", err)
 		}
 		if err := p.complete(ctx, tx, docs); err != nil {

@@ -43,6 +43,13 @@ type Config struct {
 	// and the outbox-relay's sweeper publishes it once NATS answers.
 	// Defaults to DefaultPatience.
 	Patience time.Duration
+	// ConfirmDelay is how long a PubAck waits before the producer records
+	// it, so that chunks a consumer stored meanwhile need no confirmation
+	// write (redrive.PublisherConfig.ConfirmDelay). It must stay well
+	// under the sweeper's grace (OWED_GRACE, 1 minute): a chunk
+	// unconfirmed past that is published again. Defaults to
+	// DefaultConfirmDelay.
+	ConfirmDelay time.Duration
 }
 
 // Defaults of Config.
@@ -51,6 +58,9 @@ const (
 	DefaultMaxPending     = 1024
 	DefaultFullStreamWait = time.Second
 	DefaultPatience       = 30 * time.Second
+	DefaultConfirmDelay   = time.Second
+	// MaxConfirmDelay bounds ConfirmDelay well under redrive.DefaultGrace.
+	MaxConfirmDelay = 10 * time.Second
 )
 
 func (c *Config) applyDefaults() {
@@ -72,6 +82,9 @@ func (c *Config) applyDefaults() {
 	if c.Patience == 0 {
 		c.Patience = DefaultPatience
 	}
+	if c.ConfirmDelay == 0 {
+		c.ConfirmDelay = DefaultConfirmDelay
+	}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -83,6 +96,9 @@ func (c Config) Validate() error {
 		if err := c.Chunk.Validate(); err != nil {
 			return fmt.Errorf("chunking: %w", err)
 		}
+	}
+	if c.ConfirmDelay < 0 || c.ConfirmDelay > MaxConfirmDelay {
+		return fmt.Errorf("--confirm-delay %s: use a duration up to %s, well under the sweeper's OWED_GRACE", c.ConfirmDelay, MaxConfirmDelay)
 	}
 	return nil
 }
@@ -142,7 +158,8 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Log
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Producer{cfg: cfg, pool: pool, js: js, pub: redrive.NewPublisher(pool, js, cfg.MaxPending), log: log, now: time.Now}, nil
+	return &Producer{cfg: cfg, pool: pool, js: js, pub: redrive.NewPublisher(pool, js, redrive.PublisherConfig{Window: cfg.MaxPending, ConfirmDelay: cfg.ConfirmDelay}),
+		log: log, now: time.Now}, nil
 }
 
 // RunID is the run's id.
@@ -186,6 +203,9 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	if err == nil {
 		err = flush()
 	}
+	if ferr := p.flushConfirmations(ctx); ferr != nil && err == nil {
+		err = ferr
+	}
 	if errors.Is(err, errStopped) && sum.Stopped != "" {
 		err = nil
 		p.log.Warn().Str("run_id", p.cfg.RunID).Str("reason", sum.Stopped).
@@ -204,6 +224,22 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
 	}
 	return sum, errors.Join(err, uerr)
+}
+
+// flushTimeout bounds recording the last held PubAcks once a run ends,
+// its context cancelled or not.
+const flushTimeout = 10 * time.Second
+
+// flushConfirmations records the PubAcks the publisher still holds. What
+// it cannot record stays owed: the sweeper publishes it again after its
+// grace, and the duplicate window makes that a confirmation.
+func (p *Producer) flushConfirmations(ctx context.Context) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+	defer cancel()
+	if err := p.pub.Flush(fctx); err != nil {
+		return fmt.Errorf("record publish confirmations: %w", err)
+	}
+	return nil
 }
 
 // errStopped ends the walk of a run that was halted or cancelled.

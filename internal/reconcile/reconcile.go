@@ -103,7 +103,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts O
 	if opts.Grace == 0 {
 		opts.Grace = redrive.DefaultGrace
 	}
-	c := &checker{pool: pool, js: js, opts: opts, pub: redrive.NewPublisher(pool, js, 0),
+	c := &checker{pool: pool, js: js, opts: opts, pub: redrive.NewPublisher(pool, js, redrive.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
 		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost,

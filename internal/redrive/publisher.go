@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -21,28 +23,59 @@ const DefaultWindow = 1024
 // again; a job that keeps vanishing is left owed for the next sweep.
 const maxRegenerations = 3
 
+// PublisherConfig tunes a Publisher.
+type PublisherConfig struct {
+	// Window bounds publishes awaiting a PubAck. Defaults to
+	// DefaultWindow. How long one PubAck may take is the JetStream
+	// context's async publish timeout (broker.Connect sets it), so no
+	// publish waits forever on a silent connection.
+	Window int
+	// ConfirmDelay holds each PubAck this long before recording it in the
+	// manifest, and then records it only if its chunk is still pending or
+	// parked: a chunk stored meanwhile needs no confirmation, since its
+	// store recorded when it was published (manifest.MarkStored). When a
+	// consumer keeps up, most confirmations then write nothing. A PubAck
+	// never recorded (the process died holding it) costs one harmless
+	// republish by the sweeper, after its Grace, which must stay well
+	// above this delay. 0 records every PubAck at once.
+	ConfirmDelay time.Duration
+	// Now is the clock that ages held PubAcks. Defaults to time.Now.
+	Now func() time.Time
+}
+
 // Publisher publishes chunk jobs to INGEST and confirms them in the
 // manifest. It is safe for concurrent use.
 type Publisher struct {
-	pool   *pgxpool.Pool
-	js     jetstream.JetStream
-	window int
+	pool *pgxpool.Pool
+	js   jetstream.JetStream
+	cfg  PublisherConfig
+
+	mu sync.Mutex
+	// held are PubAcks not yet recorded, oldest first (ConfirmDelay).
+	held []heldConfirmation
 }
 
-// NewPublisher returns a publisher; window bounds publishes awaiting a
-// PubAck, and 0 means DefaultWindow. How long one PubAck may take is the
-// JetStream context's async publish timeout (broker.Connect sets it), so
-// no publish waits forever on a silent connection.
-func NewPublisher(pool *pgxpool.Pool, js jetstream.JetStream, window int) *Publisher {
-	if window <= 0 {
-		window = DefaultWindow
+// heldConfirmation is a PubAck waiting out ConfirmDelay.
+type heldConfirmation struct {
+	confirmation
+	at time.Time
+}
+
+// NewPublisher returns a publisher.
+func NewPublisher(pool *pgxpool.Pool, js jetstream.JetStream, cfg PublisherConfig) *Publisher {
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
 	}
-	return &Publisher{pool: pool, js: js, window: window}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Publisher{pool: pool, js: js, cfg: cfg}
 }
 
 // Result is what one Publish call achieved.
 type Result struct {
-	// Confirmed jobs are in INGEST, and the manifest says so.
+	// Confirmed jobs are in INGEST. The manifest says so at once, or,
+	// with a ConfirmDelay, once the delay has passed or Flush is called.
 	Confirmed int
 	// Regenerated jobs had vanished from the stream while still owed and
 	// were published again under their next generation.
@@ -57,13 +90,14 @@ type Result struct {
 // Publish sends jobs, waits for every PubAck, checks that a deduplicated
 // PubAck points at a message that still exists, publishes vanished jobs
 // again under a new generation, and records published_at and publish_seq
-// of every confirmed job. It returns an error only when it could not
-// record confirmations; the jobs are then in the stream but still count as
-// owed, which costs at most a harmless republish.
+// of every confirmed job (see PublisherConfig.ConfirmDelay). It returns an
+// error only when it could not record confirmations; the jobs are then in
+// the stream but still count as owed, which costs at most a harmless
+// republish.
 func (p *Publisher) Publish(ctx context.Context, jobs []Job) (Result, error) {
 	var res Result
-	for start := 0; start < len(jobs); start += p.window {
-		if err := p.publishWindow(ctx, jobs[start:min(start+p.window, len(jobs))], &res, 0); err != nil {
+	for start := 0; start < len(jobs); start += p.cfg.Window {
+		if err := p.publishWindow(ctx, jobs[start:min(start+p.cfg.Window, len(jobs))], &res, 0); err != nil {
 			return res, err
 		}
 	}
@@ -75,8 +109,8 @@ func (p *Publisher) Publish(ctx context.Context, jobs []Job) (Result, error) {
 // them; jobs no longer pending are left alone.
 func (p *Publisher) Republish(ctx context.Context, jobs []Job) (Result, error) {
 	var res Result
-	for start := 0; start < len(jobs); start += p.window {
-		next, err := p.regenerate(ctx, jobs[start:min(start+p.window, len(jobs))])
+	for start := 0; start < len(jobs); start += p.cfg.Window {
+		next, err := p.regenerate(ctx, jobs[start:min(start+p.cfg.Window, len(jobs))])
 		if err != nil {
 			return res, err
 		}
@@ -133,7 +167,7 @@ func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, 
 		res.Err = err
 	}
 	confirmed = append(confirmed, present...)
-	if err := p.confirm(ctx, confirmed); err != nil {
+	if err := p.hold(ctx, confirmed); err != nil {
 		return err
 	}
 	res.Confirmed += len(confirmed)
@@ -199,8 +233,62 @@ func (p *Publisher) regenerate(ctx context.Context, jobs []Job) ([]Job, error) {
 	return next, nil
 }
 
-// confirm records that JetStream holds each job, whatever the chunk's
-// status meanwhile: a fast consumer may already have stored it.
+// hold records cs now, without a ConfirmDelay; with one, it keeps cs and
+// records every held PubAck whose delay has passed.
+func (p *Publisher) hold(ctx context.Context, cs []confirmation) error {
+	if p.cfg.ConfirmDelay <= 0 {
+		return p.confirm(ctx, cs)
+	}
+	now := p.cfg.Now()
+	p.mu.Lock()
+	for _, c := range cs {
+		c.job.Raw = nil // only the key is recorded; let the bytes go
+		p.held = append(p.held, heldConfirmation{confirmation: c, at: now})
+	}
+	n := 0
+	for n < len(p.held) && now.Sub(p.held[n].at) >= p.cfg.ConfirmDelay {
+		n++
+	}
+	due := p.take(n)
+	p.mu.Unlock()
+	return p.record(ctx, due)
+}
+
+// Flush records every PubAck still held (see PublisherConfig.ConfirmDelay).
+func (p *Publisher) Flush(ctx context.Context) error {
+	p.mu.Lock()
+	due := p.take(len(p.held))
+	p.mu.Unlock()
+	return p.record(ctx, due)
+}
+
+// take removes and returns the n oldest held PubAcks; p.mu must be held.
+func (p *Publisher) take(n int) []heldConfirmation {
+	due := append([]heldConfirmation(nil), p.held[:n]...)
+	p.held = append(p.held[:0], p.held[n:]...)
+	return due
+}
+
+// record records due; if it cannot, due is held again, ahead of the rest.
+func (p *Publisher) record(ctx context.Context, due []heldConfirmation) error {
+	if len(due) == 0 {
+		return nil
+	}
+	cs := make([]confirmation, len(due))
+	for i, h := range due {
+		cs[i] = h.confirmation
+	}
+	if err := p.confirm(ctx, cs); err != nil {
+		p.mu.Lock()
+		p.held = append(due, p.held...)
+		p.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// confirm records that JetStream holds each job whose chunk is still
+// pending or parked; a stored chunk's store recorded it already.
 func (p *Publisher) confirm(ctx context.Context, cs []confirmation) error {
 	if len(cs) == 0 {
 		return nil

@@ -105,7 +105,7 @@ func NewSweeper(cfg SweeperConfig, deps SweeperDeps) (*Sweeper, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Sweeper{cfg: cfg, pub: NewPublisher(pool, js, 0), js: js, log: log,
+	s := &Sweeper{cfg: cfg, pub: NewPublisher(pool, js, PublisherConfig{}), js: js, log: log,
 		owed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "sluice_owed_chunks",
 			Help: "Pending chunks whose publish JetStream has not confirmed: state unconfirmed (all) or overdue (past the grace period).",

@@ -1,0 +1,117 @@
+package redrive_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/clocktest"
+	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// With a confirm delay, a PubAck is recorded only once the delay has
+// passed or the publisher is flushed, and only for a chunk not stored
+// meanwhile; until then the chunk counts as unconfirmed, so nothing a
+// crash leaves held is lost.
+func TestPublisherHoldsPubAcksForTheirDelay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.NewDatabase(t).Pool
+	_, js := testenv.NewJetStream(t, broker.Topology{})
+	clk := clocktest.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	pub := redrive.NewPublisher(pool, js, redrive.PublisherConfig{ConfirmDelay: time.Second, Now: clk.Now})
+
+	record := func(names ...string) []redrive.Job {
+		t.Helper()
+		c := manifest.MakeChunks(len(names))
+		hashes, raws := make([]string, len(names)), make([][]byte, len(names))
+		jobs := make([]redrive.Job, len(names))
+		for i, n := range names {
+			if _, err := pool.Exec(ctx, `INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+				VALUES ($1, 's', $1, 1, 'h', 1, 'pending')`, n); err != nil {
+				t.Fatal(err)
+			}
+			c.Add(n, 0, 1)
+			hashes[i], raws[i] = "h", []byte(fmt.Sprintf(`{"doc_id":%q}`, n))
+			jobs[i] = redrive.Job{DocID: n, Version: 1, Source: "s", Raw: raws[i]}
+		}
+		if err := manifest.RecordPending(ctx, pool, "run", c, hashes, raws); err != nil {
+			t.Fatal(err)
+		}
+		return jobs
+	}
+	unconfirmed := func() []string {
+		t.Helper()
+		rows, err := pool.Query(ctx, `SELECT doc_id FROM ingest_manifest WHERE published_at IS NULL ORDER BY doc_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return ids
+	}
+	publish := func(jobs []redrive.Job) {
+		t.Helper()
+		res, err := pub.Publish(ctx, jobs)
+		if err != nil || res.Confirmed != len(jobs) || len(res.Failed) != 0 {
+			t.Fatalf("publish: %d confirmed, %d failed, err %v, %v", res.Confirmed, len(res.Failed), err, res.Err)
+		}
+	}
+	want := func(step string, ids ...string) {
+		t.Helper()
+		if got := unconfirmed(); fmt.Sprint(got) != fmt.Sprint(ids) {
+			t.Errorf("%s: unconfirmed %v, want %v", step, got, ids)
+		}
+	}
+
+	publish(record("a", "b"))
+	want("PubAcks held", "a", "b")
+
+	// b is stored before its PubAck is recorded: its store confirms it,
+	// at the time of the delivered message.
+	delivered := clk.Now().Add(-time.Millisecond)
+	b := manifest.MakeChunks(1)
+	b.Add("b", 0, 1)
+	if err := manifest.MarkStored(ctx, pool, b, []int32{1}, []time.Time{delivered}); err != nil {
+		t.Fatal(err)
+	}
+
+	clk.Advance(999 * time.Millisecond)
+	publish(record("c"))
+	want("within the delay", "a", "c")
+
+	clk.Advance(time.Millisecond)
+	publish(record("d"))
+	want("a and b's delay passed", "c", "d")
+	var seqB *int64
+	var atB time.Time
+	if err := pool.QueryRow(ctx, `SELECT published_at, publish_seq FROM ingest_manifest WHERE doc_id = 'b'`).Scan(&atB, &seqB); err != nil {
+		t.Fatal(err)
+	}
+	if !atB.Equal(delivered) || seqB != nil {
+		t.Errorf("b, stored first: published_at %v, publish_seq recorded %v; want %v from its store and no sequence", atB, seqB != nil, delivered)
+	}
+
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want("flushed")
+	if err := pub.Flush(ctx); err != nil {
+		t.Fatalf("flushing nothing: %v", err)
+	}
+}
