@@ -289,21 +289,29 @@ func (p *Publisher) record(ctx context.Context, due []heldConfirmation) error {
 
 // confirm records that JetStream holds each job whose chunk is still
 // pending or parked; a stored chunk's store recorded it already.
+//
+// It records at most confirmBatch chunks a statement: a statement holds
+// its rows until it ends, and a consumer storing one of them waits.
 func (p *Publisher) confirm(ctx context.Context, cs []confirmation) error {
-	if len(cs) == 0 {
-		return nil
-	}
-	c := manifest.MakeChunks(len(cs))
-	seqs := make([]int64, len(cs))
-	for i, cf := range cs {
-		c.Add(cf.job.DocID, cf.job.Index, cf.job.Version)
-		seqs[i] = int64(cf.seq)
-	}
-	if err := manifest.ConfirmPublished(ctx, p.pool, c, seqs); err != nil {
-		return fmt.Errorf("confirm %d publishes: %w", len(cs), err)
+	for len(cs) > 0 {
+		n := min(len(cs), confirmBatch)
+		c := manifest.MakeChunks(n)
+		seqs := make([]int64, n)
+		for i, cf := range cs[:n] {
+			c.Add(cf.job.DocID, cf.job.Index, cf.job.Version)
+			seqs[i] = int64(cf.seq)
+		}
+		if err := manifest.ConfirmPublished(ctx, p.pool, c, seqs); err != nil {
+			return fmt.Errorf("confirm %d publishes: %w", n, err)
+		}
+		cs = cs[n:]
 	}
 	return nil
 }
+
+// confirmBatch bounds the chunks one confirmation statement records: about
+// a producer batch (producer.DefaultBatchDocs documents).
+const confirmBatch = 256
 
 func columns(jobs []Job) ([]string, []int32, []int64) {
 	ids, indexes, versions := make([]string, len(jobs)), make([]int32, len(jobs)), make([]int64, len(jobs))
