@@ -41,15 +41,20 @@ func (f *fleet) runProducer(source, dir string, extra ...string) string {
 // climb and no delivery budget is spent.
 func TestPostgresOutageConverges(t *testing.T) {
 	t.Parallel()
-	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:40ms"}})
+	// Enough work for several rounds of every pull loop (6 × 64 chunks a
+	// round, 150 ms each), so that the outage lands while chunks are in
+	// flight rather than after the first round stored them all.
+	f := newFleet(t, fleetOptions{sim: []string{"--latency", "fixed:150ms"}})
 	f.services()
-	dir := f.writeCorpus("pg", 60, 40)
+	dir := f.writeCorpus("pg", 200, 40)
 	f.runProducer("pgout", dir)
 	f.eventually(time.Minute, "some chunks stored before the outage", func() bool {
 		return f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`) > 20
 	})
 	if pending := f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`); pending == 0 {
 		t.Fatal("nothing left in flight when the outage began; the test proves nothing")
+	} else {
+		t.Logf("%d chunks pending when the outage began", pending)
 	}
 	ctx := context.Background()
 	if err := f.pg.StopImmediate(ctx); err != nil {
@@ -69,7 +74,7 @@ func TestPostgresOutageConverges(t *testing.T) {
 	if after != before {
 		t.Errorf("deliveries climbed from %d to %d while PostgreSQL was down", before, after)
 	}
-	v := f.converge(2*time.Minute, 60)
+	v := f.converge(2*time.Minute, 200)
 	if v.parked != 0 {
 		t.Errorf("%d chunks parked: a database outage must not spend delivery budgets", v.parked)
 	}
