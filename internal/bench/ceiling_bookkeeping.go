@@ -95,9 +95,10 @@ func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error 
 // stream sequences 1..len(jobs) as a fresh stream assigns them.
 func confirmAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
 	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
-		_, chunks, _, _ := producerRows(jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))])
-		seqs := make([]int64, chunks.Len())
-		for i := range seqs {
+		batch := jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))]
+		chunks, seqs := manifest.MakeChunks(len(batch)), make([]int64, len(batch))
+		for i, b := range batch {
+			chunks.Add(b.job.DocID, b.job.ChunkIndex, b.job.DocVersion)
 			seqs[i] = int64(lo + i + 1)
 		}
 		if err := manifest.ConfirmPublished(ctx, db.pool, chunks, seqs); err != nil {

@@ -26,9 +26,9 @@ const (
 	// its weight in the estimate: long enough to smooth a few unlucky
 	// batches, short enough to follow a corpus whose quality changes.
 	rejectionHalfLife = 1024
-	// inputsPerRejection is how many inputs a request carries for each
-	// rejection expected: requestSize aims at half a rejection a request.
-	inputsPerRejection = 0.5
+	// rejectionsPerRequest is how many rejected inputs requestSize lets a
+	// request expect: about half of one.
+	rejectionsPerRequest = 0.5
 	// minRequestInputs bounds how far requestSize splits: below it the
 	// cost of the extra requests outweighs the resends they save.
 	minRequestInputs = 4
@@ -65,10 +65,10 @@ func (r *rejectionRate) rate() float64 {
 // minRequestInputs.
 func (r *rejectionRate) requestSize(n int) int {
 	rate := r.rate()
-	if rate*float64(n) <= inputsPerRejection {
+	if rate*float64(n) <= rejectionsPerRequest {
 		return n
 	}
-	return max(min(n, minRequestInputs), int(math.Round(inputsPerRejection/rate)))
+	return max(min(n, minRequestInputs), int(math.Round(rejectionsPerRequest/rate)))
 }
 
 // pieces splits jobs into about equal parts of at most size each.

@@ -52,13 +52,7 @@ type Publisher struct {
 
 	mu sync.Mutex
 	// held are PubAcks not yet recorded, oldest first (ConfirmDelay).
-	held []heldConfirmation
-}
-
-// heldConfirmation is a PubAck waiting out ConfirmDelay.
-type heldConfirmation struct {
-	confirmation
-	at time.Time
+	held []confirmation
 }
 
 // NewPublisher returns a publisher.
@@ -122,9 +116,12 @@ func (p *Publisher) Republish(ctx context.Context, jobs []Job) (Result, error) {
 	return res, nil
 }
 
+// confirmation is a job's PubAck: the stream sequence it names, and when
+// it came back (set only while it is held, see PublisherConfig).
 type confirmation struct {
 	job Job
 	seq uint64
+	at  time.Time
 }
 
 func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, depth int) error {
@@ -242,8 +239,8 @@ func (p *Publisher) hold(ctx context.Context, cs []confirmation) error {
 	now := p.cfg.Now()
 	p.mu.Lock()
 	for _, c := range cs {
-		c.job.Raw = nil // only the key is recorded; let the bytes go
-		p.held = append(p.held, heldConfirmation{confirmation: c, at: now})
+		c.job.Raw, c.at = nil, now // only the key is recorded; let the bytes go
+		p.held = append(p.held, c)
 	}
 	n := 0
 	for n < len(p.held) && now.Sub(p.held[n].at) >= p.cfg.ConfirmDelay {
@@ -263,22 +260,15 @@ func (p *Publisher) Flush(ctx context.Context) error {
 }
 
 // take removes and returns the n oldest held PubAcks; p.mu must be held.
-func (p *Publisher) take(n int) []heldConfirmation {
-	due := append([]heldConfirmation(nil), p.held[:n]...)
-	p.held = append(p.held[:0], p.held[n:]...)
+func (p *Publisher) take(n int) []confirmation {
+	due := p.held[:n:n]
+	p.held = p.held[n:]
 	return due
 }
 
 // record records due; if it cannot, due is held again, ahead of the rest.
-func (p *Publisher) record(ctx context.Context, due []heldConfirmation) error {
-	if len(due) == 0 {
-		return nil
-	}
-	cs := make([]confirmation, len(due))
-	for i, h := range due {
-		cs[i] = h.confirmation
-	}
-	if err := p.confirm(ctx, cs); err != nil {
+func (p *Publisher) record(ctx context.Context, due []confirmation) error {
+	if err := p.confirm(ctx, due); err != nil {
 		p.mu.Lock()
 		p.held = append(due, p.held...)
 		p.mu.Unlock()
