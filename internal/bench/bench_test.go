@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
-		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "pipeline CPU / Σ three parts' CPU",
+		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "| four parts alone |", "pipeline CPU / Σ three parts' CPU",
 		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
@@ -73,6 +74,7 @@ func checkCeilings(t *testing.T, r *bench.Report) {
 		if c.Median <= 0 || c.CPUPer1k <= 0 {
 			t.Errorf("ceiling %s: %v/s, %v CPU s per 1k", c.Name, c.Median, c.CPUPer1k)
 		}
+		checkCeilingProcesses(t, c)
 	}
 	if got, want := strings.Join(names, ","), "embed-float,embed-base64,jetstream,postgres,bookkeeping"; got != want {
 		t.Errorf("ceilings %s, want %s", got, want)
@@ -83,6 +85,34 @@ func checkCeilings(t *testing.T, r *bench.Report) {
 	}
 	if r.PartsCPUPer1k <= 0 || r.PartsCPUPer1kWithBookkeeping <= r.PartsCPUPer1k {
 		t.Errorf("parts' CPU s per 1k %v, with bookkeeping %v", r.PartsCPUPer1k, r.PartsCPUPer1kWithBookkeeping)
+	}
+	var sum, servers float64
+	for _, v := range r.PartsCPUPer1kByProcess {
+		sum += v
+	}
+	for _, c := range r.Ceilings {
+		servers += c.CPUPer1k - c.CPUPer1kByProcess["clients"]
+	}
+	if servers <= 0 {
+		t.Errorf("no server CPU in any ceiling: %+v", r.Ceilings)
+	}
+	if math.Abs(sum-r.PartsCPUPer1kWithBookkeeping) > 1e-9 {
+		t.Errorf("four parts' CPU by process %v sums to %v, not their CPU %v", r.PartsCPUPer1kByProcess, sum, r.PartsCPUPer1kWithBookkeeping)
+	}
+}
+
+// checkCeilingProcesses checks that a one-repetition ceiling's CPU by
+// process adds up to its CPU, with this process's share measured. A quick
+// run's ceilings are too short for every server to use a clock tick, so
+// servers are checked over all the ceilings, in checkCeilings.
+func checkCeilingProcesses(t *testing.T, c bench.CeilingResult) {
+	t.Helper()
+	var sum float64
+	for _, v := range c.CPUPer1kByProcess {
+		sum += v
+	}
+	if len(c.CPUPer1kByProcess) != 4 || math.Abs(sum-c.CPUPer1k) > 1e-9 || c.CPUPer1kByProcess["clients"] <= 0 {
+		t.Errorf("ceiling %s: CPU %v s per 1k, by process %v", c.Name, c.CPUPer1k, c.CPUPer1kByProcess)
 	}
 }
 

@@ -49,9 +49,9 @@ const concurrency = consumers * workersPerConsumer
 type ceilingRep struct {
 	// rate is items per second.
 	rate float64
-	// cpu is the CPU seconds the part used, client included: this process,
+	// cpu is the CPU the part used, client included: this process,
 	// PostgreSQL, NATS and embed-sim.
-	cpu float64
+	cpu cpuUse
 }
 
 // ceilings measures each part alone, one repetition, with the pipeline's
@@ -142,7 +142,9 @@ func (r *runner) embedCeiling(ctx context.Context, recs []jsonlRecord, encoding 
 	if err != nil {
 		return ceilingRep{}, err
 	}
-	return ceilingRep{rate: float64(len(texts)) / elapsed.Seconds(), cpu: meter.since() + (sim.cpu() - simCPU).Seconds()}, nil
+	use := meter.since()
+	use.sim = (sim.cpu() - simCPU).Seconds()
+	return ceilingRep{rate: float64(len(texts)) / elapsed.Seconds(), cpu: use}, nil
 }
 
 // benchJob is a corpus record as the producer would publish it.

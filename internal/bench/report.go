@@ -192,6 +192,33 @@ func writeCPU(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %s |\n", run.Scenario,
 			k.producer, k.consumers, k.sim, k.postgres, k.nats, run.Median.TotalCPUPer1k, over)
 	}
+	writeCPUBeyondParts(b, r)
+}
+
+// writeCPUBeyondParts sets each run at the ceilings' dimensions beside
+// the four parts alone, process by process, so that what a run spends
+// beyond its parts shows where it is spent. The parts' clients run the
+// code the producer and consumers run, so they face those two together.
+func writeCPUBeyondParts(b *strings.Builder, r *Report) {
+	parts := r.PartsCPUPer1kByProcess
+	if len(parts) == 0 || r.PartsCPUPer1k <= 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe four parts alone (the three and %s) cost %.2f× the three. By process, against each run "+
+		"at %d dims:\n\n",
+		ceilingBookkeeping, r.PartsCPUPer1kWithBookkeeping/r.PartsCPUPer1k, ceilingDims)
+	b.WriteString("| | Sluice code (producer + consumers; the parts' clients) | embed-sim | PostgreSQL | NATS | all |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	fmt.Fprintf(b, "| four parts alone | %.3f | %.3f | %.3f | %.3f | %.3f |\n", parts[cpuClients], parts[cpuSim],
+		parts[cpuPostgres], parts[cpuNATS], r.PartsCPUPer1kWithBookkeeping)
+	for _, run := range r.Runs {
+		if run.CPUOverParts <= 0 {
+			continue
+		}
+		k := cpuByKind(run.Median.CPUPer1kByProcess)
+		fmt.Fprintf(b, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n", run.Scenario,
+			k.producer+k.consumers, k.sim, k.postgres, k.nats, run.Median.TotalCPUPer1k)
+	}
 }
 
 // processKinds are CPU figures summed by kind of process.

@@ -30,6 +30,10 @@ type Report struct {
 	PartsCPUPer1k float64 `json:"parts_cpu_s_per_1k"`
 	// PartsCPUPer1kWithBookkeeping adds the bookkeeping ceiling's CPU.
 	PartsCPUPer1kWithBookkeeping float64 `json:"parts_with_bookkeeping_cpu_s_per_1k"`
+	// PartsCPUPer1kByProcess is PartsCPUPer1kWithBookkeeping by process,
+	// keyed as CeilingResult.CPUPer1kByProcess: where the four parts'
+	// CPU goes, to set beside a run's. Empty when any part is missing.
+	PartsCPUPer1kByProcess map[string]float64 `json:"parts_with_bookkeeping_cpu_s_per_1k_by_process,omitempty"`
 	// Runs are the end-to-end runs, one per scenario.
 	Runs []RunResult `json:"runs"`
 	// Ratios compare runs of this invocation with each other, next to
@@ -87,6 +91,10 @@ type CeilingResult struct {
 	// involved: the client in this process, and the server (embed-sim,
 	// NATS or PostgreSQL).
 	CPUPer1k float64 `json:"cpu_s_per_1k"`
+	// CPUPer1kByProcess is the median of each process's share of it:
+	// "clients" (this process, running Sluice's code as a producer or a
+	// consumer would), "embed-sim", "postgres" and "nats".
+	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
 }
 
 // RunResult is one scenario's repetitions and their medians.
@@ -205,7 +213,7 @@ func summarise(reps []RepResult) Summary {
 
 // medianByKey is the median of each key of the first repetition's map
 // over every repetition's, a missing key counting as 0.
-func medianByKey(reps []RepResult, f func(RepResult) map[string]float64) map[string]float64 {
+func medianByKey[T any](reps []T, f func(T) map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for key := range f(reps[0]) {
 		v := make([]float64, len(reps))
@@ -229,30 +237,36 @@ func (r *Report) setCeilings(reps map[string][]ceilingRep, items int) {
 		var cpu []float64
 		for _, rep := range reps[name] {
 			c.Reps = append(c.Reps, rep.rate)
-			cpu = append(cpu, rep.cpu/float64(items)*1000)
+			cpu = append(cpu, rep.cpu.total()/float64(items)*1000)
 		}
 		c.Median, c.CPUPer1k = median(c.Reps), median(cpu)
+		c.CPUPer1kByProcess = medianByKey(reps[name], func(rep ceilingRep) map[string]float64 { return rep.cpu.per1k(items) })
 		r.Ceilings = append(r.Ceilings, c)
 	}
-	r.CombinedCeiling, r.PartsCPUPer1k = combine(r.Ceilings, ceilingParts)
-	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping =
+	r.CombinedCeiling, r.PartsCPUPer1k, _ = combine(r.Ceilings, ceilingParts)
+	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess =
 		combine(r.Ceilings, append(slices.Clip(ceilingParts), ceilingBookkeeping))
 }
 
 // combine returns what the named ceilings add up to for a chunk that
 // passes through each once: the rate 1 / Σ(1/xᵢ) of their medians, and
-// the sum of their CPU per 1,000. Both are 0 when any is missing.
-func combine(ceilings []CeilingResult, names []string) (rate, cpuPer1k float64) {
+// the sum of their CPU per 1,000, in all and by process. All are zero
+// when any is missing.
+func combine(ceilings []CeilingResult, names []string) (rate, cpuPer1k float64, byProcess map[string]float64) {
 	var inv float64
+	byProcess = map[string]float64{}
 	for _, name := range names {
 		i := slices.IndexFunc(ceilings, func(c CeilingResult) bool { return c.Name == name })
 		if i < 0 || ceilings[i].Median <= 0 {
-			return 0, 0
+			return 0, 0, nil
 		}
 		inv += 1 / ceilings[i].Median
 		cpuPer1k += ceilings[i].CPUPer1k
+		for k, v := range ceilings[i].CPUPer1kByProcess {
+			byProcess[k] += v
+		}
 	}
-	return 1 / inv, cpuPer1k
+	return 1 / inv, cpuPer1k, byProcess
 }
 
 // cpuOverParts is run's RunResult.CPUOverParts in r.
