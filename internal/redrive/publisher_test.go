@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/clocktest"
 	"github.com/sluicehq/sluice/internal/manifest"
@@ -48,19 +50,9 @@ func TestPublisherHoldsPubAcksForTheirDelay(t *testing.T) {
 	}
 	unconfirmed := func() []string {
 		t.Helper()
-		rows, err := pool.Query(ctx, `SELECT doc_id FROM ingest_manifest WHERE published_at IS NULL ORDER BY doc_id`)
+		rows, _ := pool.Query(ctx, `SELECT doc_id FROM ingest_manifest WHERE published_at IS NULL ORDER BY doc_id`)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, id)
-		}
-		if err := rows.Err(); err != nil {
 			t.Fatal(err)
 		}
 		return ids
