@@ -147,9 +147,11 @@ func runDLQResume(ctx context.Context, env Env, args []string) error {
 
 // pauseReplay pauses or resumes operator and automatic replays (the
 // INGEST "replay" and DLQ "replayer" durables); live ingestion
-// ("workers") and triage are untouched.
+// ("workers") and triage are untouched. Each change is recorded in
+// replay_audit with who asked and why, as the console records it.
 func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error {
 	var c conn
+	t := replay.Toggle{Pause: pause, By: cliPrincipal(env)}
 	var dur time.Duration
 	name := "dlq resume"
 	if pause {
@@ -159,27 +161,36 @@ func pauseReplay(ctx context.Context, env Env, args []string, pause bool) error 
 	if pause {
 		l.Duration(&dur, "for", "", 0, "pause for this long (default: until resumed)")
 	}
+	l.String(&t.Reason, "reason", "", "", "why (required; recorded in replay_audit)")
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
+	if t.Reason == "" {
+		return usageErr("%s needs --reason: say why, for the audit trail", name)
+	}
+	if dur < 0 {
+		return usageErr("--for must be positive")
+	}
+	if dur > 0 {
+		t.Until = time.Now().Add(dur)
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
 	nc, js, err := c.connectNATS("sluice-cli", zerolog.Nop())
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
+	until, err := t.Apply(ctx, pool, js)
+	if err != nil {
+		return err
+	}
 	if !pause {
-		if err := replay.Resume(ctx, js); err != nil {
-			return err
-		}
 		fmt.Fprintln(env.Stderr, "operator and automatic replays resumed")
 		return nil
-	}
-	var until time.Time
-	if dur > 0 {
-		until = time.Now().Add(dur)
-	}
-	if until, err = replay.Pause(ctx, js, until); err != nil {
-		return err
 	}
 	fmt.Fprintf(env.Stderr, "operator and automatic replays paused until %s\n", until.UTC().Format(time.RFC3339))
 	return nil

@@ -78,6 +78,48 @@ func State(ctx context.Context, js jetstream.JetStream) (DurableState, error) {
 	return st, nil
 }
 
+// Toggle is one audited pause or resume of the replay durables, as the
+// CLI and the console both ask for it.
+type Toggle struct {
+	// Pause pauses when true and resumes when false.
+	Pause bool
+	// Until bounds a pause; zero means until resumed.
+	Until time.Time
+	// By names who asked, Reason why; Reason is required.
+	By, Reason string
+}
+
+// Apply checks that t has a reason, pauses or resumes the replay
+// durables, and records the change in replay_audit. It returns the end
+// of a pause in force. The reason is checked before anything changes,
+// so an unaudited toggle never happens; a durable changed whose audit
+// row could not be written is reported as an error naming both.
+func (t Toggle) Apply(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream) (time.Time, error) {
+	action := ActionResume
+	if t.Pause {
+		action = ActionPause
+	}
+	if t.Reason == "" {
+		return time.Time{}, fmt.Errorf("%w: %s needs a reason, for the audit trail", ErrScope, action)
+	}
+	detail := map[string]any{}
+	var until time.Time
+	var err error
+	if t.Pause {
+		until, err = Pause(ctx, js, t.Until)
+		detail["until"] = until.UTC()
+	} else {
+		err = Resume(ctx, js)
+	}
+	if err != nil {
+		return time.Time{}, err
+	}
+	if _, err := RecordAction(ctx, pool, action, t.By, t.Reason, detail); err != nil {
+		return until, fmt.Errorf("the replay durables changed but the audit row was not written: %w", err)
+	}
+	return until, nil
+}
+
 // RecordAction writes a pause or resume to replay_audit with who asked
 // and why, and returns its id.
 func RecordAction(ctx context.Context, pool *pgxpool.Pool, action, requestedBy, reason string, detail map[string]any) (string, error) {

@@ -244,9 +244,6 @@ func TestPauseAndResumeReplay(t *testing.T) {
 
 func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 	s := newSystem(t, backend, embedsim.Config{}, pipeline.Config{MaxDeliveries: 2, AmbiguousRetries: 1, ParkRetryDelay: 50 * time.Millisecond})
-	if code, _, errOut := s.sluice("dlq", "pause"); code != 0 {
-		t.Fatalf("pause: %d %s", code, errOut)
-	}
 	info := func(stream, name string) *jetstream.ConsumerInfo {
 		c, err := s.js.Consumer(context.Background(), stream, name)
 		if err != nil {
@@ -257,6 +254,16 @@ func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 			t.Fatal(err)
 		}
 		return i
+	}
+	// A toggle without a reason is refused before it changes anything.
+	if code, _, errOut := s.sluice("dlq", "pause"); code != 2 || !strings.Contains(errOut, "--reason") {
+		t.Fatalf("pause without --reason: exit %d %s; want a usage error naming --reason", code, errOut)
+	}
+	if info(broker.IngestStream, broker.ReplayConsumer).Paused {
+		t.Fatal("a pause without a reason paused the replay durable")
+	}
+	if code, _, errOut := s.sluice("dlq", "pause", "--reason", "provider is shaky"); code != 0 {
+		t.Fatalf("pause: %d %s", code, errOut)
 	}
 	if !info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.IngestStream, broker.WorkersConsumer).Paused {
 		t.Fatal("pause must pause replay and leave live ingestion alone")
@@ -279,8 +286,11 @@ func testPauseAndResumeReplay(t *testing.T, backend testenv.Backend) {
 	if n := s.count(`SELECT count(*) FROM chunk_embeddings`); n != 0 {
 		t.Fatalf("%d chunks stored while replays were paused", n)
 	}
-	if code, _, errOut := s.sluice("dlq", "resume"); code != 0 {
+	if code, _, errOut := s.sluice("dlq", "resume", "--reason", "provider is back"); code != 0 {
 		t.Fatalf("resume: %d %s", code, errOut)
+	}
+	if n := s.count(`SELECT count(*) FROM replay_audit WHERE (action, reason) IN (('pause', 'provider is shaky'), ('resume', 'provider is back')) AND requested_by LIKE 'cli%'`); n != 2 {
+		t.Fatalf("%d audit rows for the CLI's pause and resume; want 2, with their reasons", n)
 	}
 	if info(broker.IngestStream, broker.ReplayConsumer).Paused || info(broker.DLQStream, broker.ReplayerConsumer).Paused {
 		t.Fatal("replays still paused after resume")

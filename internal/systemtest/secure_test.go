@@ -78,7 +78,7 @@ func TestCLIRefusedWithoutCertificateOrCredentials(t *testing.T) {
 	} {
 		maps.Copy(env, base)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		code, out, errOut := s.sluiceWith(ctx, env, "dlq", "pause")
+		code, out, errOut := s.sluiceWith(ctx, env, "dlq", "pause", "--reason", "credentials check")
 		cancel()
 		if code == 0 {
 			t.Errorf("%s: dlq pause succeeded\n%s%s", name, out, errOut)
