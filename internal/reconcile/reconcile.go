@@ -12,14 +12,18 @@ import (
 
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // Report is what a reconciliation found, and with Redrive what it
 // repaired.
 type Report struct {
-	Chunks     map[string]int `json:"chunks_by_status"`
-	Leaked     Leaks          `json:"leaked"`
-	Duplicated int            `json:"duplicated"`
+	Chunks map[string]int `json:"chunks_by_status"`
+	Leaked Leaks          `json:"leaked"`
+	// Duplicated counts chunks search would serve twice: a served row in
+	// both chunk_embeddings and chunk_embeddings_previous. (Each table's
+	// primary key already rules out two rows of a chunk in one table.)
+	Duplicated int `json:"duplicated"`
 	// Unpublished are pending chunks recorded more than the grace ago
 	// whose publish JetStream never confirmed.
 	Unpublished int `json:"unpublished"`
@@ -140,9 +144,8 @@ func (c *checker) countChunks(ctx context.Context) error {
 	if _, err := pgx.ForEachRow(rows, []any{&status, &n}, func() error { c.rep.Chunks[status] = n; return nil }); err != nil {
 		return fmt.Errorf("count chunks: %w", err)
 	}
-	return c.pool.QueryRow(ctx, `
-		SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d`).
-		Scan(&c.rep.Duplicated)
+	c.rep.Duplicated, err = vectorstore.CountServedTwice(ctx, c.pool)
+	return err
 }
 
 // leakedSQL selects leaked manifest rows: stored without a vector of

@@ -3,6 +3,8 @@ package vectorstore
 import (
 	"context"
 	"fmt"
+
+	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // retainSQL copies, before they are replaced, the rows of the given
@@ -40,4 +42,33 @@ func (p *Postgres) Release(ctx context.Context, db DB, docIDs []string) error {
 		return fmt.Errorf("vectorstore: release retained chunks: %w", err)
 	}
 	return nil
+}
+
+// servedTwiceSQL counts the chunks search would return twice: rows it
+// serves, by the same rule as the search statements, from both
+// chunk_embeddings and chunk_embeddings_previous. The primary keys make a
+// second row in one table impossible; Retain and Release keep the two
+// tables disjoint for the served version, and this is what checks it.
+const servedTwiceSQL = `
+SELECT count(*) FROM (
+	SELECT doc_id, chunk_index FROM (
+		SELECT c.doc_id, c.chunk_index FROM chunk_embeddings c
+		JOIN documents d ON d.doc_id = c.doc_id
+		WHERE (d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version)
+		UNION ALL
+		SELECT p.doc_id, p.chunk_index FROM chunk_embeddings_previous p
+		JOIN documents d ON d.doc_id = p.doc_id AND d.live_version = p.version
+		WHERE d.status <> ` + manifest.SQLDocReady + `
+	) served
+	GROUP BY doc_id, chunk_index HAVING count(*) > 1
+) twice`
+
+// CountServedTwice returns how many chunks search would serve twice, once
+// from each table. Anything but zero is a defect for reconcile to report.
+func CountServedTwice(ctx context.Context, db DB) (int, error) {
+	var n int
+	if err := db.QueryRow(ctx, servedTwiceSQL).Scan(&n); err != nil {
+		return 0, fmt.Errorf("vectorstore: count chunks served twice: %w", err)
+	}
+	return n, nil
 }
