@@ -2,7 +2,14 @@ package migrations
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -16,23 +23,59 @@ const (
 	ReadonlyRole = "sluice_readonly"
 )
 
-// SetLogin lets role log in with password, connecting to url as a role
-// allowed to alter it (the schema owner with CREATEROLE, or a superuser).
-// Running it again with a new password rotates it; sessions already open
-// keep running.
-func SetLogin(ctx context.Context, url, role, password string) error {
-	conn, err := pgx.Connect(ctx, url)
+// SetLogin lets role log in with password, on conn, a connection as a
+// role allowed to alter it (the schema owner with CREATEROLE, or a
+// superuser). Running it again with a new password rotates it; sessions
+// already open keep running. The server is sent a SCRAM-SHA-256
+// verifier, never the password, so that no statement log
+// (log_statement=ddl) or pg_stat_activity view ever holds it.
+func SetLogin(ctx context.Context, conn *pgx.Conn, role, password string) error {
+	verifier, err := scramVerifier(password, rand.Reader)
 	if err != nil {
-		return fmt.Errorf("connect to set %s's password: %w", role, err)
-	}
-	defer conn.Close(context.Background())
-	// ALTER ROLE takes no parameters; format quotes both safely.
-	var stmt string
-	if err := conn.QueryRow(ctx, `SELECT format('ALTER ROLE %I LOGIN PASSWORD %L', $1::text, $2::text)`, role, password).Scan(&stmt); err != nil {
 		return fmt.Errorf("set %s's password: %w", role, err)
 	}
+	// ALTER ROLE takes no parameters. The role is quoted as an
+	// identifier; the verifier is base64 and '$', ':' only, so it needs
+	// no escaping inside a literal.
+	stmt := fmt.Sprintf("ALTER ROLE %s LOGIN PASSWORD '%s'", pgx.Identifier{role}.Sanitize(), verifier)
 	if _, err := conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("set %s's password: %w", role, err)
 	}
 	return nil
+}
+
+// scramIterations is PostgreSQL's own default (scram_iterations).
+const scramIterations = 4096
+
+// scramVerifier returns the SCRAM-SHA-256 verifier PostgreSQL stores for
+// password (RFC 5802, RFC 7677): SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>.
+// PostgreSQL normalises a password with SASLprep before hashing it; for
+// printable ASCII that is the identity, and other passwords are refused
+// rather than stored under a verifier that might not match.
+func scramVerifier(password string, random io.Reader) (string, error) {
+	if password == "" {
+		return "", errors.New("the password is empty")
+	}
+	for _, r := range password {
+		if r < 0x20 || r > 0x7e {
+			return "", errors.New("use a password of printable ASCII characters")
+		}
+	}
+	salt := make([]byte, 16)
+	if _, err := io.ReadFull(random, salt); err != nil {
+		return "", fmt.Errorf("salt: %w", err)
+	}
+	salted, err := pbkdf2.Key(sha256.New, password, salt, scramIterations, sha256.Size)
+	if err != nil {
+		return "", err
+	}
+	hmacOf := func(key []byte, msg string) []byte {
+		h := hmac.New(sha256.New, key)
+		h.Write([]byte(msg))
+		return h.Sum(nil)
+	}
+	stored := sha256.Sum256(hmacOf(salted, "Client Key"))
+	server := hmacOf(salted, "Server Key")
+	b64 := base64.StdEncoding.EncodeToString
+	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", scramIterations, b64(salt), b64(stored[:]), b64(server)), nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -38,14 +40,8 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 		if err := migrations.Up(ctx, url, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
 			return err
 		}
-		for role, password := range map[string]string{migrations.RuntimeRole: runtimePassword, migrations.ReadonlyRole: readonlyPassword} {
-			if password == "" {
-				continue
-			}
-			if err := migrations.SetLogin(ctx, url, role, password); err != nil {
-				return err
-			}
-			fmt.Fprintf(env.Stderr, "migrations: %s may log in\n", role)
+		if err := setLogins(ctx, env, url, map[string]string{migrations.RuntimeRole: runtimePassword, migrations.ReadonlyRole: readonlyPassword}); err != nil {
+			return err
 		}
 		fmt.Fprintln(env.Stderr, "migrations: up to date")
 		return nil
@@ -68,4 +64,26 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	default:
 		return usageErr("unknown migrate action %q: use up or status", action)
 	}
+}
+
+// setLogins lets each role with a password log in with it.
+func setLogins(ctx context.Context, env Env, url string, passwords map[string]string) error {
+	var conn *pgx.Conn
+	for role, password := range passwords {
+		if password == "" {
+			continue
+		}
+		if conn == nil {
+			var err error
+			if conn, err = pgx.Connect(ctx, url); err != nil {
+				return fmt.Errorf("connect to set the roles' passwords: %w", err)
+			}
+			defer conn.Close(context.WithoutCancel(ctx))
+		}
+		if err := migrations.SetLogin(ctx, conn, role, password); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stderr, "migrations: %s may log in\n", role)
+	}
+	return nil
 }
