@@ -314,3 +314,21 @@ func checkBindMounts(d *deployment) (problems []string) {
 	}
 	return problems
 }
+
+// unsafeMonitoringFlags let anyone who reaches a monitoring service
+// change it: Prometheus's lifecycle endpoint shuts it down or reloads it,
+// its admin API deletes series.
+var unsafeMonitoringFlags = []string{"--web.enable-lifecycle", "--web.enable-admin-api"}
+
+// checkMonitoring refuses a monitoring service that can be changed or
+// stopped through its HTTP port.
+func checkMonitoring(d *deployment) (problems []string) {
+	for name, s := range d.Services {
+		for _, arg := range append(slices.Clone(s.Entrypoint), s.Command...) {
+			if slices.Contains(unsafeMonitoringFlags, strings.SplitN(arg, "=", 2)[0]) {
+				problems = append(problems, fmt.Sprintf("%s runs with %s: drop it, anyone who reaches the port could stop or rewrite it", name, arg))
+			}
+		}
+	}
+	return problems
+}

@@ -87,6 +87,7 @@ var checks = map[string]func(*deployment) []string{
 	"least privilege":                checkPrivilege,
 	"nats nodes":                     checkNATS,
 	"bind mounts exist":              checkBindMounts,
+	"monitoring is read-only":        checkMonitoring,
 	"queried metrics exist":          checkQueries,
 	"alert rule tests":               checkAlertTests,
 	"grafana provisioning":           checkGrafana,
@@ -126,6 +127,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 		edit  edit
 		want  string
 	}{
+		{"prometheus lifecycle", singleStack, edit{compose, "--storage.tsdb.path=/prometheus", "--storage.tsdb.path=/prometheus\n      - --web.enable-lifecycle"}, "prometheus runs with --web.enable-lifecycle"},
 		{"unknown variable", singleStack, edit{compose, "CONSUMER_WORKERS:", "CONSUMER_WORKER:"}, "consumer sets CONSUMER_WORKER,"},
 		{"variable of another binary", singleStack, edit{compose, `METRICS_ADDR: ":9102"`, `METRICS_ADDR: ":9102"` + "\n      ACK_WAIT: 1m"}, "outbox-relay sets ACK_WAIT"},
 		{"unknown flag", singleStack, edit{compose, `"--source", "docs"`, `"--sauce", "docs"`}, "producer passes --sauce"},
