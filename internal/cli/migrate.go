@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -20,6 +22,8 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	l.String(&ownerURL, "migrate-database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL URL of the schema owner that migrations run as (default: DATABASE_URL)")
 	l.String(&runtimePassword, "runtime-password", "SLUICE_RUNTIME_PASSWORD", "", "after migrating, let "+migrations.RuntimeRole+" log in with this password (set again to rotate)")
 	l.String(&readonlyPassword, "readonly-password", "SLUICE_READONLY_PASSWORD", "", "after migrating, let "+migrations.ReadonlyRole+" log in with this password (set again to rotate)")
+	var demo bool
+	config.RegisterDemo(l, &demo)
 	l.Int(&dims, "embedding-dims", "EMBEDDING_DIMS", migrations.DefaultDims, "embedding dimension of chunk_embeddings (fixed at first migration)")
 	action := "up"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -39,6 +43,12 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	case "up":
 		if err := migrations.Up(ctx, url, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
 			return err
+		}
+		if !demo {
+			if err := errors.Join(config.CheckPassword("SLUICE_RUNTIME_PASSWORD", migrations.RuntimeRole, runtimePassword),
+				config.CheckPassword("SLUICE_READONLY_PASSWORD", migrations.ReadonlyRole, readonlyPassword)); err != nil {
+				return usageErr("%v", err)
+			}
 		}
 		if err := setLogins(ctx, env, url, map[string]string{migrations.RuntimeRole: runtimePassword, migrations.ReadonlyRole: readonlyPassword}); err != nil {
 			return err

@@ -93,12 +93,17 @@ func TestMigrateAsOwnerSetsRolePasswords(t *testing.T) {
 	// A private server: role passwords belong to the whole cluster.
 	db := testenv.NewDatabase(t, testenv.OnServer(testenv.NewPostgres(t)))
 	env := map[string]string{"DATABASE_URL": db.RuntimeURL, "MIGRATE_DATABASE_URL": db.URL,
-		"SLUICE_RUNTIME_PASSWORD": "rt-secret", "SLUICE_READONLY_PASSWORD": "ro-secret"}
+		"SLUICE_RUNTIME_PASSWORD": "sluice-runtime", "SLUICE_READONLY_PASSWORD": "ro-secret-4-long"}
+	// A shipped default is refused, outside a demo, before anything changes.
+	if code, _, errOut := sluice(t, env, "migrate", "up"); code != 2 || !strings.Contains(errOut, "SLUICE_RUNTIME_PASSWORD") {
+		t.Fatalf("migrate up with the shipped runtime password: code=%d stderr=%q; want a usage error naming SLUICE_RUNTIME_PASSWORD", code, errOut)
+	}
+	env["SLUICE_RUNTIME_PASSWORD"] = "rt-secret-4-long"
 	code, _, errOut := sluice(t, env, "migrate", "up")
 	if code != 0 {
 		t.Fatalf("migrate up as owner: code=%d stderr=%q", code, errOut)
 	}
-	if strings.Contains(errOut, "rt-secret") || strings.Contains(errOut, "ro-secret") {
+	if strings.Contains(errOut, "rt-secret-4-long") || strings.Contains(errOut, "ro-secret-4-long") {
 		t.Fatalf("migrate printed a password: %q", errOut)
 	}
 	for _, role := range []string{testenv.RuntimeRole, testenv.ReadonlyRole} {

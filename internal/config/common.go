@@ -40,6 +40,9 @@ type Common struct {
 	// pings mark the connection stale and it reconnects. Defaults to
 	// broker.DefaultPingInterval.
 	NATSPingInterval time.Duration
+	// Demo accepts the shipped default passwords and short ones in
+	// DATABASE_URL and NATS_URL (see CheckPassword). Defaults to false.
+	Demo bool
 }
 
 // Defaults of Common.
@@ -69,6 +72,13 @@ func RegisterCommon(l *Loader, c *Common, metricsAddr string) {
 	l.String(&c.LogFormat, "log-format", "LOG_FORMAT", DefaultLogFormat, "log format: json, console, auto (console on a terminal)")
 	l.Int(&c.EmbeddingDims, "embedding-dims", "EMBEDDING_DIMS", DefaultEmbeddingDims, "embedding vector dimension")
 	l.Duration(&c.SQLTimeout, "sql-timeout", "SQL_TIMEOUT", DefaultSQLTimeout, "bound of each SQL statement, client wait and server work (statement_timeout)")
+	RegisterDemo(l, &c.Demo)
+}
+
+// RegisterDemo registers the setting that accepts weak passwords, for
+// demos and local stacks.
+func RegisterDemo(l *Loader, demo *bool) {
+	l.Bool(demo, "demo", DemoEnv, false, "a demo or local stack: accept the shipped default passwords and short ones")
 }
 
 // RegisterDatabase registers the PostgreSQL URL, for services and the CLI.
@@ -111,6 +121,9 @@ func (c Common) Validate() error {
 	}
 	if c.SQLTimeout <= 0 || c.NATSPingInterval <= 0 {
 		errs = append(errs, fmt.Errorf("SQL_TIMEOUT %s and NATS_PING_INTERVAL %s: use positive durations", c.SQLTimeout, c.NATSPingInterval))
+	}
+	if !c.Demo {
+		errs = append(errs, checkURLPasswords("DATABASE_URL", c.DatabaseURL), checkURLPasswords("NATS_URL", c.NATSURL))
 	}
 	return errors.Join(errs...)
 }

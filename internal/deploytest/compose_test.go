@@ -332,3 +332,33 @@ func checkMonitoring(d *deployment) (problems []string) {
 	}
 	return problems
 }
+
+// passwordDefault matches a compose interpolation of a password with its
+// fall-back, ${NAME_PASSWORD:-default}.
+var passwordDefault = regexp.MustCompile(`\$\{([A-Z0-9_]*PASSWORD):-([^}]*)\}`)
+
+// passwordVars returns every password variable the compose text names.
+func passwordVars(text string) []string {
+	var vars []string
+	for _, m := range passwordDefault.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(vars, m[1]) {
+			vars = append(vars, m[1])
+		}
+	}
+	return vars
+}
+
+// checkPasswordDefaults requires every password the compose files fall
+// back to to be one the services refuse outside a demo
+// (config.ShippedPasswords), so that a stack started without .env never
+// runs on a guessable password by accident.
+func checkPasswordDefaults(d *deployment) (problems []string) {
+	for _, f := range d.stack {
+		for _, m := range passwordDefault.FindAllStringSubmatch(d.files[f], -1) {
+			if !slices.Contains(config.ShippedPasswords, m[2]) {
+				problems = append(problems, fmt.Sprintf("%s: %s falls back to %q, which config.ShippedPasswords does not list, so services would accept it outside a demo", f, m[1], m[2]))
+			}
+		}
+	}
+	return problems
+}

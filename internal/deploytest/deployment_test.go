@@ -88,6 +88,7 @@ var checks = map[string]func(*deployment) []string{
 	"nats nodes":                     checkNATS,
 	"bind mounts exist":              checkBindMounts,
 	"monitoring is read-only":        checkMonitoring,
+	"password defaults are refused":  checkPasswordDefaults,
 	"queried metrics exist":          checkQueries,
 	"alert rule tests":               checkAlertTests,
 	"grafana provisioning":           checkGrafana,
@@ -127,13 +128,14 @@ func TestChecksCatchMistakes(t *testing.T) {
 		edit  edit
 		want  string
 	}{
+		{"unlisted default password", singleStack, edit{compose, "${NATS_CONSUMER_PASSWORD:-sluice-consumer}", "${NATS_CONSUMER_PASSWORD:-hunter2}"}, "NATS_CONSUMER_PASSWORD falls back to \"hunter2\""},
 		{"prometheus lifecycle", singleStack, edit{compose, "--storage.tsdb.path=/prometheus", "--storage.tsdb.path=/prometheus\n      - --web.enable-lifecycle"}, "prometheus runs with --web.enable-lifecycle"},
 		{"unknown variable", singleStack, edit{compose, "CONSUMER_WORKERS:", "CONSUMER_WORKER:"}, "consumer sets CONSUMER_WORKER,"},
 		{"variable of another binary", singleStack, edit{compose, `METRICS_ADDR: ":9102"`, `METRICS_ADDR: ":9102"` + "\n      ACK_WAIT: 1m"}, "outbox-relay sets ACK_WAIT"},
 		{"unknown flag", singleStack, edit{compose, `"--source", "docs"`, `"--sauce", "docs"`}, "producer passes --sauce"},
 		{"unknown embed-sim flag", singleStack, edit{compose, `"--model"`, `"--modle"`}, "embed-sim passes --modle"},
 		{"unknown binary", singleStack, edit{compose, `command: ["consumer"]`, `command: ["consumerd"]`}, "not a command"},
-		{"database left at loopback", singleStack, edit{compose, "  DATABASE_URL: *database-url\n  EMBEDDING", "  EMBEDDING"}, "consumer leaves DATABASE_URL"},
+		{"database left at loopback", singleStack, edit{compose, "  DATABASE_URL: *database-url\n  SLUICE_DEMO", "  SLUICE_DEMO"}, "consumer leaves DATABASE_URL"},
 		{"metrics on loopback", singleStack, edit{compose, `METRICS_ADDR: ":9103"`, `METRICS_ADDR: "127.0.0.1:9103"`}, "dlq-replayer listens on \"127.0.0.1:9103\""},
 		{"health on another port", singleStack, edit{compose, "http://127.0.0.1:9102/healthz", "http://127.0.0.1:9101/healthz"}, "outbox-relay's healthcheck"},
 		{"unscraped port", singleStack, edit{compose, `METRICS_ADDR: ":9101"`, `METRICS_ADDR: ":9111"`}, "does not scrape consumer on port 9111"},

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -38,6 +40,7 @@ func newStack(t *testing.T, project string, overrides ...string) *stack {
 	s := &stack{t: t, project: project, env: os.Environ()}
 	for _, f := range append([]string{"docker-compose.yml"}, overrides...) {
 		s.files = append(s.files, "-f", filepath.Join(repoRoot, f))
+		s.strongPasswords(filepath.Join(repoRoot, f))
 	}
 	for _, args := range [][]string{{"version"}, {"compose", "version"}} {
 		if out, err := exec.CommandContext(t.Context(), "docker", args...).CombinedOutput(); err != nil {
@@ -56,6 +59,21 @@ func newStack(t *testing.T, project string, overrides ...string) *stack {
 		}
 	})
 	return s
+}
+
+// strongPasswords gives every password variable the compose file names a
+// fresh random value, as a deployment's .env does: the services refuse
+// the shipped defaults.
+func (s *stack) strongPasswords(file string) {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	for _, v := range passwordVars(string(text)) {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		s.setenv(v, "pw"+hex.EncodeToString(b))
+	}
 }
 
 // setenv sets a variable that docker-compose.yml interpolates.
