@@ -73,6 +73,7 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 	var docs []string
 	var versions []int64
 	var dead []messages.DeadLetter
+	var escalated []manifest.Escalated
 	for i, j := range jobs {
 		if !write[i] {
 			continue
@@ -81,6 +82,13 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 			docs, versions = append(docs, j.chunk.DocID), append(versions, j.chunk.DocVersion)
 		}
 		dl := dls[i]
+		if dl.Disposition == messages.DispositionEscalate && j.chunk.DocID != "" {
+			e, err := redact(j, &dl)
+			if err != nil {
+				return err
+			}
+			escalated = append(escalated, e)
+		}
 		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
 		p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
 			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
@@ -91,7 +99,33 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 			return err
 		}
 	}
+	if err := manifest.KeepEscalatedText(ctx, tx, escalated); err != nil {
+		return err
+	}
+	if err := manifest.RedactJobs(ctx, tx, escalated); err != nil {
+		return err
+	}
 	return WriteDeadLetters(ctx, tx, dead)
+}
+
+// redact makes an escalated job's dead letter carry the redacted job
+// (messages.Redacted) instead of the original, and returns what the
+// manifest keeps of it: the text for escalated_chunks, and the redacted
+// job for the manifest row.
+func redact(j *Job, dl *messages.DeadLetter) (manifest.Escalated, error) {
+	c := &j.chunk
+	rule := cmp.Or(dl.ErrorCode, dl.ErrorClass)
+	job, err := messages.Redacted(*c, rule)
+	if err != nil {
+		return manifest.Escalated{}, fmt.Errorf("redact chunk %d of %s: %w", c.ChunkIndex, c.DocID, err)
+	}
+	raw, err := job.Encode()
+	if err != nil {
+		return manifest.Escalated{}, fmt.Errorf("redact chunk %d of %s: %w", c.ChunkIndex, c.DocID, err)
+	}
+	dl.Payload = raw
+	return manifest.Escalated{DocID: c.DocID, Index: c.ChunkIndex, Version: c.DocVersion, Rule: rule,
+		Text: c.Text, Job: raw, Hash: job.ContentHash}, nil
 }
 
 // deadLetter builds the dead letter for a parked job.

@@ -100,15 +100,40 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 	if p.allowed != nil && !p.allowed[job.SourceID] {
 		return classify.EscalateRule("source_not_allowed", fmt.Errorf("source %q is not on the allow-list", job.SourceID))
 	}
-	for _, r := range p.rules {
-		if len(r.Literals) > 0 && !containsAny(job.Text, r.Literals) {
-			continue
-		}
-		if r.matches(job.Text) {
-			return classify.EscalateRule(r.Name, fmt.Errorf("chunk matches policy rule %s", r.Name))
-		}
+	if r, ok := p.firstMatch(job.Text); ok {
+		return classify.EscalateRule(r, fmt.Errorf("chunk matches policy rule %s", r))
+	}
+	if len(job.Metadata) == 0 {
+		return nil
+	}
+	// Metadata is stored beside the vector, so it is screened like text:
+	// by every rule, and by the scanner's reading of each value under its
+	// key (a value under a key named like a password).
+	if r, ok := p.firstMatch(string(job.Metadata)); ok {
+		return classify.EscalateRule(r, fmt.Errorf("chunk metadata matches policy rule %s", r))
+	}
+	findings, err := secrets.ScanMetadataJSON(job.Metadata)
+	if err != nil {
+		return classify.Permanent(classify.ClassInvalidMessage, err)
+	}
+	if len(findings) > 0 {
+		f := findings[0]
+		return classify.EscalateRule(f.Rule, fmt.Errorf("chunk metadata at %s matches policy rule %s", f.Path, f.Rule))
 	}
 	return nil
+}
+
+// firstMatch names the first rule text breaks.
+func (p *Policy) firstMatch(text string) (string, bool) {
+	for _, r := range p.rules {
+		if len(r.Literals) > 0 && !containsAny(text, r.Literals) {
+			continue
+		}
+		if r.matches(text) {
+			return r.Name, true
+		}
+	}
+	return "", false
 }
 
 func (r Rule) matches(text string) bool {

@@ -260,7 +260,7 @@ func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, met
 // metadata, and its dead letter.
 func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, rule string, now time.Time) (escalation, error) {
 	redacted := c
-	redacted.Text = "[redacted: " + rule + "]"
+	redacted.Text = messages.RedactedText(rule)
 	job, err := p.job(docID, d, redacted, count, version, nil, now)
 	if err != nil {
 		return escalation{}, classify.Permanent(classify.ClassInvalidMessage, err)
@@ -456,17 +456,17 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 // copy of the real text.
 func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 	dls := make([]messages.DeadLetter, len(es))
+	kept := make([]manifest.Escalated, len(es))
 	for i, e := range es {
 		dls[i] = e.dl
 		if err := manifest.ParkEscalated(ctx, tx, manifest.ParkedChunk{DocID: e.job.docID, Index: e.job.index,
 			Version: e.job.version, Hash: e.job.hash, Class: classify.ClassPolicyViolation, RunID: e.dl.RunID, Job: e.job.raw}); err != nil {
 			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
 		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT DO NOTHING`, e.job.docID, e.job.index, e.job.version, e.rule, e.text); err != nil {
-			return fmt.Errorf("escalate chunk %d of %s: %w", e.job.index, e.dl.SourceNativeID, err)
-		}
+		kept[i] = manifest.Escalated{DocID: e.job.docID, Index: e.job.index, Version: e.job.version, Rule: e.rule, Text: e.text}
+	}
+	if err := manifest.KeepEscalatedText(ctx, tx, kept); err != nil {
+		return err
 	}
 	return pipeline.WriteDeadLetters(ctx, tx, dls)
 }
