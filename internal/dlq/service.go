@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/consumer"
 	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/retention"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 )
@@ -32,8 +33,8 @@ type ServiceConfig struct {
 	// SpikeWindow is the alerter's spike window. Defaults to
 	// DefaultSpikeWindow.
 	SpikeWindow time.Duration
-	// Housekeeping spaces run refreshes and retention. Defaults to
-	// DefaultHousekeeping.
+	// Housekeeping spaces run refreshes. Defaults to DefaultHousekeeping.
+	// Retention runs every retention.DefaultInterval where triage runs.
 	Housekeeping time.Duration
 }
 
@@ -50,10 +51,10 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
 	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", DefaultSpikeThreshold, "dead letters within the spike window that raise an alert (negative disables)")
 	l.Duration(&c.SpikeWindow, "spike-window", "SPIKE_WINDOW", DefaultSpikeWindow, "window of the spike detector")
-	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", policy.DefaultPayloadRetention, "age after which dead-letter payloads are purged (counts and classes stay); escalations follow ESCALATION_RETENTION")
-	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload is purged; never below RETENTION_MANDATE")
+	l.Duration(&c.PayloadRetention, "payload-retention", "DLQ_PAYLOAD_RETENTION", policy.DefaultPayloadRetention, "age after which dead-letter payloads, their by-reference copies and parked chunks' job bytes are purged (counts and classes stay); escalations follow ESCALATION_RETENTION")
+	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload, history and secret text are purged; never below RETENTION_MANDATE")
 	l.Duration(&c.RetentionMandate, "retention-mandate", "RETENTION_MANDATE", policy.DefaultRetentionMandate, "legal floor for keeping compliance records: escalations are never purged sooner")
-	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", DefaultHousekeeping, "how often runs are refreshed and retention applied")
+	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", DefaultHousekeeping, "how often run statuses are refreshed")
 }
 
 // Validate says what is wrong with the service's own settings and how to
@@ -109,8 +110,18 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		housekeeping(ctx, rt, cfg, triage)
+		housekeeping(ctx, rt, cfg)
 	}()
+	if triage != nil {
+		// Retention runs where triage does: triage owns the dead letters
+		// and holds the policy their retention follows.
+		purger := retention.New(retention.Config{}, retention.Deps{Log: rt.Log, Registry: rt.Registry}, triage.RetentionSteps()...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			purger.Run(ctx)
+		}()
+	}
 	rt.Log.Info().Str("roles", cfg.Roles).Msg("dlq-replayer started")
 	wg.Wait()
 	rt.Log.Info().Msg("dlq-replayer stopped")
@@ -151,24 +162,13 @@ func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles
 	return handlers, triage, nil
 }
 
-// housekeeping refreshes run statuses and, where triage runs (triage is
-// not nil), applies payload retention.
-func housekeeping(ctx context.Context, rt *service.Runtime, cfg ServiceConfig, triage *Triage) {
+// housekeeping refreshes run statuses every Housekeeping interval.
+func housekeeping(ctx context.Context, rt *service.Runtime, cfg ServiceConfig) {
 	t := time.NewTicker(cfg.Housekeeping)
 	defer t.Stop()
-	lastPurge := time.Time{}
 	for {
 		if err := runs.Refresh(ctx, rt.Pool); err != nil && ctx.Err() == nil {
 			rt.Log.Warn().Err(err).Msg("refresh runs")
-		}
-		if triage != nil && time.Since(lastPurge) > time.Hour {
-			n, err := triage.PurgePayloads(ctx, 0)
-			if err != nil && ctx.Err() == nil {
-				rt.Log.Warn().Err(err).Msg("purge dead-letter payloads")
-			} else if n > 0 {
-				rt.Log.Info().Int64("purged", n).Msg("dead-letter payloads past retention purged")
-			}
-			lastPurge = time.Now()
 		}
 		select {
 		case <-ctx.Done():

@@ -19,7 +19,8 @@ import (
 // TriageOptions configures a Triage. The zero value gives the defaults.
 type TriageOptions struct {
 	// PayloadRetention is how long a dead letter's payload is kept after
-	// its last failure; PurgePayloads called with 0 purges past it. It
+	// its last failure, for sources without a policy of their own, and
+	// how long the DLQ stream's by-reference payloads are kept. It
 	// matches the DLQ stream's MaxAge, so a payload outlives the message
 	// it came from by nothing. Defaults to 90 days.
 	PayloadRetention time.Duration
@@ -32,13 +33,14 @@ type TriageOptions struct {
 	// chain-of-custody record seed 004's mandate protects. Defaults to
 	// policy.DefaultEscalationRetention (2555 days).
 	EscalationRetention time.Duration
+	// HistoryRetention is how long each event of a dead letter's history
+	// is kept; an escalation's follow EscalationRetention. Defaults to
+	// policy.DefaultHistoryRetention (365 days).
+	HistoryRetention time.Duration
 	// Policy, when set, gives each source its own retention; its default
-	// section replaces PayloadRetention and EscalationRetention.
+	// section replaces PayloadRetention, EscalationRetention and
+	// HistoryRetention.
 	Policy *policy.Table
-	// PurgeBatch is how many rows one PurgePayloads statement updates, so
-	// a large first purge never holds row locks that triage waits on for
-	// long. Defaults to 5,000.
-	PurgeBatch int
 }
 
 // DefaultPayloadRetention is TriageOptions.PayloadRetention's default: a
@@ -46,14 +48,12 @@ type TriageOptions struct {
 // stream's default MaxAge.
 const DefaultPayloadRetention = policy.DefaultPayloadRetention
 
-const (
-	defaultTriageTimeout = 30 * time.Second
-	defaultPurgeBatch    = 5000
-)
+const defaultTriageTimeout = 30 * time.Second
 
 func (o *TriageOptions) applyDefaults() {
 	if o.Policy != nil {
-		o.PayloadRetention, o.EscalationRetention = o.Policy.Default().PayloadRetention, o.Policy.Default().EscalationRetention
+		def := o.Policy.Default()
+		o.PayloadRetention, o.EscalationRetention, o.HistoryRetention = def.PayloadRetention, def.EscalationRetention, def.HistoryRetention
 	}
 	if o.PayloadRetention <= 0 {
 		o.PayloadRetention = DefaultPayloadRetention
@@ -61,11 +61,11 @@ func (o *TriageOptions) applyDefaults() {
 	if o.EscalationRetention <= 0 {
 		o.EscalationRetention = policy.DefaultEscalationRetention
 	}
+	if o.HistoryRetention <= 0 {
+		o.HistoryRetention = policy.DefaultHistoryRetention
+	}
 	if o.Timeout <= 0 {
 		o.Timeout = defaultTriageTimeout
-	}
-	if o.PurgeBatch <= 0 {
-		o.PurgeBatch = defaultPurgeBatch
 	}
 }
 
@@ -73,14 +73,11 @@ func (o *TriageOptions) applyDefaults() {
 // fields take their defaults.
 func (o TriageOptions) Validate() error {
 	var errs []error
-	if o.PayloadRetention < 0 || o.EscalationRetention < 0 {
-		errs = append(errs, fmt.Errorf("triage: payload retention %s and escalation retention %s: use positive durations, or 0 for the defaults", o.PayloadRetention, o.EscalationRetention))
+	if o.PayloadRetention < 0 || o.EscalationRetention < 0 || o.HistoryRetention < 0 {
+		errs = append(errs, fmt.Errorf("triage: payload retention %s, escalation retention %s and history retention %s: use positive durations, or 0 for the defaults", o.PayloadRetention, o.EscalationRetention, o.HistoryRetention))
 	}
 	if o.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("triage: timeout %s: use a positive duration, or 0 for the default (%s)", o.Timeout, defaultTriageTimeout))
-	}
-	if o.PurgeBatch < 0 {
-		errs = append(errs, fmt.Errorf("triage: purge batch %d: use at least 1, or 0 for the default (%d)", o.PurgeBatch, defaultPurgeBatch))
 	}
 	if o.Policy == nil && o.PayloadRetention > 0 && o.EscalationRetention > 0 && o.EscalationRetention < o.PayloadRetention {
 		errs = append(errs, fmt.Errorf("triage: escalation retention %s is below payload retention %s: keep escalations at least as long", o.EscalationRetention, o.PayloadRetention))
@@ -209,56 +206,4 @@ func (t *Triage) Handle(ctx context.Context, l Letter) (Result, error) {
 		Int64("outbox_id", l.OutboxID).Str("error_class", l.ErrorClass).Str("outcome", outcome).
 		Bool("resolved", resolved).Msg("dead letter triaged")
 	return Result{}, nil
-}
-
-// PurgePayloads enforces payload retention: rows whose last failure is
-// older than their retention lose their payload (payload_purged_at
-// records when) and keep everything else — counts, classes and times
-// stay for trend reports. A row's retention is its source's policy, else
-// olderThan, else TriageOptions.PayloadRetention; an escalation's is the
-// escalation retention, which the policy never lets fall below the
-// retention mandate. It returns how many rows it purged, and is safe to
-// call while triage runs and from several replicas. A purged unresolved
-// row can no longer be replayed from Postgres; by then its DLQ message
-// has aged out too.
-func (t *Triage) PurgePayloads(ctx context.Context, olderThan time.Duration) (int64, error) {
-	if olderThan <= 0 {
-		olderThan = t.opts.PayloadRetention
-	}
-	var sources []string
-	var payloadSecs, escalationSecs []float64
-	if t.opts.Policy != nil {
-		for _, src := range t.opts.Policy.Sources() {
-			s := t.opts.Policy.For(src)
-			sources = append(sources, src)
-			payloadSecs, escalationSecs = append(payloadSecs, s.PayloadRetention.Seconds()), append(escalationSecs, s.EscalationRetention.Seconds())
-		}
-	}
-	var total int64
-	for {
-		// SKIP LOCKED: a row triage is updating right now is getting a
-		// fresh failure, so it is not due for purging anyway.
-		tag, err := t.pool.Exec(ctx, `
-			UPDATE dead_letters SET payload = NULL, payload_purged_at = now()
-			WHERE dead_letter_id IN (
-				SELECT d.dead_letter_id FROM dead_letters d
-				LEFT JOIN unnest($1::text[], $2::float8[], $3::float8[]) AS p(source_id, payload_secs, escalation_secs)
-				       ON p.source_id = d.source_id
-				WHERE d.payload IS NOT NULL AND d.last_failed_at < now() - make_interval(secs => CASE
-				      WHEN d.disposition = 'escalate' THEN coalesce(p.escalation_secs, $4)
-				      ELSE coalesce(p.payload_secs, $5) END)
-				LIMIT $6 FOR UPDATE OF d SKIP LOCKED)`,
-			sources, payloadSecs, escalationSecs, t.opts.EscalationRetention.Seconds(), olderThan.Seconds(), t.opts.PurgeBatch)
-		if err != nil {
-			return total, fmt.Errorf("purge dead letter payloads: %w", err)
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(t.opts.PurgeBatch) {
-			break
-		}
-	}
-	if total > 0 {
-		t.log.Info().Int64("rows", total).Dur("older_than", olderThan).Msg("dead letter payloads purged")
-	}
-	return total, nil
 }

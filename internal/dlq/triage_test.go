@@ -231,7 +231,7 @@ func TestTriagePurgePayloads(t *testing.T) {
 	recent := newLetter("src", "recent", 0, 2, time.Now().Add(-24*time.Hour))
 	b.handle(t, old, recent)
 
-	n, err := b.triage.PurgePayloads(ctx, 0)
+	n, err := b.triage.PurgePayloads(ctx, time.Now(), 100)
 	if err != nil || n != 1 {
 		t.Fatalf("purged %d, err %v; want the one row past 90 days", n, err)
 	}
@@ -242,11 +242,11 @@ func TestTriagePurgePayloads(t *testing.T) {
 	if r := b.row(t, recent.DeadLetterID); !bytes.Equal(r.payload, recent.Payload) || r.payloadPurgedAt != nil {
 		t.Errorf("recent row lost its payload")
 	}
-	if n, err := b.triage.PurgePayloads(ctx, 0); err != nil || n != 0 {
+	if n, err := b.triage.PurgePayloads(ctx, time.Now(), 100); err != nil || n != 0 {
 		t.Errorf("second purge: %d rows, err %v; want nothing left to purge", n, err)
 	}
-	if n, err := b.triage.PurgePayloads(ctx, time.Hour); err != nil || n != 1 {
-		t.Errorf("purge older than 1h: %d rows, err %v; want the recent row", n, err)
+	if n, err := b.triage.PurgePayloads(ctx, time.Now().Add(90*24*time.Hour), 100); err != nil || n != 1 {
+		t.Errorf("purge 90 days later: %d rows, err %v; want the recent row", n, err)
 	}
 }
 
@@ -272,7 +272,7 @@ func TestTriageRetentionFollowsPolicyAndSparesEscalations(t *testing.T) {
 	fresh := newLetter("src", "fresh", 0, 4, time.Now().Add(-8*24*time.Hour))
 	b.handle(t, escalated, quarantined, shortLived, fresh)
 
-	if n, err := b.triage.PurgePayloads(context.Background(), 0); err != nil || n != 2 {
+	if n, err := b.triage.PurgePayloads(context.Background(), time.Now(), 100); err != nil || n != 2 {
 		t.Fatalf("purged %d, err %v; want the 100-day quarantine and the 8-day row of the 7-day source", n, err)
 	}
 	for _, c := range []struct {

@@ -1,6 +1,9 @@
 // Package manifest owns the status of every chunk (ingest_manifest) and
 // every document (documents): their typed statuses, the legal moves
-// between them, and every SQL statement that changes one.
+// between them, and every SQL statement that changes one. It also holds
+// the retention of what a parked chunk keeps: its job bytes
+// (ClearParkedJobs) and, for a chunk ParkEscalated parked, its secret's
+// text in escalated_chunks (PurgeEscalatedText).
 //
 // Callers keep their transactions: each statement runs on the Querier it
 // is given — a pgx.Tx, a *pgxpool.Pool or a *pgx.Conn — as one statement,

@@ -58,6 +58,7 @@ type halt struct {
 
 type retention struct {
 	DeadLetterPayloads *Duration `yaml:"dead_letter_payloads"`
+	DeadLetterHistory  *Duration `yaml:"dead_letter_history"`
 	Escalations        *Duration `yaml:"escalations"`
 }
 
@@ -99,6 +100,7 @@ func (s section) apply(base Settings) Settings {
 	if r := s.Retention; r != nil {
 		setDuration(&base.PayloadRetention, r.DeadLetterPayloads)
 		setDuration(&base.EscalationRetention, r.Escalations)
+		setDuration(&base.HistoryRetention, r.DeadLetterHistory)
 	}
 	return base
 }
@@ -187,7 +189,7 @@ func Parse(name string, data []byte, defaults Settings, mandate time.Duration) (
 // build resolves and validates every section, gathering every problem.
 func build(name string, root *yaml.Node, f file, defaults Settings, mandate time.Duration) (*Table, error) {
 	var errs []error
-	def := f.Default.apply(defaults)
+	def := f.Default.apply(defaults.withUnflagged())
 	if err := def.Validate(mandate); err != nil {
 		errs = append(errs, located(name, lineOf(root, "default"), "default", err))
 	}

@@ -15,7 +15,8 @@ const day = 24 * time.Hour
 func defaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, MaxReplays: 3,
 		BackoffBase: time.Second, BackoffMax: 2 * time.Minute, BreakerFailures: 5, BreakerDelay: 10 * time.Second,
-		SoftTimeLimit: time.Minute, HaltMinChunks: 100, PayloadRetention: 90 * day, EscalationRetention: policy.DefaultEscalationRetention}
+		SoftTimeLimit: time.Minute, HaltMinChunks: 100, PayloadRetention: 90 * day, EscalationRetention: policy.DefaultEscalationRetention,
+		HistoryRetention: policy.DefaultHistoryRetention}
 }
 
 const example = `
@@ -34,7 +35,7 @@ sources:
     max_deliveries: 6
     max_replays: 5
     soft_time_limit: 5m
-    retention: {dead_letter_payloads: 30d, escalations: 3000d}
+    retention: {dead_letter_payloads: 30d, dead_letter_history: 60d, escalations: 3000d}
 `
 
 func TestParseResolvesEachSourceOverDefaultOverFlags(t *testing.T) {
@@ -58,7 +59,10 @@ func TestParseResolvesEachSourceOverDefaultOverFlags(t *testing.T) {
 		{"overnight-batch", func(s policy.Settings) bool {
 			return s.MaxDeliveries == 6 && s.MaxReplays == 5 && s.SoftTimeLimit == 5*time.Minute
 		}, "own caps"},
-		{"overnight-batch", func(s policy.Settings) bool { return s.PayloadRetention == 30*day && s.EscalationRetention == 3000*day }, "own retention in days"},
+		{"overnight-batch", func(s policy.Settings) bool {
+			return s.PayloadRetention == 30*day && s.HistoryRetention == 60*day && s.EscalationRetention == 3000*day
+		}, "own retention in days"},
+		{"flaky-portal", func(s policy.Settings) bool { return s.HistoryRetention == policy.DefaultHistoryRetention }, "history retention from the default"},
 		{"overnight-batch", func(s policy.Settings) bool { return s.RequestsPerMinute == 600 && s.BreakerFailures == 3 }, "embedder-wide values visible everywhere"},
 	}
 	for _, tt := range tests {
@@ -90,6 +94,7 @@ func TestParseRejectsBadFilesWithFileAndLine(t *testing.T) {
 		{"ambiguous not below cap", "sources:\n  a:\n    max_deliveries: 2\n    ambiguous_retries: 2\n", []string{"p.yaml:2:", "ambiguous_retries 2: use 0..1"}},
 		{"backoff max below base", "default:\n  backoff: {base: 1m, max: 1s}\n", []string{"p.yaml:1:", "default", "backoff base 1m0s, max 1s"}},
 		{"ratio out of range", "default:\n  halt: {rejection_ratio: 1.5}\n", []string{"halt rejection_ratio 1.5"}},
+		{"no history", "default:\n  retention: {dead_letter_history: 0s}\n", []string{"p.yaml:1:", "retention dead_letter_history 0s: use a positive duration"}},
 		{"escalations below mandate", "sources:\n  a:\n    retention: {escalations: 90d}\n", []string{"p.yaml:2:", "escalations 90d is below the retention mandate 2555d"}},
 		{"breaker per source", "sources:\n  a:\n    breaker: {failures: 2}\n", []string{"p.yaml:2:", "breaker govern the embedder", "under default"}},
 		{"rate per source", "sources:\n  a:\n    rate: {requests_per_minute: 2}\n", []string{"rate govern the embedder"}},
@@ -181,5 +186,53 @@ func TestParseDuration(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseDuration(%q) = %s, %v; want %s ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// The history retention has no flag: a service's defaults leave it zero,
+// and the table fills in DefaultHistoryRetention, whether or not a file
+// is read.
+func TestHistoryRetentionDefaultsWithoutAFlag(t *testing.T) {
+	t.Parallel()
+	flags := defaults()
+	flags.HistoryRetention = 0
+	parsed, err := policy.Parse("p.yaml", []byte("sources:\n  a:\n    max_replays: 2\n"), flags, policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := policy.New(flags, policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]policy.Settings{"file, source a": parsed.For("a"), "file, default": parsed.For("b"), "no file": plain.For("a")} {
+		if s.HistoryRetention != policy.DefaultHistoryRetention {
+			t.Errorf("%s: history retention %s, want %s", name, s.HistoryRetention, policy.DefaultHistoryRetention)
+		}
+	}
+}
+
+// Bounds lays out one retention setting per source for a statement, the
+// default section's for every other source.
+func TestBoundsListEachSourceAndTheDefault(t *testing.T) {
+	t.Parallel()
+	tab, err := policy.Parse("p.yaml", []byte(example), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := tab.Bounds(policy.HistoryRetention)
+	if got := strings.Join(b.Sources, ","); got != "flaky-portal,overnight-batch" {
+		t.Fatalf("sources %s", got)
+	}
+	if b.Seconds[0] != policy.DefaultHistoryRetention.Seconds() || b.Seconds[1] != (60*day).Seconds() || b.Default != policy.DefaultHistoryRetention.Seconds() {
+		t.Errorf("seconds %v, default %v", b.Seconds, b.Default)
+	}
+	if b.Shortest() != (60 * day).Seconds() {
+		t.Errorf("shortest %v, want 60 days", b.Shortest())
+	}
+	if e := tab.Bounds(policy.EscalationRetention); e.Shortest() != policy.DefaultEscalationRetention.Seconds() || e.Seconds[1] != (3000*day).Seconds() {
+		t.Errorf("escalation bounds %+v", e)
+	}
+	if p := tab.Bounds(policy.PayloadRetention); p.Seconds[1] != (30*day).Seconds() || p.Default != (90*day).Seconds() {
+		t.Errorf("payload bounds %+v", p)
 	}
 }

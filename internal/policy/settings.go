@@ -41,9 +41,16 @@ type Settings struct {
 	HaltRejectionRatio float64
 	HaltMinChunks      int
 	// PayloadRetention is how long a dead letter's payload is kept after
-	// its last failure; EscalationRetention the same for escalations,
-	// which the retention mandate protects.
+	// its last failure (with the parked chunk's job bytes, which are the
+	// same bytes); EscalationRetention the same for escalations, which
+	// the retention mandate protects, and also how long an escalation's
+	// history and its chunk's secret text (escalated_chunks) are kept.
 	PayloadRetention, EscalationRetention time.Duration
+	// HistoryRetention is how long each event in a dead letter's history
+	// (dead_letter_history) is kept; an escalation's follow
+	// EscalationRetention. No flag carries it: it defaults to
+	// DefaultHistoryRetention.
+	HistoryRetention time.Duration
 }
 
 // Defaults of the settings that no service flag carries. The others
@@ -60,6 +67,10 @@ const (
 	// kept: a quarter, long enough to see a pattern and replay, and equal
 	// to the DLQ stream's default MaxAge.
 	DefaultPayloadRetention = broker.DefaultDLQMaxAge
+	// DefaultHistoryRetention is how long a dead letter's history is
+	// kept: a year of trends and replay outcomes. It holds no chunk text,
+	// so it may outlive the payloads.
+	DefaultHistoryRetention = 365 * 24 * time.Hour
 	// DefaultHaltMinChunks is how many chunks of a run must settle before
 	// its rejection ratio is judged.
 	DefaultHaltMinChunks = 100
@@ -99,10 +110,22 @@ func (s Settings) Validate(mandate time.Duration) error {
 	if s.PayloadRetention <= 0 {
 		errs = append(errs, fmt.Errorf("retention dead_letter_payloads %s: use a positive duration such as 90d", s.PayloadRetention))
 	}
+	if s.HistoryRetention <= 0 {
+		errs = append(errs, fmt.Errorf("retention dead_letter_history %s: use a positive duration such as 365d", s.HistoryRetention))
+	}
 	if s.EscalationRetention < mandate {
 		errs = append(errs, fmt.Errorf("retention escalations %s is below the retention mandate %s: raise it, or lower retention_mandate if the law that binds you allows", days(s.EscalationRetention), days(mandate)))
 	}
 	return errors.Join(errs...)
+}
+
+// withUnflagged fills the settings no service flag carries with their
+// defaults, where the caller left them zero.
+func (s Settings) withUnflagged() Settings {
+	if s.HistoryRetention == 0 {
+		s.HistoryRetention = DefaultHistoryRetention
+	}
+	return s
 }
 
 // days renders a duration in whole days when it is one, as the file

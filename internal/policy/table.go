@@ -15,6 +15,7 @@ type Table struct {
 
 // New returns a table holding defaults alone, validated against mandate.
 func New(defaults Settings, mandate time.Duration) (*Table, error) {
+	defaults = defaults.withUnflagged()
 	if err := defaults.Validate(mandate); err != nil {
 		return nil, err
 	}
