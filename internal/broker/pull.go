@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/wait"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // PullOptions tunes Pull.
@@ -135,9 +136,12 @@ func fetch(ctx context.Context, cons jetstream.Consumer, size int, opts PullOpti
 
 // Lookup returns the durable consumer of stream, trying again every
 // second, saying so, until it exists or ctx ends: services may start
-// before the topology owner declares it.
+// before the topology owner declares it, or while the broker is away
+// (see lookupAgain). Any other failure, such as a name JetStream cannot
+// take, is returned at once.
 func Lookup(ctx context.Context, js jetstream.JetStream, stream, durable string, log zerolog.Logger) (jetstream.Consumer, error) {
 	policy := retrypolicy.NewBuilder[jetstream.Consumer]().
+		HandleIf(func(_ jetstream.Consumer, err error) bool { return lookupAgain(err) }).
 		WithMaxRetries(-1).
 		WithDelay(lookupDelay).
 		AbortIf(func(jetstream.Consumer, error) bool { return ctx.Err() != nil }).
@@ -148,6 +152,14 @@ func Lookup(ctx context.Context, js jetstream.JetStream, stream, durable string,
 	return failsafe.With(policy).WithContext(ctx).Get(func() (jetstream.Consumer, error) {
 		return js.Consumer(ctx, stream, durable)
 	})
+}
+
+// lookupAgain reports whether Lookup asks again after err: when the
+// stream or the durable is not declared yet, or classify calls the
+// failure transient.
+func lookupAgain(err error) bool {
+	return errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		classify.IsRetryable(err)
 }
 
 // lookupDelay spaces Lookup's attempts.

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -125,5 +126,23 @@ func TestLookupGivesUpWhenTheContextEnds(t *testing.T) {
 	_, err := broker.Lookup(ctx, js, broker.IngestStream, broker.WorkersConsumer, zerolog.Nop())
 	if err == nil || ctx.Err() == nil {
 		t.Fatalf("Lookup of a durable that does not exist = %v, want an error once the context ends", err)
+	}
+}
+
+// Lookup waits for a durable that is not declared yet, but not for one
+// JetStream can never give: classify calls an invalid name permanent, so
+// Lookup says so at once instead of retrying it until the context ends.
+func TestLookupReturnsAtOnceWhatCannotClear(t *testing.T) {
+	t.Parallel()
+	js := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := broker.Lookup(ctx, js, broker.IngestStream, "not.a.name", zerolog.Nop())
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("Lookup of an invalid durable name = %v after %s, want its error at once", err, time.Since(start))
+	}
+	if !errors.Is(err, jetstream.ErrInvalidConsumerName) {
+		t.Errorf("Lookup = %v, want %v", err, jetstream.ErrInvalidConsumerName)
 	}
 }

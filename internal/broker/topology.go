@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/failsafe-go/failsafe-go"
-	"github.com/failsafe-go/failsafe-go/retrypolicy"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -276,71 +273,12 @@ func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
 	return nil
 }
 
-// declare runs one of Ensure's declarations in attempts of at most
-// declareAttempt each, asking again while the answer is one a JetStream
-// cluster gives as it settles (see settling), for up to declarePatience.
-// A new replicated stream elects its leader as it is created, and a reply
-// lost to that election would otherwise hold Ensure for its caller's whole
-// deadline; the declarations are idempotent, so asking again is safe. Any
-// other answer, such as a permissions violation or an invalid setting,
-// ends it at once.
+// declare runs one of Ensure's declarations through Settle: a new
+// replicated stream elects its leader as it is created, and a reply lost
+// to that election would otherwise hold Ensure for its caller's whole
+// deadline; the declarations are idempotent, so asking again is safe.
 func declare(ctx context.Context, fn func(context.Context) error) error {
-	policy := retrypolicy.NewBuilder[any]().
-		HandleIf(func(_ any, err error) bool { return settling(err) }).
-		WithMaxRetries(-1).
-		WithMaxDuration(declarePatience).
-		WithBackoff(declareDelay, declareMaxDelay).
-		AbortIf(func(any, error) bool { return ctx.Err() != nil }).
-		ReturnLastFailure().
-		Build()
-	return failsafe.With(policy).WithContext(ctx).Run(func() error {
-		attempt, cancel := context.WithTimeout(ctx, declareAttempt)
-		defer cancel()
-		return fn(attempt)
-	})
-}
-
-// Bounds of declare.
-const (
-	declareAttempt  = 10 * time.Second
-	declarePatience = 30 * time.Second
-	declareDelay    = 200 * time.Millisecond
-	declareMaxDelay = 2 * time.Second
-)
-
-// JetStream API error codes a cluster answers while it settles, from
-// nats-server's errors.json.
-const (
-	// codeNoPeers: "no suitable peers for placement", while a node the
-	// replicas need is not (yet) counted online.
-	codeNoPeers jetstream.ErrorCode = 10005
-	// codeUnavailable: "JetStream system temporarily unavailable", while
-	// the meta group has no leader.
-	codeUnavailable jetstream.ErrorCode = 10008
-	// codeNotLeader: "JetStream cluster can not handle request", while
-	// leadership changes.
-	codeNotLeader jetstream.ErrorCode = 10009
-	// codeStoreFailed: "error creating store for stream", while a store
-	// just deleted is still on its way out of the server's directory.
-	codeStoreFailed jetstream.ErrorCode = 10077
-)
-
-// settling reports whether err is an answer, or the lack of one, that a
-// JetStream cluster gives while it settles: no reply in time, no one to
-// answer, or one of the API errors above.
-func settling(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) {
-		return true
-	}
-	var apiErr *jetstream.APIError
-	if !errors.As(err, &apiErr) {
-		return false
-	}
-	switch apiErr.ErrorCode {
-	case codeNoPeers, codeUnavailable, codeNotLeader, codeStoreFailed:
-		return true
-	}
-	return false
+	return Settle(ctx, SettleConfig{}, fn)
 }
 
 // Verify checks that both streams exist, reading only their information.

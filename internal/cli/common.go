@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
@@ -22,6 +23,10 @@ import (
 type conn struct {
 	config.Common
 	JSON bool
+	// Settle bounds each JetStream read's wait through a settling
+	// cluster; zero, for a command whose loader has no NATS settings,
+	// means no such wait.
+	Settle time.Duration
 }
 
 // newLoader returns a flag loader for "sluice <name>" with the database
@@ -32,17 +37,28 @@ func newLoader(env Env, name string, c *conn, withNATS bool) *config.Loader {
 	config.RegisterDatabase(l, &c.Common)
 	if withNATS {
 		config.RegisterNATS(l, &c.Common)
+		l.Duration(&c.Settle, "settle-timeout", "NATS_SETTLE_TIMEOUT", broker.DefaultSettlePatience,
+			"how long each JetStream read waits through a settling cluster (leaders being elected after a node restarted) before the command gives up (0: at the first failure)")
 	}
 	l.Bool(&c.JSON, "json", "", false, "print JSON for machines")
 	return l
 }
 
-// connectNATS connects with the command's NATS settings.
+// connectNATS connects with the command's NATS settings. With a Settle
+// bound, the JetStream it returns waits through a settling cluster on
+// every read (see settlingJS).
 func (c *conn) connectNATS(name string, log zerolog.Logger) (*nats.Conn, jetstream.JetStream, error) {
 	if err := c.ValidateNATS(); err != nil {
 		return nil, nil, usageErr("%v", err)
 	}
-	return broker.Connect(c.NATSConn(name), log)
+	if c.Settle < 0 {
+		return nil, nil, usageErr("NATS_SETTLE_TIMEOUT %s: use a positive duration such as 30s", c.Settle)
+	}
+	nc, js, err := broker.Connect(c.NATSConn(name), log)
+	if err != nil || c.Settle == 0 {
+		return nc, js, err
+	}
+	return nc, newSettlingJS(js, broker.SettleConfig{Patience: c.Settle}), nil
 }
 
 // parse parses args, turning flag errors into usage errors.

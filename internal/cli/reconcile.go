@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -15,6 +16,29 @@ import (
 	"github.com/sluicehq/sluice/internal/redrive"
 )
 
+// Exit statuses of `sluice reconcile`, so that a scheduled check tells a
+// leak from a system it could not look at.
+const (
+	// reconcileProblems: the check ran and found leaked, duplicated,
+	// unpublished, lost or stranded chunks (or, with --redrive, a repair
+	// failed).
+	reconcileProblems = 1
+	// reconcileUnchecked: the check could not run to its end — PostgreSQL
+	// or JetStream did not answer, JetStream did not settle within
+	// --settle-timeout, or the command line was wrong. Nothing is known
+	// about leaks; run it again.
+	reconcileUnchecked = 2
+)
+
+// reconcileExitHelp is printed below the flags of `sluice reconcile --help`.
+const reconcileExitHelp = `
+Exit status:
+  0  every chunk is stored, parked, or owed and queued (with --redrive: every problem found was repaired)
+  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, or a failed repair
+  2  could not check: PostgreSQL or JetStream did not answer, JetStream did not settle within
+     --settle-timeout (a cluster electing its leaders), or a usage error; nothing is known, run it again
+`
+
 func runReconcile(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var doRedrive bool
@@ -22,22 +46,20 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	l := newLoader(env, "reconcile", &c, true)
 	l.Bool(&doRedrive, "redrive", "", false, "repair what is found from PostgreSQL: re-publish owed, lost and stranded chunks (recreating INGEST if it is gone), re-open leaked ones, resolve open dead letters of stored chunks")
 	l.Duration(&grace, "grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
+	l.FlagSet().Usage = func() {
+		l.PrintUsage(env.Stderr)
+		fmt.Fprint(env.Stderr, reconcileExitHelp)
+	}
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
-	pool, err := openPool(ctx, c.DatabaseURL)
+	rep, err := reconcileOnce(ctx, &c, reconcile.Options{Grace: grace, Redrive: doRedrive})
 	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	nc, js, err := c.connectNATS("sluice-reconcile", zerolog.Nop())
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	rep, err := reconcile.Run(ctx, pool, js, reconcile.Options{Grace: grace, Redrive: doRedrive})
-	if err != nil {
-		return err
+		var exit *ExitError
+		if errors.Is(err, ErrUsage) || errors.As(err, &exit) {
+			return err
+		}
+		return &ExitError{Code: reconcileUnchecked, Err: fmt.Errorf("reconcile could not check: %w", err)}
 	}
 	if c.JSON {
 		_ = printJSON(env.Stdout, rep)
@@ -45,9 +67,26 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 		printReconcile(env, rep)
 	}
 	if !rep.OK {
-		return &ExitError{Code: 1, Err: fmt.Errorf("reconcile found problems: %s", strings.Join(rep.Named(), ", "))}
+		return &ExitError{Code: reconcileProblems, Err: fmt.Errorf("reconcile found problems: %s", strings.Join(rep.Named(), ", "))}
 	}
 	return nil
+}
+
+// reconcileOnce connects to PostgreSQL and NATS and runs one check. Its
+// JetStream reads wait through a settling cluster for up to the
+// command's --settle-timeout each.
+func reconcileOnce(ctx context.Context, c *conn, opts reconcile.Options) (*reconcile.Report, error) {
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	defer pool.Close()
+	nc, js, err := c.connectNATS("sluice-reconcile", zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	return reconcile.Run(ctx, pool, js, opts)
 }
 
 func printReconcile(env Env, r *reconcile.Report) {

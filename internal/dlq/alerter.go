@@ -35,15 +35,17 @@ type AlerterOptions struct {
 	HTTPClient *http.Client
 	// Timeout bounds one webhook attempt. Defaults to 5s.
 	Timeout time.Duration
-	// MaxRetries is how many times a failed webhook POST (network error,
-	// 429 or 5xx) is retried before Handle gives up and asks for
-	// redelivery. Negative means none. Defaults to 3. Keep (MaxRetries+1) ×
+	// MaxRetries is how many times a failed webhook POST is retried before
+	// Handle gives up and asks for redelivery: a failure pkg/classify
+	// calls transient or ambiguous (a network error, 408, 425, 429, a
+	// 5xx); a refusal it calls permanent (400, 401, 403, 404, 422, …) is
+	// not retried. Negative means none. Defaults to 3. Keep (MaxRetries+1) ×
 	// Timeout plus the delays below the alerter durable's AckWait (60s by
 	// default), or JetStream redelivers the message while it is in hand.
 	MaxRetries int
-	// RetryDelay is the first retry's delay, doubling per retry, with
-	// jitter; a Retry-After header, capped at RetryMaxDelay, overrides it.
-	// Defaults to 250ms.
+	// RetryDelay is the ceiling of the first retry's delay, doubling per
+	// retry, with full jitter (classify.Backoff); a Retry-After header,
+	// capped at RetryMaxDelay, is the least delay. Defaults to 250ms.
 	RetryDelay time.Duration
 	// RetryMaxDelay caps the delay between retries. Defaults to 5s.
 	RetryMaxDelay time.Duration
@@ -185,16 +187,13 @@ func NewAlerter(opts AlerterOptions, log zerolog.Logger, reg prometheus.Register
 	if err := a.metrics.register(reg); err != nil {
 		return nil, fmt.Errorf("alerter metrics: %w", err)
 	}
+	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
 	retry := retrypolicy.NewBuilder[webhookReply]().
-		HandleIf(func(r webhookReply, err error) bool { return err != nil || r.retryable() }).
+		HandleIf(func(r webhookReply, err error) bool { return retried(webhookDecision(r, err)) }).
 		WithMaxRetries(opts.MaxRetries).
-		WithBackoff(opts.RetryDelay, opts.RetryMaxDelay).
-		WithJitterFactor(0.25).
 		WithDelayFunc(func(exec failsafe.ExecutionAttempt[webhookReply]) time.Duration {
-			if d := exec.LastResult().retryAfter; d > 0 {
-				return d
-			}
-			return -1 // the backoff above
+			d := webhookDecision(exec.LastResult(), exec.LastError())
+			return backoff.DelayAtLeast(exec.Retries()+1, d.RetryAfter)
 		}).
 		ReturnLastFailure().
 		Build()
@@ -298,10 +297,10 @@ func (a *Alerter) send(ctx context.Context, kind, key string, body []byte) error
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeFailed).Inc()
 		log.Error().Err(err).Msg("alert webhook unreachable")
 		return fmt.Errorf("post alert: %w", err)
-	case reply.status >= 200 && reply.status < 300:
+	case reply.ok():
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeDelivered).Inc()
 		return nil
-	case reply.retryable():
+	case retried(webhookDecision(reply, nil)):
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeFailed).Inc()
 		log.Error().Int("status", reply.status).Msg("alert webhook kept failing")
 		return fmt.Errorf("post alert: webhook answered %d after %d retries", reply.status, a.opts.MaxRetries)
@@ -346,9 +345,27 @@ type webhookReply struct {
 	retryAfter time.Duration
 }
 
-// retryable: the receiver is overloaded or broken, not refusing the event.
-func (r webhookReply) retryable() bool {
-	return r.status == http.StatusTooManyRequests || r.status >= 500
+func (r webhookReply) ok() bool { return r.status >= 200 && r.status < 300 }
+
+// webhookDecision classifies one webhook attempt: its error, or the
+// status of a reply that was not a success; the zero Decision for a
+// success.
+func webhookDecision(r webhookReply, err error) classify.Decision {
+	switch {
+	case err != nil:
+		return classify.Classify(err)
+	case r.ok():
+		return classify.Decision{}
+	}
+	return classify.FromStatus(r.status, "", r.retryAfter)
+}
+
+// retried reports whether a webhook attempt that came to d is tried
+// again: the receiver is overloaded, broken or unreachable (Retry), or
+// failed in a way the classifier does not recognise (Ambiguous, within
+// MaxRetries like the rest), rather than refusing the event.
+func retried(d classify.Decision) bool {
+	return d.Disposition == classify.Retry || d.Disposition == classify.Ambiguous
 }
 
 // idempotencyKey names one failure of one chunk. A letter without an

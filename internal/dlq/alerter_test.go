@@ -149,7 +149,8 @@ func TestAlerterEscalatesOnceWithoutText(t *testing.T) {
 }
 
 // A webhook that fails and recovers gets the escalation; one that refuses
-// it with a 4xx is not retried.
+// it is not retried. Which is which is pkg/classify's decision, the same
+// as every other stage's: 408 is a timeout to try again, 400 a refusal.
 func TestAlerterWebhookFailures(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -160,7 +161,13 @@ func TestAlerterWebhookFailures(t *testing.T) {
 	}{
 		{"500 then 200 is retried", []int{500}, 2, "delivered"},
 		{"429 twice then 200 is retried", []int{429, 429}, 3, "delivered"},
+		{"408 then 200 is retried", []int{408}, 2, "delivered"},
+		{"425 then 200 is retried", []int{425}, 2, "delivered"},
+		{"501 then 200 is retried within the budget", []int{501}, 2, "delivered"},
 		{"400 is not retried", []int{400}, 1, "rejected"},
+		{"404 is not retried", []int{404}, 1, "rejected"},
+		{"409 is not retried", []int{409}, 1, "rejected"},
+		{"422 is not retried", []int{422}, 1, "rejected"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

@@ -6,6 +6,12 @@
 // even when the INGEST stream is gone, and goes on past a failed repair,
 // reporting it.
 //
+// Run reports what it found in its Report; an error from Run means the
+// check could not be made, never that something leaked (`sluice
+// reconcile` exits 2 on it, 1 on a problem found). Run reads JetStream
+// through the JetStream it is given: the CLI gives it one whose reads wait
+// through a settling cluster (broker.Settle, bounded by --settle-timeout).
+//
 // It is meant for a quiet system: work in flight can look owed or
 // stranded for as long as it is in flight.
 package reconcile

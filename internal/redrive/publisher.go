@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -313,11 +314,20 @@ func columns(jobs []Job) ([]string, []int32, []int64) {
 
 // Unavailable reports whether a publish error means the server could not
 // be reached or did not answer, as opposed to a refusal it sent (a full
-// stream, which is back-pressure to wait out).
+// stream, which is back-pressure to wait out, or a message it will never
+// take). pkg/classify decides: a timeout, a connection down, no responder
+// or a JetStream cluster without leaders is unavailability, and so is an
+// error it does not recognise; an answer the server gave is a refusal.
+// The sweeper stops a sweep at the first unavailability, leaving the rest
+// owed for the next one, and goes on past refusals.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	var apiErr *jetstream.APIError
-	return !errors.As(err, &apiErr)
+	d := classify.Classify(err)
+	switch d.Class {
+	case classify.ClassTimeout, classify.ClassConnection, classify.ClassBrokerUnavailable, classify.ClassCanceled:
+		return true
+	}
+	return d.Disposition == classify.Ambiguous
 }

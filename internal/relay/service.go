@@ -62,7 +62,9 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return service.UsageError(err)
 	}
 	rt.Log.Info().Msg("outbox relay started")
-	var g errgroup.Group
+	// A relay stopped by a permanent failure stops the sweeper too, so
+	// that the service exits and says why rather than half running.
+	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return relay.Run(ctx) })
 	g.Go(func() error { return sweeper.Run(ctx) })
 	return g.Wait()

@@ -52,20 +52,25 @@ var connectionErrors = []error{
 //     taken from what it wraps, so Permanent(ClassContextLength, statusErr)
 //     still records "http_400".
 //  3. A *StatusError: FromStatus.
-//  4. A *pgconn.PgError with a SQLSTATE listed below.
-//  5. context.Canceled: Retry, class canceled. A canceled context almost
+//  4. A NATS or JetStream error (see fromBroker): a JetStream API error by
+//     its code, else by its status as FromStatus; the client's timeouts
+//     (Retry, timeout); no responders or a connection down or coming back
+//     (Retry, broker_unavailable); a message over max_payload
+//     (Quarantine, payload_too_large).
+//  5. A *pgconn.PgError with a SQLSTATE listed below.
+//  6. context.Canceled: Retry, class canceled. A canceled context almost
 //     always means shutdown, which must never park the chunk in hand.
-//  6. context.DeadlineExceeded, a pgconn timeout, or a net.Error whose
+//  7. context.DeadlineExceeded, a pgconn timeout, or a net.Error whose
 //     Timeout() is true: Retry, class timeout.
-//  7. A *net.OpError, *net.DNSError or *pgconn.ConnectError, a reset,
+//  8. A *net.OpError, *net.DNSError or *pgconn.ConnectError, a reset,
 //     refused, aborted or broken connection (syscall errnos, net.ErrClosed,
 //     io.ErrUnexpectedEOF), or an HTTP round trip that ended in io.EOF:
 //     Retry, class connection.
-//  8. An error pgconn reports as SafeToRetry: Retry, class
+//  9. An error pgconn reports as SafeToRetry: Retry, class
 //     database_transient.
-//  9. ErrRetryable, ErrPermanent or ErrEscalate wrapped bare: their
+//  10. ErrRetryable, ErrPermanent or ErrEscalate wrapped bare: their
 //     disposition, class unknown (policy_violation for ErrEscalate).
-//  10. Anything else: Ambiguous, class unknown. A *pgconn.PgError whose
+//  11. Anything else: Ambiguous, class unknown. A *pgconn.PgError whose
 //     SQLSTATE is not listed still lends its Code ("sqlstate_25P02").
 //
 // SQLSTATEs, with Code "sqlstate_<code>":
@@ -96,6 +101,9 @@ func Classify(err error) Decision {
 	}
 	if e, ok := errors.AsType[*StatusError](err); ok {
 		return FromStatus(e.StatusCode, e.APICode, e.RetryAfter)
+	}
+	if d, ok := fromBroker(err); ok {
+		return d
 	}
 	var sqlCode string
 	if e, ok := errors.AsType[*pgconn.PgError](err); ok {

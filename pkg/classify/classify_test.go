@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/pkg/classify"
 )
@@ -37,6 +39,10 @@ func opError(op string, errno syscall.Errno) error {
 
 func pgError(code string) error {
 	return &pgconn.PgError{Severity: "ERROR", Code: code, Message: "message is never read"}
+}
+
+func apiError(status int, code jetstream.ErrorCode) error {
+	return &jetstream.APIError{Code: status, ErrorCode: code, Description: "description is never read"}
 }
 
 func httpError(status int) error {
@@ -106,6 +112,20 @@ func TestClassify(t *testing.T) {
 		{"57014 statement timeout", pgError("57014"), retry(classify.ClassTimeout, "sqlstate_57014")},
 		{"wrapped sqlstate", fmt.Errorf("store batch: %w", pgError("40001")), retry(classify.ClassDatabaseTransient, "sqlstate_40001")},
 
+		// Retry: NATS and JetStream while a cluster settles or a server is
+		// away.
+		{"nats timeout", fmt.Errorf("inspect INGEST: %w", nats.ErrTimeout), retry(classify.ClassTimeout, "")},
+		{"pub ack timeout", jetstream.ErrAsyncPublishTimeout, retry(classify.ClassTimeout, "")},
+		{"no responders", fmt.Errorf("publish: %w", nats.ErrNoResponders), retry(classify.ClassBrokerUnavailable, "")},
+		{"no stream response", jetstream.ErrNoStreamResponse, retry(classify.ClassBrokerUnavailable, "")},
+		{"nats reconnecting", nats.ErrConnectionReconnecting, retry(classify.ClassBrokerUnavailable, "")},
+		{"nats closed", nats.ErrConnectionClosed, retry(classify.ClassBrokerUnavailable, "")},
+		{"10005 no peers", apiError(400, 10005), retry(classify.ClassBrokerUnavailable, "jetstream_10005")},
+		{"10008 no meta leader", fmt.Errorf("inspect workers: %w", apiError(503, 10008)), retry(classify.ClassBrokerUnavailable, "jetstream_10008")},
+		{"10009 not leader", apiError(500, 10009), retry(classify.ClassBrokerUnavailable, "jetstream_10009")},
+		{"10077 stream full", apiError(503, 10077), retry(classify.ClassServerError, "jetstream_10077")},
+		{"jetstream not enabled", jetstream.ErrJetStreamNotEnabled, retry(classify.ClassServerError, "jetstream_10076")},
+
 		// Quarantine: HTTP.
 		{"400", httpError(400), quarantine(classify.ClassBadRequest, "http_400")},
 		{"401", httpError(401), quarantine(classify.ClassUnauthorized, "http_401")},
@@ -132,6 +152,12 @@ func TestClassify(t *testing.T) {
 		{"22001 string too long", pgError("22001"), quarantine(classify.ClassDatabasePermanent, "sqlstate_22001")},
 		{"22000 pgvector dimension", pgError("22000"), quarantine(classify.ClassDatabasePermanent, "sqlstate_22000")},
 		{"54000 row too big", pgError("54000"), quarantine(classify.ClassDatabasePermanent, "sqlstate_54000")},
+
+		// Quarantine: NATS and JetStream refusals by their status.
+		{"max payload", fmt.Errorf("publish: %w", nats.ErrMaxPayload), quarantine(classify.ClassPayloadTooLarge, "")},
+		{"stream not found", fmt.Errorf("look up: %w", jetstream.ErrStreamNotFound), quarantine(classify.ClassNotFound, "jetstream_10059")},
+		{"message not found", jetstream.ErrMsgNotFound, quarantine(classify.ClassNotFound, "jetstream_10037")},
+		{"message too large", apiError(400, 10054), quarantine(classify.ClassBadRequest, "jetstream_10054")},
 
 		// Ambiguous: not recognised, or the same for every chunk.
 		{"unknown error", errors.New("something odd"), ambiguous(classify.ClassUnknown, "")},

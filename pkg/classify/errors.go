@@ -43,6 +43,9 @@ const (
 	// (missing table or column, missing database, rejected credentials).
 	// Every chunk would fail alike, so it is Ambiguous, never Quarantine.
 	ClassDatabaseSetup = "database_setup"
+	// ClassBrokerUnavailable: NATS did not answer: no server, no
+	// responder, or a JetStream cluster electing its leaders.
+	ClassBrokerUnavailable = "broker_unavailable"
 	// ClassCircuitOpen: the breaker is open; the call was not attempted.
 	ClassCircuitOpen = "circuit_open"
 	// ClassBadRequest: HTTP 400 or another 4xx without a class of its own.

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/wait"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // RelayConfig tunes a relay.
@@ -125,7 +126,9 @@ func NewRelay(cfg RelayConfig, deps RelayDeps) *Relay {
 	return r
 }
 
-// Run relays until ctx ends.
+// Run relays until ctx ends, riding out NATS and PostgreSQL being away.
+// It returns early only on a failure pkg/classify calls permanent, which
+// no retry would clear (see relayAgain).
 func (r *Relay) Run(ctx context.Context) error {
 	wake := make(chan struct{}, 1)
 	go r.listen(ctx, wake)
@@ -138,6 +141,9 @@ func (r *Relay) Run(ctx context.Context) error {
 			// it are claimed at once.
 			r.log.Warn().Err(err).Msg("outbox rows refused; each backs off on its own")
 			continue
+		}
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("outbox relay: %w", err)
 		}
 		if err != nil {
 			return nil // ctx ended while backing off
@@ -159,11 +165,10 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // backoff retries a RelayOnce that failed for want of NATS or PostgreSQL,
-// with capped exponential backoff, until ctx ends. Refused rows
-// (ErrPublish) are not retried: each backs off on its own.
+// with capped exponential backoff, until ctx ends, as relayAgain decides.
 func (r *Relay) backoff(ctx context.Context) retrypolicy.RetryPolicy[int] {
 	return retrypolicy.NewBuilder[int]().
-		HandleIf(func(_ int, err error) bool { return err != nil && !errors.Is(err, ErrPublish) }).
+		HandleIf(func(_ int, err error) bool { return relayAgain(err) }).
 		AbortIf(func(int, error) bool { return ctx.Err() != nil }).
 		WithMaxRetries(-1).
 		WithBackoff(min(minBackoff, r.cfg.MaxBackoff), r.cfg.MaxBackoff).
@@ -171,6 +176,24 @@ func (r *Relay) backoff(ctx context.Context) retrypolicy.RetryPolicy[int] {
 			r.log.Warn().Err(e.LastError()).Dur("backoff", e.Delay).Msg("relay failed; backing off")
 		}).
 		Build()
+}
+
+// relayAgain reports whether a RelayOnce that failed with err is tried
+// again after a backoff, by pkg/classify's decision: a transient failure
+// (a connection lost, a timeout, a serialization failure) and an
+// ambiguous one (a deployment fault such as a missing migration, the same
+// for every row, which clears once fixed) are; a permanent one is not,
+// and Run returns it. Refused rows (ErrPublish) are not retried here:
+// each backs off on its own.
+func relayAgain(err error) bool {
+	if err == nil || errors.Is(err, ErrPublish) {
+		return false
+	}
+	switch classify.Classify(err).Disposition {
+	case classify.Retry, classify.Ambiguous:
+		return true
+	}
+	return false
 }
 
 // minBackoff is the relay's first wait after a failure.
