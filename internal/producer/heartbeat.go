@@ -44,12 +44,12 @@ func (p *Producer) beat(ctx context.Context) (stop func()) {
 // report records the run's progress for the next beat.
 func (p *Producer) report(sum Summary) {
 	pr := progressOf(sum)
-	p.progress.Store(&pr)
+	p.beatProgress.Store(&pr)
 }
 
 // current is the progress last reported.
 func (p *Producer) current() runs.Progress {
-	if pr := p.progress.Load(); pr != nil {
+	if pr := p.beatProgress.Load(); pr != nil {
 		return *pr
 	}
 	return runs.Progress{}

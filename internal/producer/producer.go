@@ -177,8 +177,8 @@ type Producer struct {
 	// offline is set once that lasted past Patience.
 	unreachableSince time.Time
 	offline          bool
-	// progress is what the run has done, as the heartbeat records it.
-	progress atomic.Pointer[runs.Progress]
+	// beatProgress is what the run has done, for its next heartbeat.
+	beatProgress atomic.Pointer[runs.Progress]
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
 	// Crash, when set, is called at the crash point
