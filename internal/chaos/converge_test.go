@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/localenv"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -32,6 +34,20 @@ func (f *fleet) quiet() bool {
 	return f.ingestMessages() == 0
 }
 
+// runsEnded reports whether no run is left running: a run whose producer
+// finished has completed (or failed, halted, was cancelled), and one
+// whose producer was killed has been interrupted.
+func (f *fleet) runsEnded() bool {
+	running, ok := f.tryCount(`SELECT count(*) FROM ingest_runs WHERE status = 'running'`)
+	return ok && running == 0
+}
+
+// runsEndWithin bounds the wait for runsEnded once the system is quiet:
+// the dlq-replayer's housekeeping settles a finished run within a second
+// or two, a killed producer's run once its heartbeat is older than the
+// producer's timeout, which the fleet leaves at its default.
+const runsEndWithin = runs.DefaultHeartbeatTimeout + 30*time.Second
+
 // verdict is what a converged system holds.
 type verdict struct {
 	documents, stored, parked, lost, duplicated, wrongVectors int
@@ -40,12 +56,16 @@ type verdict struct {
 // converge waits, with no operator action, until the system is quiet,
 // then checks every invariant: each of the wantDocs documents recorded,
 // every chunk stored once with the embedder's vector for its own text or
-// parked with an open dead letter, and `sluice reconcile` exiting 0.
+// parked with an open dead letter, no run left running, and `sluice
+// reconcile` exiting 0.
 func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 	f.t.Helper()
 	start := time.Now()
 	f.eventually(timeout, "the system to converge (nothing pending, outbox drained, INGEST empty)", f.quiet)
 	f.t.Logf("converged %s after the faults", time.Since(start).Round(100*time.Millisecond))
+	if !localenv.Poll(runsEndWithin, f.runsEnded) {
+		f.t.Errorf("runs left running %s after the system was quiet (a killed producer's run must end interrupted): %s", runsEndWithin, f.openRuns())
+	}
 	v := verdict{
 		documents: f.count(`SELECT count(*) FROM documents`),
 		stored:    f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`),
@@ -70,6 +90,24 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
 	}
 	return v
+}
+
+// openRuns lists the runs still running, for a failure's message.
+func (f *fleet) openRuns() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := f.db.Pool.Query(ctx, `
+		SELECT run_id || ' (source ' || source_id || ', ' || coalesce('heartbeat ' || to_char(now() - heartbeat_at, 'HH24:MI:SS') || ' ago', 'no heartbeat')
+		       || ', publish ' || CASE WHEN publish_finished_at IS NULL THEN 'unfinished' ELSE 'finished' END || ')'
+		FROM ingest_runs WHERE status = 'running' ORDER BY started_at`)
+	if err != nil {
+		return err.Error()
+	}
+	open, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(open, ", ")
 }
 
 // wrongVectors counts stored vectors that differ from embed-sim's

@@ -34,6 +34,10 @@ type runRow struct {
 	Stored       int        `json:"stored"`
 	Parked       int        `json:"parked"`
 	HaltedReason *string    `json:"halted_reason"`
+	// HeartbeatAt is when the run's producer was last heard from; a run
+	// whose producer fell silent for longer than its timeout ends
+	// interrupted once its chunks have settled.
+	HeartbeatAt *time.Time `json:"heartbeat_at"`
 	// Manifest counts, now, the run's chunks in ingest_manifest by status.
 	Manifest manifestCounts `json:"manifest"`
 }
@@ -98,7 +102,7 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 			LIMIT $2
 		)
 		SELECT r.run_id, r.source_id, r.started_at, r.finished_at, r.status, r.documents,
-		       r.published, r.stored, r.parked, r.halted_reason, m.pending, m.stored, m.parked
+		       r.published, r.stored, r.parked, r.halted_reason, r.heartbeat_at, m.pending, m.stored, m.parked
 		FROM r
 		CROSS JOIN LATERAL (
 			SELECT count(*) FILTER (WHERE status = $3) AS pending,
@@ -113,8 +117,8 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runRow, error) {
 		var r runRow
 		err := row.Scan(&r.RunID, &r.SourceID, &r.StartedAt, &r.FinishedAt, &r.Status, &r.Documents,
-			&r.Published, &r.Stored, &r.Parked, &r.HaltedReason, &r.Manifest.Pending, &r.Manifest.Stored, &r.Manifest.Parked)
-		r.StartedAt, r.FinishedAt = r.StartedAt.UTC(), utcPtr(r.FinishedAt)
+			&r.Published, &r.Stored, &r.Parked, &r.HaltedReason, &r.HeartbeatAt, &r.Manifest.Pending, &r.Manifest.Stored, &r.Manifest.Parked)
+		r.StartedAt, r.FinishedAt, r.HeartbeatAt = r.StartedAt.UTC(), utcPtr(r.FinishedAt), utcPtr(r.HeartbeatAt)
 		return r, err
 	})
 	if err != nil {
@@ -126,7 +130,8 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 	return runs, nil
 }
 
-// printRuns prints the runs. PENDING, STORED and PARKED are the live
+// printRuns prints the runs, then why each halted, cancelled, failed or
+// interrupted one stopped. PENDING, STORED and PARKED are the live
 // manifest counts; the run's own counters are in --json.
 func printRuns(w io.Writer, runs []runRow) error {
 	tw := newTable(w)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -106,6 +107,59 @@ func TestRunsText(t *testing.T) {
 	}
 	if strings.Index(out, "run-new") > strings.Index(out, "run-old") {
 		t.Errorf("runs not newest first:\n%s", out)
+	}
+}
+
+// A run whose producer fell silent shows as interrupted, finished, with
+// when its producer was last heard from and what to do next.
+func TestRunsShowAnInterruptedRun(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	if err := runs.Open(ctx, db.Pool, "run-killed", "wiki", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Beat(ctx, db.Pool, "run-killed", runs.Progress{Documents: 1, Published: 2}); err != nil {
+		t.Fatal(err)
+	}
+	seedManifestRows(t, db.Pool, "run-killed", "wiki", "stored", "stored")
+	var beat time.Time
+	if err := db.Pool.QueryRow(ctx, `UPDATE ingest_runs SET heartbeat_at = now() - interval '1 minute' RETURNING heartbeat_at`).Scan(&beat); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Refresh(ctx, db.Pool); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.URL}
+
+	var list struct {
+		Runs []struct {
+			Status      string     `json:"status"`
+			FinishedAt  *time.Time `json:"finished_at"`
+			HeartbeatAt *time.Time `json:"heartbeat_at"`
+			Published   int        `json:"published"`
+		} `json:"runs"`
+	}
+	sluiceDecode(t, env, &list, "runs")
+	if len(list.Runs) != 1 {
+		t.Fatalf("runs: %+v", list.Runs)
+	}
+	r := list.Runs[0]
+	if r.Status != "interrupted" || r.FinishedAt == nil || r.HeartbeatAt == nil || !r.HeartbeatAt.Equal(beat) || r.Published != 2 {
+		t.Errorf("interrupted run in --json: %+v, want interrupted, finished, last heard from at %s, 2 published", r, beat)
+	}
+
+	code, out, errOut := sluice(t, env, "runs")
+	if code != 0 {
+		t.Fatalf("runs: exit %d, %s", code, errOut)
+	}
+	// RUN_ID SOURCE STARTED FINISHED STATUS DOCUMENTS PUBLISHED PENDING STORED PARKED
+	if f := rowFields(t, out, "run-killed"); f[3] == "-" || !slices.Equal(f[4:], []string{"interrupted", "1", "2", "0", "2", "0"}) {
+		t.Errorf("run-killed row %q", f)
+	}
+	if !strings.Contains(out, "run-killed interrupted: its producer stopped before it finished publishing (last heard from at "+beat.UTC().Format(time.RFC3339)) ||
+		!strings.Contains(out, "run the producer again on the same source") {
+		t.Errorf("runs does not say why run-killed was interrupted:\n%s", out)
 	}
 }
 

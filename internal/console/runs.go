@@ -13,10 +13,13 @@ import (
 )
 
 // runRow is one ingest run with its chunks counted live in the manifest.
+// HeartbeatAt is when its producer was last heard from: a run whose
+// producer fell silent ends interrupted once its chunks have settled.
 type runRow struct {
 	RunID, Source, Status                   string
 	StartedAt                               time.Time
 	FinishedAt                              *time.Time
+	HeartbeatAt                             *time.Time
 	Documents, Published, Stored, Parked    int
 	HaltedReason                            *string
 	Pending, ManifestStored, ManifestParked int64
@@ -43,7 +46,7 @@ func (r runRow) Rejection() float64 {
 }
 
 const runColumns = `
-		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.documents, r.published, r.stored,
+		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.heartbeat_at, r.documents, r.published, r.stored,
 		       r.parked, r.halted_reason, m.pending, m.stored, m.parked,
 		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL)
 		FROM ingest_runs r
@@ -56,7 +59,7 @@ const runColumns = `
 
 func scanRun(row pgx.CollectableRow) (runRow, error) {
 	var r runRow
-	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.Documents, &r.Published, &r.Stored,
+	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt, &r.Documents, &r.Published, &r.Stored,
 		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked, &r.DeadLetters)
 	return r, err
 }

@@ -5,5 +5,8 @@
 // pending rows that `sluice reconcile --redrive` republishes; a full stream
 // makes it wait, never drop. A document whose content is unchanged since
 // the last run is skipped; a changed one gets version + 1. Documents that
-// cannot be decoded or read are recorded and parked, never skipped.
+// cannot be decoded or read are recorded and parked, never skipped. While
+// it runs, the producer beats its run's heartbeat; a producer killed
+// mid-run leaves a run that ends interrupted once its chunks have
+// settled, and the next run of the source publishes the rest.
 package producer

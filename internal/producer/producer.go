@@ -1,12 +1,14 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -50,6 +52,16 @@ type Config struct {
 	// unconfirmed past that is published again. Defaults to
 	// DefaultConfirmDelay.
 	ConfirmDelay time.Duration
+	// HeartbeatInterval is how often the producer beats its run's
+	// heartbeat, with its progress. Defaults to
+	// runs.DefaultHeartbeatInterval.
+	HeartbeatInterval time.Duration
+	// HeartbeatTimeout is how long the producer may stay silent before
+	// its run counts as having lost it: once none of its chunks is
+	// pending, the run ends interrupted. It must span at least
+	// runs.MinHeartbeatBeats beats. Defaults to
+	// runs.DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -85,6 +97,12 @@ func (c *Config) applyDefaults() {
 	if c.ConfirmDelay == 0 {
 		c.ConfirmDelay = DefaultConfirmDelay
 	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = runs.DefaultHeartbeatInterval
+	}
+	if c.HeartbeatTimeout == 0 {
+		c.HeartbeatTimeout = runs.DefaultHeartbeatTimeout
+	}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -99,6 +117,20 @@ func (c Config) Validate() error {
 	}
 	if c.ConfirmDelay < 0 || c.ConfirmDelay > MaxConfirmDelay {
 		return fmt.Errorf("--confirm-delay %s: use a duration up to %s, well under the sweeper's OWED_GRACE", c.ConfirmDelay, MaxConfirmDelay)
+	}
+	return c.validateHeartbeat()
+}
+
+// validateHeartbeat checks the heartbeat's settings, its defaults
+// standing in for those not set.
+func (c Config) validateHeartbeat() error {
+	interval, timeout := cmp.Or(c.HeartbeatInterval, runs.DefaultHeartbeatInterval), cmp.Or(c.HeartbeatTimeout, runs.DefaultHeartbeatTimeout)
+	if interval < 0 {
+		return fmt.Errorf("--run-heartbeat-interval %s: use a positive duration such as %s", interval, runs.DefaultHeartbeatInterval)
+	}
+	if timeout < runs.MinHeartbeatBeats*interval {
+		return fmt.Errorf("--run-heartbeat-timeout %s: use at least %d heartbeat intervals (%s), so that a late beat is not taken for a lost producer",
+			timeout, runs.MinHeartbeatBeats, runs.MinHeartbeatBeats*interval)
 	}
 	return nil
 }
@@ -145,6 +177,8 @@ type Producer struct {
 	// offline is set once that lasted past Patience.
 	unreachableSince time.Time
 	offline          bool
+	// beatProgress is what the run has done, for its next heartbeat.
+	beatProgress atomic.Pointer[runs.Progress]
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
 	// Crash, when set, is called at the crash point
@@ -169,9 +203,10 @@ func (p *Producer) RunID() string { return p.cfg.RunID }
 // the run's summary.
 func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	sum := Summary{RunID: p.cfg.RunID}
-	if _, err := p.pool.Exec(ctx, `INSERT INTO ingest_runs (run_id, source_id) VALUES ($1, $2)`, p.cfg.RunID, p.cfg.SourceID); err != nil {
-		return sum, fmt.Errorf("record run: %w", err)
+	if err := runs.Open(ctx, p.pool, p.cfg.RunID, p.cfg.SourceID, p.cfg.HeartbeatTimeout); err != nil {
+		return sum, err
 	}
+	stopBeating := p.beat(ctx)
 	p.republishOwed(ctx, &sum)
 	batch := make([]corpus.Document, 0, p.cfg.BatchDocs)
 	flush := func() error {
@@ -187,6 +222,7 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		}
 		err := p.batch(ctx, batch, &sum)
 		batch = batch[:0]
+		p.report(sum)
 		if p.Progress != nil {
 			p.Progress(sum)
 		}
@@ -211,15 +247,8 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		p.log.Warn().Str("run_id", p.cfg.RunID).Str("reason", sum.Stopped).
 			Msg("run halted or cancelled: the producer stopped publishing; resume or cancel it with sluice runs, then run the producer again for the rest")
 	}
-	status := "running"
-	if err != nil {
-		status = "failed"
-	}
-	_, uerr := p.pool.Exec(context.WithoutCancel(ctx), `
-		UPDATE ingest_runs SET documents = $2, published = $3, parked = parked + $4,
-		       status = CASE WHEN status IN ('halted', 'cancelled') THEN status ELSE $5 END,
-		       halted_reason = coalesce($6, halted_reason), publish_finished_at = now()
-		WHERE run_id = $1`, p.cfg.RunID, sum.Seen, sum.Chunks, sum.ParkedDocs, status, errText(err))
+	stopBeating()
+	uerr := runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(sum), sum.ParkedDocs, err)
 	if sum.Owed > 0 {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
 	}
@@ -257,16 +286,6 @@ func (p *Producer) stopped(ctx context.Context, sum *Summary) (bool, error) {
 	}
 	sum.Stopped = string(st) + ": " + reason
 	return true, nil
-}
-
-// errText is err's text as PostgreSQL can store it (TruncateDetail drops
-// NUL and invalid UTF-8, and bounds the length).
-func errText(err error) *string {
-	if err == nil {
-		return nil
-	}
-	s := messages.TruncateDetail(err.Error())
-	return &s
 }
 
 // republishOwed publishes what earlier runs of the source recorded but
@@ -315,6 +334,7 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 	for len(pending) > 0 && !p.offline {
 		res, err := p.pub.Publish(ctx, pending)
 		sum.Chunks += res.Confirmed
+		p.report(*sum)
 		if err != nil {
 			return err
 		}

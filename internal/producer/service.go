@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"golang.org/x/term"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/crashpoint"
+	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 )
 
@@ -37,6 +39,8 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
 	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
 	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")
+	l.Duration(&f.Config.HeartbeatInterval, "run-heartbeat-interval", "RUN_HEARTBEAT_INTERVAL", runs.DefaultHeartbeatInterval, "how often the producer records that its run is alive, with its progress")
+	l.Duration(&f.Config.HeartbeatTimeout, "run-heartbeat-timeout", "RUN_HEARTBEAT_TIMEOUT", runs.DefaultHeartbeatTimeout, "how long the producer may stay silent before its run, once its chunks have settled, ends interrupted (at least "+strconv.Itoa(runs.MinHeartbeatBeats)+" intervals)")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 

@@ -1,7 +1,9 @@
-// Package runs owns ingest_runs: the stored and parked counts of each
-// run, its terminal status once the producer has finished publishing and
-// none of its chunks is pending any more, and its halting — the judgement
-// that a run's rejection ratio crossed its threshold, and the operator's
-// resume or cancel that follows. Every statement on ingest_runs outside
-// the producer's own record of its run lives here.
+// Package runs owns ingest_runs: a run's record, opened by its producer,
+// beaten by the producer's heartbeat while it runs and closed when it
+// has finished publishing; the stored and parked counts of each run; its
+// terminal status once none of its chunks is pending any more (Settle),
+// interrupted when its producer fell silent before it finished; and its
+// halting — the judgement that a run's rejection ratio crossed its
+// threshold, and the operator's resume or cancel that follows. Every
+// write to ingest_runs but the bench's baseline lives here.
 package runs

@@ -14,13 +14,15 @@ type Status string
 
 // Statuses. A run is Running while its producer publishes or chunks are
 // pending, Halted while an operator decides, and ends Completed,
-// CompletedWithFailures, Cancelled or Failed.
+// CompletedWithFailures, Cancelled, Failed, or Interrupted when its
+// producer fell silent before it finished publishing (see Settle).
 const (
 	Running               Status = "running"
 	Completed             Status = "completed"
 	CompletedWithFailures Status = "completed_with_failures"
 	Halted                Status = "halted"
 	Cancelled             Status = "cancelled"
+	Interrupted           Status = "interrupted"
 	Failed                Status = "failed"
 )
 
