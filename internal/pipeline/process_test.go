@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,6 +127,117 @@ func (b *processBundle) count(query string, args ...any) int {
 		b.t.Fatalf("%s: %v", query, err)
 	}
 	return n
+}
+
+// checkParkedAtStore checks that the one job whose text holds marker was
+// parked by the store stage under class, with its dead letter in the
+// outbox, and that every other job was stored.
+func (b *processBundle) checkParkedAtStore(jobs []*pipeline.Job, marker, class string) {
+	t := b.t
+	t.Helper()
+	var bad *pipeline.Job
+	for _, j := range jobs {
+		if strings.Contains(j.Chunk().Text, marker) {
+			bad = j
+			continue
+		}
+		if j.Outcome != pipeline.Stored {
+			t.Errorf("%s: outcome %v (failure %+v), want stored", j.Chunk().DocID, j.Outcome, j.Failure)
+		}
+	}
+	if bad == nil {
+		t.Fatalf("no job holds %q", marker)
+	}
+	if bad.Outcome != pipeline.Parked || bad.Failure == nil || bad.Failure.Stage != pipeline.StageStore || bad.Failure.ParkedClass != class {
+		t.Fatalf("rejected job: outcome %v, failure %+v; want parked at stage store as %s", bad.Outcome, bad.Failure, class)
+	}
+	docID := bad.Chunk().DocID
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != len(jobs)-1 {
+		t.Errorf("%d vectors stored, want the %d the store accepted", n, len(jobs)-1)
+	}
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1`, docID); n != 0 {
+		t.Errorf("the rejected chunk has %d vectors", n)
+	}
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`); n != len(jobs)-1 {
+		t.Errorf("%d manifest rows stored, want %d", n, len(jobs)-1)
+	}
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE doc_id = $1 AND status = 'parked' AND last_error_class = $2 AND attempts = 1`, docID, class); n != 1 {
+		t.Errorf("the rejected chunk's manifest row is not parked as %s after one attempt", class)
+	}
+	if n := b.count(`SELECT count(*) FROM documents WHERE doc_id = $1 AND status = 'failed'`, docID); n != 1 {
+		t.Error("the rejected chunk's document is not failed")
+	}
+	if n := b.count(`SELECT count(*) FROM outbox`); n != 1 {
+		t.Errorf("%d outbox rows, want the rejected chunk's one", n)
+	}
+	if n := b.count(`SELECT count(*) FROM outbox WHERE payload->>'doc_id' = $1 AND payload->>'stage' = 'store'
+		AND payload->>'error_class' = $2 AND payload->>'disposition' = 'quarantine' AND subject LIKE 'dlq.quarantine.%'`, docID, class); n != 1 {
+		t.Errorf("no quarantine dead letter for the rejected chunk at stage store as %s", class)
+	}
+}
+
+// A record PostgreSQL refuses — here a CHECK violation raised for one
+// chunk by a trigger — is parked alone, at stage store, as
+// constraint_violation, with its dead letter; the rest of its batch is
+// stored in the same Process.
+func TestStoreRejectionParksOnlyTheRejectedRecord(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const marker = "refused by the store"
+	b.produce("rejects", map[string]string{
+		"a.txt": "a chunk the store accepts", "b.txt": "a chunk " + marker,
+		"c.txt": "another chunk the store accepts", "d.txt": "a fourth chunk",
+	})
+	if _, err := b.db.Pool.Exec(context.Background(), `
+		CREATE FUNCTION refuse_marked() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.text LIKE '%`+marker+`%' THEN
+				RAISE EXCEPTION 'chunk refused' USING ERRCODE = 'check_violation';
+			END IF;
+			RETURN NEW;
+		END $$;
+		CREATE TRIGGER refuse_marked BEFORE INSERT OR UPDATE ON chunk_embeddings
+			FOR EACH ROW EXECUTE FUNCTION refuse_marked();`); err != nil {
+		t.Fatal(err)
+	}
+	jobs := b.jobs(1)
+	if len(jobs) != 4 {
+		t.Fatalf("%d jobs, want 4", len(jobs))
+	}
+	b.process(b.pipeline(b.client()), jobs)
+	b.checkParkedAtStore(jobs, marker, "constraint_violation")
+}
+
+// shortVectors hands back, for each input holding marker, a vector one
+// dimension short: an embedder that does not check what it returns.
+type shortVectors struct {
+	pipeline.Embedder
+	marker string
+}
+
+func (e shortVectors) Embed(ctx context.Context, inputs []string) ([][]float32, error) {
+	vecs, err := e.Embedder.Embed(ctx, inputs)
+	for i, in := range inputs {
+		if err == nil && strings.Contains(in, e.marker) {
+			vecs[i] = vecs[i][1:]
+		}
+	}
+	return vecs, err
+}
+
+// A record the store's own validation rejects (a *vectorstore.RecordError)
+// is parked alone, at stage store, under the class the store gave it, and
+// the rest of its batch is stored.
+func TestStoreRecordErrorParksOnlyThatRecord(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const marker = "short vector"
+	b.produce("records", map[string]string{
+		"a.txt": "a chunk with a whole vector", "b.txt": "a chunk with a " + marker, "c.txt": "one more whole one",
+	})
+	jobs := b.jobs(1)
+	b.process(b.pipeline(shortVectors{Embedder: b.client(), marker: marker}), jobs)
+	b.checkParkedAtStore(jobs, marker, "dimension_mismatch")
 }
 
 // A live job whose last allowed delivery meets the embedder's open breaker
