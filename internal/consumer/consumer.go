@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -15,15 +14,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/wait"
 )
 
-// Gate blocks while the embedder cannot take work (its breaker is open).
+// Gate blocks while the embedder cannot take work: until its breaker is
+// closed, probing it without a chunk (embedder.Resilient.WaitReady).
 type Gate interface {
 	WaitReady(ctx context.Context) error
-	State() embedder.BreakerState
 }
 
 // Config tunes the pull loop.
@@ -110,10 +107,6 @@ func (c *Config) applyDefaults() {
 
 // Consumer is the pull loop of one process.
 type Consumer struct {
-	// probing is held by the one pull loop that sends the probe while the
-	// breaker is half-open; the others wait rather than fetch work that
-	// the breaker would refuse, which would burn deliveries.
-	probing atomic.Bool
 	// db is closed while PostgreSQL is unreachable: no loop pulls then.
 	db gate
 
@@ -189,33 +182,22 @@ func (c *Consumer) loop(ctx context.Context, durable string) {
 		})
 }
 
-// admit waits until the embedder can take work and says how many messages
-// to fetch: a full batch while the breaker is closed; while it is
-// half-open, one message, by one loop of the process at a time, which
-// release lets go of. ok is false when the caller should look again.
+// admit waits until PostgreSQL answers and the embedder's breaker is
+// closed, and says how many messages to fetch. No chunk is fetched to
+// probe a half-open breaker: the gate probes it itself, so that an
+// outage spends no chunk's deliveries. ok is false when the caller
+// should look again.
 func (c *Consumer) admit(ctx context.Context) (size int, release func(), ok bool) {
 	if err := c.db.wait(ctx); err != nil {
 		return 0, nil, false
 	}
-	if c.gate == nil {
-		return c.cfg.BatchSize, nil, true
+	if c.gate != nil {
+		if err := c.gate.WaitReady(ctx); err != nil {
+			return 0, nil, false
+		}
 	}
-	if err := c.gate.WaitReady(ctx); err != nil {
-		return 0, nil, false
-	}
-	if c.gate.State() != embedder.BreakerHalfOpen {
-		return c.cfg.BatchSize, nil, true
-	}
-	if !c.probing.CompareAndSwap(false, true) {
-		wait.Sleep(ctx, probeWait, nil)
-		return 0, nil, false
-	}
-	return 1, func() { c.probing.Store(false) }, true
+	return c.cfg.BatchSize, nil, true
 }
-
-// probeWait is how often a loop looks again while another sends the
-// half-open breaker's probe.
-const probeWait = 50 * time.Millisecond
 
 // handle runs one batch through the pipeline and settles every message.
 // Work in flight survives shutdown for ShutdownGrace from the moment

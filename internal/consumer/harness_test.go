@@ -97,7 +97,9 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 	if o.log != nil {
 		log = zerolog.New(o.log)
 	}
-	c := consumer.New(consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond}, consumer.Deps{JS: b.js, Pipeline: pipe, Gate: emb, Log: log, Registry: b.reg})
+	// The service's heartbeat: a quarter of the durables' AckWait.
+	cfg := consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond, AckWait: b.topo.AckWait, Heartbeat: b.topo.AckWait / 4}
+	c := consumer.New(cfg, consumer.Deps{JS: b.js, Pipeline: pipe, Gate: emb, Log: log, Registry: b.reg})
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	t.Cleanup(func() {

@@ -136,6 +136,9 @@ type Resilient struct {
 	opts     ResilientOptions
 	breaker  circuitbreaker.CircuitBreaker[[][]float32]
 	executor failsafe.Executor[[][]float32]
+	// probing is held by the one WaitReady call that probes a half-open
+	// breaker; the others wait for its outcome.
+	probing chan struct{}
 }
 
 var _ Embedder = (*Resilient)(nil)
@@ -147,7 +150,7 @@ func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
 		return nil, err
 	}
 	opts.applyDefaults()
-	r := &Resilient{inner: inner, opts: opts}
+	r := &Resilient{inner: inner, opts: opts, probing: make(chan struct{}, 1)}
 
 	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
 	retry := retrypolicy.NewBuilder[[][]float32]().
@@ -325,17 +328,55 @@ func (r *Resilient) State() BreakerState {
 	return BreakerClosed
 }
 
-// WaitReady blocks while the breaker is open and returns nil once it is
-// closed or half-open (or its open delay has elapsed), or ctx.Err() if ctx
-// ends first. Consumers call it before pulling work so that an outage does
-// not burn deliveries.
+// ProbeInput is the one input of the request WaitReady sends to probe a
+// half-open breaker.
+const ProbeInput = "sluice breaker probe"
+
+// probeRefusedWait is how long WaitReady waits before probing again when
+// another call took the half-open breaker's probe.
+const probeRefusedWait = 50 * time.Millisecond
+
+// WaitReady blocks until the breaker is closed, or returns ctx.Err() if
+// ctx ends first. While the breaker is open it waits out the breaker's
+// delay; once the breaker is half-open it probes the embedder itself,
+// with ProbeInput, one caller at a time, until a probe closes the
+// breaker. Consumers call it before pulling work: no chunk is ever the
+// probe, so an outage, however long, spends no chunk's deliveries on
+// finding out that the embedder is still down.
 func (r *Resilient) WaitReady(ctx context.Context) error {
 	for {
-		if r.State() != BreakerOpen {
+		switch r.State() {
+		case BreakerClosed:
 			return nil
-		}
-		if !wait.Sleep(ctx, r.breaker.RemainingDelay(), nil) {
-			return ctx.Err()
+		case BreakerOpen:
+			if !wait.Sleep(ctx, r.breaker.RemainingDelay(), nil) {
+				return ctx.Err()
+			}
+		case BreakerHalfOpen:
+			if err := r.probe(ctx); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// probe sends the half-open breaker's probe unless another caller is
+// sending it, then waits for that caller's outcome. It returns only
+// ctx.Err(): the probe's own error shows in the breaker's state.
+func (r *Resilient) probe(ctx context.Context) error {
+	select {
+	case r.probing <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-r.probing }()
+	if r.State() != BreakerHalfOpen {
+		return nil // the other caller's probe settled it
+	}
+	_, err := r.Embed(ctx, []string{ProbeInput})
+	if errors.Is(err, circuitbreaker.ErrOpen) && r.State() == BreakerHalfOpen {
+		// A call in flight took the probe's place; its outcome decides.
+		wait.Sleep(ctx, probeRefusedWait, nil)
+	}
+	return ctx.Err()
 }

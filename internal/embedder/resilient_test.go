@@ -218,30 +218,36 @@ func TestResilientWaitReady(t *testing.T) {
 		t.Fatalf("WaitReady while open = %v, want it to block until its deadline", err)
 	}
 
-	// It returns once the breaker lets a probe through.
+	// While the outage lasts it keeps blocking past the delay: it probes
+	// the half-open breaker itself, about once a delay, and each failed
+	// probe opens it again.
+	ctx, cancel = context.WithTimeout(context.Background(), 4*delay)
+	err = b.resilient.WaitReady(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitReady during the outage = %v, want it to block until its deadline", err)
+	}
+	if n := b.sim.SeenCount(embedder.ProbeInput); n < 2 || n > 5 {
+		t.Errorf("%d probes in four breaker delays, want about one a delay", n)
+	}
+	if n := b.sim.SeenCount("x"); n != 2 {
+		t.Errorf("the caller's input was sent %d times, want only its own 2", n)
+	}
+
+	// The outage is over: the next probe succeeds, closes the breaker,
+	// and WaitReady returns.
+	b.sim.SetOutage(time.Time{}, time.Time{})
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := b.resilient.WaitReady(ctx); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
-	if waited := time.Since(opened); waited < delay-10*time.Millisecond {
-		t.Errorf("WaitReady returned %v after opening, before the %v delay", waited, delay)
-	}
-	if s := b.resilient.State(); s != embedder.BreakerHalfOpen {
-		t.Errorf("State() = %v after the delay, want half-open", s)
-	}
-
-	// The outage is over: the probe succeeds and closes the breaker.
-	b.sim.SetOutage(time.Time{}, time.Time{})
-	if err := b.embed("x"); err != nil {
-		t.Fatalf("probe: %v", err)
-	}
 	if s := b.resilient.State(); s != embedder.BreakerClosed {
-		t.Errorf("State() = %v after a good probe, want closed", s)
+		t.Errorf("State() = %v after WaitReady, want closed", s)
 	}
-	want := []string{"closed->open", "open->half-open", "half-open->closed"}
-	if got := b.Transitions(); !slices.Equal(got, want) {
-		t.Errorf("transitions %v, want %v", got, want)
+	got := b.Transitions()
+	if len(got) < 4 || got[0] != "closed->open" || got[1] != "open->half-open" || got[2] != "half-open->open" || got[len(got)-1] != "half-open->closed" {
+		t.Errorf("transitions %v, want closed->open, then failed probes (open->half-open->open), then half-open->closed", got)
 	}
 }
 

@@ -18,8 +18,12 @@ type attempt struct {
 	delivered      int
 	finalAttempt   bool
 	holdOnThrottle bool
-	replayGen      int
-	budget         budget
+	// excludesHeld says the job's delivered count leaves out its held
+	// deliveries (a live job: see screen), so that a held delivery costs
+	// it nothing.
+	excludesHeld bool
+	replayGen    int
+	budget       budget
 	// parkRetryDelay is the replayer's delay for a parked transient
 	// failure of generation 0; it doubles with each generation.
 	parkRetryDelay time.Duration
@@ -29,7 +33,10 @@ type attempt struct {
 // route is the decision for a failed job: another delivery after delay,
 // or parked under parkedClass, replayable from nextRetryAt when set.
 type route struct {
-	retry       bool
+	retry bool
+	// held marks a retry that is not the job's to pay for: its delivery
+	// is recorded as held, which the delivery cap leaves out.
+	held        bool
 	delay       time.Duration
 	parkedClass string
 	nextRetryAt *time.Time
@@ -38,10 +45,26 @@ type route struct {
 // routeFailure sends a failed job back for another delivery while its
 // budget lasts, and parks it otherwise. Throttling (rate limited, breaker
 // open) costs a job that holds on throttle nothing.
+//
+// An open breaker costs a live job nothing either, at any delivery: the
+// breaker refused the call before any request carried the chunk, so the
+// delivery measured the embedder's outage, not the chunk. Such a delivery
+// is held, like one of a halted run: counted in the manifest's held
+// deliveries, which the screen takes off JetStream's delivery count, since
+// a redelivery always raises that count and no Nak leaves it alone. A
+// request that reached the embedder and failed is spent, even the one
+// that opened the breaker: otherwise a chunk that makes the embedder fail
+// on every request would trip the breaker, be held, and come back
+// forever. Consumers stop pulling while the breaker is open and probe it
+// without a chunk (embedder.Resilient.WaitReady), so an outage spends at
+// most the deliveries in flight when it began, however long it lasts.
 func routeFailure(a attempt) route {
 	d, b := a.decision, a.budget
 	switch d.Disposition {
 	case classify.Retry:
+		if d.Class == classify.ClassCircuitOpen && a.excludesHeld {
+			return route{retry: true, held: true, delay: b.backoff.DelayAtLeast(a.delivered, d.RetryAfter)}
+		}
 		throttled := d.Class == classify.ClassRateLimited || d.Class == classify.ClassCircuitOpen
 		if (a.delivered < b.maxDeliveries && !a.finalAttempt) || (a.holdOnThrottle && throttled) {
 			return route{retry: true, delay: b.backoff.DelayAtLeast(a.delivered, d.RetryAfter)}

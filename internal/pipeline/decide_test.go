@@ -54,6 +54,24 @@ func TestRouteFailure(t *testing.T) {
 		{"open breaker holds on throttle past the cap",
 			attempt{decision: retry(classify.ClassCircuitOpen), delivered: 9, holdOnThrottle: true},
 			route{retry: true, delay: 30 * time.Second}},
+		{"open breaker at a live job's final delivery is held, not parked",
+			attempt{decision: retry(classify.ClassCircuitOpen), delivered: 5, excludesHeld: true},
+			route{retry: true, held: true, delay: 8 * time.Second}},
+		{"open breaker within a live job's budget is held",
+			attempt{decision: classify.Decision{Disposition: classify.Retry, Class: classify.ClassCircuitOpen, RetryAfter: 3 * time.Second}, delivered: 1, excludesHeld: true},
+			route{retry: true, held: true, delay: 3 * time.Second}},
+		{"open breaker past a live job's cap is held",
+			attempt{decision: retry(classify.ClassCircuitOpen), delivered: 9, excludesHeld: true},
+			route{retry: true, held: true, delay: 30 * time.Second}},
+		{"a server error at a live job's final delivery parks",
+			attempt{decision: retry(classify.ClassServerError), delivered: 5, excludesHeld: true},
+			route{parkedClass: classify.ClassTransientExhausted, nextRetryAt: at(time.Minute)}},
+		{"rate limited at a live job's final delivery parks",
+			attempt{decision: retry(classify.ClassRateLimited), delivered: 5, excludesHeld: true},
+			route{parkedClass: classify.ClassTransientExhausted, nextRetryAt: at(time.Minute)}},
+		{"open breaker at a replay's final delivery parks: its held deliveries are not left out",
+			attempt{decision: retry(classify.ClassCircuitOpen), delivered: 5},
+			route{parkedClass: classify.ClassTransientExhausted, nextRetryAt: at(time.Minute)}},
 		{"hold on throttle does not hold other transient failures",
 			attempt{decision: retry(classify.ClassServerError), delivered: 5, holdOnThrottle: true},
 			route{parkedClass: classify.ClassTransientExhausted, nextRetryAt: at(time.Minute)}},
@@ -81,7 +99,7 @@ func TestRouteFailure(t *testing.T) {
 			a := tc.a
 			a.budget, a.parkRetryDelay, a.now = b, time.Minute, now
 			got := routeFailure(a)
-			if got.retry != tc.want.retry || got.delay != tc.want.delay || got.parkedClass != tc.want.parkedClass ||
+			if got.retry != tc.want.retry || got.held != tc.want.held || got.delay != tc.want.delay || got.parkedClass != tc.want.parkedClass ||
 				!sameTime(got.nextRetryAt, tc.want.nextRetryAt) {
 				t.Errorf("got %+v (next retry %v), want %+v (next retry %v)", got, got.nextRetryAt, tc.want, tc.want.nextRetryAt)
 			}

@@ -63,13 +63,16 @@ type Job struct {
 	vector []float32
 	// prevClass is the error class recorded by an earlier delivery.
 	prevClass string
+	// held says this delivery goes back without spending the job's
+	// budget (see routeFailure).
+	held bool
 }
 
 // Reset clears what Process decided, so that a batch whose commit failed
 // can be processed again as if new.
 func (j *Job) Reset() {
 	j.Outcome, j.Delay, j.Failure = Undecided, 0, nil
-	j.chunk, j.vector, j.prevClass = messages.ChunkJob{}, nil, ""
+	j.chunk, j.vector, j.prevClass, j.held = messages.ChunkJob{}, nil, "", false
 }
 
 // Chunk returns the decoded job; valid once Process has run and the job

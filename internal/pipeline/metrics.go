@@ -15,7 +15,8 @@ type Metrics struct {
 	EmbedDuration prometheus.Histogram
 	EndToEnd      prometheus.Histogram
 	Bisections    prometheus.Counter
-	// Held counts deliveries held back because their run is halted.
+	// Held counts deliveries held back because their run is halted or
+	// the embedder's breaker is open.
 	Held prometheus.Counter
 	// RunsHalted counts runs this process halted, by source.
 	RunsHalted *prometheus.CounterVec
@@ -57,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		Held: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_held_deliveries_total",
-			Help: "Chunk deliveries held back, without spending their budget, because their run is halted.",
+			Help: "Chunk deliveries held back, without spending their budget, because their run is halted or the embedder's breaker is open.",
 		}),
 		RunsHalted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_runs_halted_total",

@@ -228,11 +228,12 @@ func WriteDeadLetters(ctx context.Context, tx outbox.Tx, dls []messages.DeadLett
 
 // recordAttempts notes the attempt count and error class of jobs going back
 // for another delivery, so a later delivery past the cap, or an operator,
-// knows why.
+// knows why, and counts the held ones' deliveries as held.
 func (p *Pipeline) recordAttempts(ctx context.Context, jobs []*Job) error {
 	var chunks manifest.Chunks
 	var attempts []int32
 	var classes []string
+	var held []*Job
 	for _, j := range jobs {
 		if j.Outcome != Retry || j.Failure == nil || j.chunk.DocID == "" {
 			continue
@@ -240,6 +241,9 @@ func (p *Pipeline) recordAttempts(ctx context.Context, jobs []*Job) error {
 		chunks.Add(j.chunk.DocID, j.chunk.ChunkIndex, j.chunk.DocVersion)
 		attempts = append(attempts, int32(j.Delivered))
 		classes = append(classes, j.Failure.Decision.Class)
+		if j.held {
+			held = append(held, j)
+		}
 	}
 	if chunks.Len() == 0 {
 		return nil
@@ -247,5 +251,5 @@ func (p *Pipeline) recordAttempts(ctx context.Context, jobs []*Job) error {
 	if err := manifest.RecordAttempts(ctx, p.pool, chunks, attempts, classes); err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
-	return nil
+	return p.markHeld(ctx, held)
 }

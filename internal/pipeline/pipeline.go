@@ -210,7 +210,7 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 	j.Failure = f
 	r := p.route(j, d)
 	if r.retry {
-		j.Outcome, j.Delay = Retry, r.delay
+		j.Outcome, j.Delay, j.held = Retry, r.delay, r.held
 		return
 	}
 	f.ParkedClass, f.NextRetryAt = r.parkedClass, r.nextRetryAt
@@ -220,6 +220,6 @@ func (p *Pipeline) fail(j *Job, stage string, err error) {
 // route is what failing j with d does: another delivery or parked.
 func (p *Pipeline) route(j *Job, d classify.Decision) route {
 	return routeFailure(attempt{decision: d, delivered: j.Delivered, finalAttempt: j.FinalAttempt,
-		holdOnThrottle: j.HoldOnThrottle, replayGen: j.chunk.ReplayGen, budget: p.budget(j.chunk.SourceID),
+		holdOnThrottle: j.HoldOnThrottle, excludesHeld: !j.Replay, replayGen: j.chunk.ReplayGen, budget: p.budget(j.chunk.SourceID),
 		parkRetryDelay: p.cfg.ParkRetryDelay, now: p.now()})
 }

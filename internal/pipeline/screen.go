@@ -32,7 +32,8 @@ func (p *Pipeline) screen(ctx context.Context, jobs []*Job) ([]*Job, error) {
 	for i, j := range jobs {
 		s, c := states[i], &j.chunk
 		if !j.Replay {
-			// Deliveries spent waiting on a halted run are not the chunk's.
+			// Deliveries spent waiting on a halted run or an open
+			// breaker are not the chunk's.
 			j.Delivered = max(1, j.Delivered-int(s.held))
 		}
 		k := key{c.DocID, c.ChunkIndex}
@@ -144,9 +145,9 @@ func (s state) reason() string {
 	return *s.runReason
 }
 
-// markHeld counts a delivery of each job held for its halted run, so
-// that the delivery cap, read from JetStream's delivery count, never
-// charges it to the chunk.
+// markHeld counts a delivery of each job held, for its halted run or an
+// open breaker, so that the delivery cap, read from JetStream's delivery
+// count, never charges it to the chunk.
 func (p *Pipeline) markHeld(ctx context.Context, jobs []*Job) error {
 	if len(jobs) == 0 {
 		return nil
