@@ -154,6 +154,8 @@ func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
 		"DATABASE_URL="+f.db.RuntimeURL, "EMBEDDER_URL="+f.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
+		// A killed producer's run ends interrupted once silent this long.
+		"RUN_HEARTBEAT_INTERVAL=1s", "RUN_HEARTBEAT_TIMEOUT=5s",
 	)
 	env = append(env, f.opts.env...)
 	return append(env, extra...)
