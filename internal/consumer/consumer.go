@@ -312,7 +312,7 @@ func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
 func (c *Consumer) logRetry(durable string, j *pipeline.Job) {
 	ev := c.log.Info().Str("durable", durable).Int("attempt", j.Delivered).Dur("delay", j.Delay)
 	if chunk := j.Chunk(); chunk.DocID != "" {
-		ev = ev.Str("doc_id", chunk.DocID).Int("chunk_index", chunk.ChunkIndex).Int64("version", chunk.DocVersion)
+		ev = pipeline.JobFields(ev, chunk)
 	}
 	if j.Failure != nil {
 		ev = ev.Str("error_class", j.Failure.Decision.Class).Str("stage", j.Failure.Stage)

@@ -88,14 +88,14 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 	if o.pipe.Backoff.Base == 0 {
 		o.pipe.Backoff = classify.Backoff{Base: 100 * time.Millisecond, Max: 2 * time.Second, Rand: func() float64 { return 0.99 }}
 	}
-	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Sources: o.sources, Log: zerolog.Nop(), Metrics: pipeline.NewMetrics(b.reg)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := zerolog.Nop()
 	if o.log != nil {
 		log = zerolog.New(o.log)
+	}
+	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
+		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The service's heartbeat: a quarter of the durables' AckWait.
 	cfg := consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond, AckWait: b.topo.AckWait, Heartbeat: b.topo.AckWait / 4}

@@ -82,8 +82,9 @@ func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 		t.Fatalf("%d retries logged, want 3:\n%s", len(retries), log.String())
 	}
 	for i, e := range retries {
-		if e["level"] != "info" || e["attempt"] != float64(i+1) || e["error_class"] != "server_error" || e["doc_id"] == nil {
-			t.Errorf("retry %d logged as %v; want info, attempt %d, server_error, the doc id", i+1, e, i+1)
+		if e["level"] != "info" || e["attempt"] != float64(i+1) || e["error_class"] != "server_error" || e["doc_id"] == nil ||
+			e["source_id"] != "drill" || e["run_id"] == nil {
+			t.Errorf("retry %d logged as %v; want info, attempt %d, server_error, the doc id, source and run", i+1, e, i+1)
 		}
 		if i > 0 && e["delay"].(float64) <= retries[i-1]["delay"].(float64) {
 			t.Errorf("retry delays not growing in the log: %v then %v", retries[i-1]["delay"], e["delay"])
@@ -97,10 +98,11 @@ func TestTransientFailuresRetryThenStoreOnce(t *testing.T) {
 // Permanent rejections park at once, with the job verbatim in the outbox.
 func TestPermanentFailureParksAfterOneAttempt(t *testing.T) {
 	t.Parallel()
+	var log testenv.Buffer
 	o := options{sim: embedsim.Config{Faults: embedsim.Faults{
 		Sequences: []embedsim.SequenceRule{{Match: "missing-model", Sequence: "404"}},
 		Poison:    []embedsim.PoisonRule{{Match: "malformed-input", Kind: embedsim.PoisonInvalidInput}},
-	}}}
+	}}, log: &log}
 	b := setup(t, o)
 	b.startConsumer(o)
 	b.produce("perm", map[string][]byte{
@@ -141,6 +143,21 @@ func TestPermanentFailureParksAfterOneAttempt(t *testing.T) {
 	}
 	if !seen["not_found"] || !seen["bad_request"] {
 		t.Fatalf("parked classes %v; want not_found and bad_request", seen)
+	}
+	// Each park is logged with the chunk's ids, its source and its run.
+	parks := 0
+	for _, line := range strings.Split(log.String(), "\n") {
+		var e map[string]any
+		if json.Unmarshal([]byte(line), &e) != nil || e["message"] != "chunk parked" {
+			continue
+		}
+		parks++
+		if e["doc_id"] == nil || e["source_id"] != "perm" || e["run_id"] == nil || e["run_id"] == "" {
+			t.Errorf("park logged as %v; want the doc id, source perm and the run id", e)
+		}
+	}
+	if parks != 2 {
+		t.Errorf("%d parks logged, want 2:\n%s", parks, log.String())
 	}
 	for _, r := range b.sim.Requests() {
 		if r.Status == 200 {

@@ -1,26 +1,22 @@
 package dlq
 
 import (
-	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
 	"time"
 
-	"github.com/failsafe-go/failsafe-go"
-	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/config"
-	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/internal/webhook"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -160,7 +156,7 @@ func (o AlerterOptions) Validate() error {
 type Alerter struct {
 	opts    AlerterOptions
 	log     zerolog.Logger
-	exec    failsafe.Executor[webhookReply]
+	hook    *webhook.Client
 	metrics *alerterMetrics
 
 	mu    sync.Mutex
@@ -187,17 +183,8 @@ func NewAlerter(opts AlerterOptions, log zerolog.Logger, reg prometheus.Register
 	if err := a.metrics.register(reg); err != nil {
 		return nil, fmt.Errorf("alerter metrics: %w", err)
 	}
-	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
-	retry := retrypolicy.NewBuilder[webhookReply]().
-		HandleIf(func(r webhookReply, err error) bool { return retried(webhookDecision(r, err)) }).
-		WithMaxRetries(opts.MaxRetries).
-		WithDelayFunc(func(exec failsafe.ExecutionAttempt[webhookReply]) time.Duration {
-			d := webhookDecision(exec.LastResult(), exec.LastError())
-			return backoff.DelayAtLeast(exec.Retries()+1, d.RetryAfter)
-		}).
-		ReturnLastFailure().
-		Build()
-	a.exec = failsafe.With[webhookReply](retry)
+	a.hook = webhook.New(webhook.Config{URL: opts.WebhookURL, HTTPClient: opts.HTTPClient, Timeout: opts.Timeout,
+		MaxRetries: opts.MaxRetries, RetryDelay: opts.RetryDelay, RetryMaxDelay: opts.RetryMaxDelay, UserAgent: "sluice-alerter"})
 	return a, nil
 }
 
@@ -290,82 +277,25 @@ func (a *Alerter) send(ctx context.Context, kind, key string, body []byte) error
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeLogOnly).Inc()
 		return nil
 	}
-	reply, err := a.exec.WithContext(ctx).Get(func() (webhookReply, error) { return a.post(ctx, key, body) })
+	reply, err := a.hook.Post(ctx, key, body)
 	log := a.log.With().Str("kind", kind).Str("idempotency_key", key).Logger()
 	switch {
 	case err != nil:
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeFailed).Inc()
 		log.Error().Err(err).Msg("alert webhook unreachable")
 		return fmt.Errorf("post alert: %w", err)
-	case reply.ok():
+	case reply.OK():
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeDelivered).Inc()
 		return nil
-	case retried(webhookDecision(reply, nil)):
+	case webhook.Retried(webhook.Decision(reply, nil)):
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeFailed).Inc()
-		log.Error().Int("status", reply.status).Msg("alert webhook kept failing")
-		return fmt.Errorf("post alert: webhook answered %d after %d retries", reply.status, a.opts.MaxRetries)
+		log.Error().Int("status", reply.Status).Msg("alert webhook kept failing")
+		return fmt.Errorf("post alert: webhook answered %d after %d retries", reply.Status, a.opts.MaxRetries)
 	default:
 		a.metrics.alertsSent.WithLabelValues(kind, outcomeRejected).Inc()
-		log.Error().Int("status", reply.status).Msg("alert webhook rejected the event; not retrying")
+		log.Error().Int("status", reply.Status).Msg("alert webhook rejected the event; not retrying")
 		return nil
 	}
-}
-
-// post makes one webhook attempt. An HTTP reply of any status is a result,
-// not an error; the retry policy decides what to do with it. Its errors
-// never quote the webhook URL's path or query, where receivers keep their
-// token.
-func (a *Alerter) post(ctx context.Context, key string, body []byte) (webhookReply, error) {
-	ctx, cancel := context.WithTimeout(ctx, a.opts.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.opts.WebhookURL, bytes.NewReader(body))
-	if err != nil {
-		return webhookReply{}, config.RedactError(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	req.Header.Set("User-Agent", "sluice-alerter")
-	resp, err := a.opts.HTTPClient.Do(req)
-	if err != nil {
-		return webhookReply{}, config.RedactError(err)
-	}
-	defer resp.Body.Close()
-	// Draining a little lets the connection be reused.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	r := webhookReply{status: resp.StatusCode}
-	if d, ok := classify.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now(), a.opts.RetryMaxDelay); ok {
-		r.retryAfter = d
-	}
-	return r, nil
-}
-
-// webhookReply is what one webhook attempt got back.
-type webhookReply struct {
-	status     int
-	retryAfter time.Duration
-}
-
-func (r webhookReply) ok() bool { return r.status >= 200 && r.status < 300 }
-
-// webhookDecision classifies one webhook attempt: its error, or the
-// status of a reply that was not a success; the zero Decision for a
-// success.
-func webhookDecision(r webhookReply, err error) classify.Decision {
-	switch {
-	case err != nil:
-		return classify.Classify(err)
-	case r.ok():
-		return classify.Decision{}
-	}
-	return classify.FromStatus(r.status, "", r.retryAfter)
-}
-
-// retried reports whether a webhook attempt that came to d is tried
-// again: the receiver is overloaded, broken or unreachable (Retry), or
-// failed in a way the classifier does not recognise (Ambiguous, within
-// MaxRetries like the rest), rather than refusing the event.
-func retried(d classify.Decision) bool {
-	return d.Disposition == classify.Retry || d.Disposition == classify.Ambiguous
 }
 
 // idempotencyKey names one failure of one chunk. A letter without an

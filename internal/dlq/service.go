@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/consumer"
 	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/quality"
 	"github.com/sluicehq/sluice/internal/retention"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
@@ -36,6 +37,9 @@ type ServiceConfig struct {
 	// Housekeeping spaces run refreshes. Defaults to DefaultHousekeeping.
 	// Retention runs every retention.DefaultInterval where triage runs.
 	Housekeeping time.Duration
+	// Quality is where the per-source quality report goes, and how
+	// often. It is sent where triage runs. Defaults to nowhere, daily.
+	Quality quality.Config
 }
 
 // Defaults of ServiceConfig.
@@ -55,6 +59,9 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.Duration(&c.EscalationRetention, "escalation-retention", "ESCALATION_RETENTION", policy.DefaultEscalationRetention, "age after which an escalation's payload, history and secret text are purged; never below RETENTION_MANDATE")
 	l.Duration(&c.RetentionMandate, "retention-mandate", "RETENTION_MANDATE", policy.DefaultRetentionMandate, "legal floor for keeping compliance records: escalations are never purged sooner")
 	l.Duration(&c.Housekeeping, "housekeeping-interval", "HOUSEKEEPING_INTERVAL", DefaultHousekeeping, "how often run statuses are refreshed")
+	l.Duration(&c.Quality.Interval, "quality-report-interval", "QUALITY_REPORT_INTERVAL", quality.DefaultInterval, "how often the per-source quality report covering the interval just ended is sent")
+	l.String(&c.Quality.Dir, "quality-report-dir", "QUALITY_REPORT_DIR", "", "directory that receives each quality report as quality-<end>.json (empty: none)")
+	l.String(&c.Quality.URL, "quality-report-url", "QUALITY_REPORT_URL", "", "webhook that receives each quality report as a JSON POST (empty: none)")
 }
 
 // Validate says what is wrong with the service's own settings and how to
@@ -70,6 +77,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.Housekeeping <= 0 {
 		errs = append(errs, fmt.Errorf("HOUSEKEEPING_INTERVAL %s: use a positive duration such as 5s", c.Housekeeping))
+	}
+	if err := c.Quality.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -116,11 +126,13 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		// Retention runs where triage does: triage owns the dead letters
 		// and holds the policy their retention follows.
 		purger := retention.New(retention.Config{}, retention.Deps{Log: rt.Log, Registry: rt.Registry}, triage.RetentionSteps()...)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			purger.Run(ctx)
-		}()
+		wg.Go(func() { purger.Run(ctx) })
+		// So does the quality report: a trickle of failures below the
+		// spike threshold goes there, not to an alert.
+		if cfg.Quality.Enabled() {
+			reporter := quality.New(cfg.Quality, quality.Deps{DB: rt.Pool, Log: rt.Log, Registry: rt.Registry})
+			wg.Go(func() { reporter.Run(ctx) })
+		}
 	}
 	rt.Log.Info().Str("roles", cfg.Roles).Msg("dlq-replayer started")
 	wg.Wait()

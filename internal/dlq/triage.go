@@ -203,7 +203,7 @@ func (t *Triage) Handle(ctx context.Context, l Letter) (Result, error) {
 	}
 	t.metrics.triaged.WithLabelValues(outcome).Inc()
 	t.log.Debug().Str("dead_letter_id", l.DeadLetterID).Str("doc_id", l.DocID).Int("chunk_index", l.ChunkIndex).
-		Int64("outbox_id", l.OutboxID).Str("error_class", l.ErrorClass).Str("outcome", outcome).
+		Str("source_id", l.SourceID).Str("run_id", l.RunID).Int64("outbox_id", l.OutboxID).Str("error_class", l.ErrorClass).Str("outcome", outcome).
 		Bool("resolved", resolved).Msg("dead letter triaged")
 	return Result{}, nil
 }

@@ -1,6 +1,7 @@
 package drill
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -43,13 +44,18 @@ type outcome struct {
 	attempts, vectors int
 	deadLetter        *deadLetter
 	requests          []embedsim.RequestRecord
-	err               error
+	// text is what the drill ingested; job is the manifest's bytes of
+	// the job published for it.
+	text string
+	job  []byte
+	err  error
 }
 
 type deadLetter struct {
 	disposition, class string
 	attempts           int
 	resolved           bool
+	payload            []byte
 }
 
 func runCase(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, sim *simClient, cfg Config, dir, runTag string, c dcase) CaseReport {
@@ -71,6 +77,7 @@ func runCase(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, si
 		r.Checks = []Check{{Name: "settled", Detail: o.err.Error()}}
 		return r
 	}
+	o.text = text
 	r.Checks = c.check(o)
 	return r
 }
@@ -107,16 +114,16 @@ func read(ctx context.Context, pool *pgxpool.Pool, runID string) (outcome, bool)
 	var o outcome
 	var docID string
 	err := pool.QueryRow(ctx, `
-		SELECT m.doc_id, m.status, m.attempts, coalesce(m.last_error_class, ''),
+		SELECT m.doc_id, m.status, m.attempts, coalesce(m.last_error_class, ''), m.job,
 		       (SELECT count(*) FROM chunk_embeddings e WHERE e.doc_id = m.doc_id)
-		FROM ingest_manifest m WHERE m.run_id = $1`, runID).Scan(&docID, &o.status, &o.attempts, &o.class, &o.vectors)
+		FROM ingest_manifest m WHERE m.run_id = $1`, runID).Scan(&docID, &o.status, &o.attempts, &o.class, &o.job, &o.vectors)
 	if err != nil {
 		o.err = fmt.Errorf("read the drill chunk's manifest row: %w", err)
 		return o, false
 	}
 	var dl deadLetter
-	err = pool.QueryRow(ctx, `SELECT disposition, error_class, attempts, resolved_at IS NOT NULL FROM dead_letters WHERE doc_id = $1`, docID).
-		Scan(&dl.disposition, &dl.class, &dl.attempts, &dl.resolved)
+	err = pool.QueryRow(ctx, `SELECT disposition, error_class, attempts, resolved_at IS NOT NULL, payload FROM dead_letters WHERE doc_id = $1`, docID).
+		Scan(&dl.disposition, &dl.class, &dl.attempts, &dl.resolved, &dl.payload)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 	case err != nil:
@@ -198,9 +205,30 @@ func checkQuarantined(class string, code int) func(o outcome) []Check {
 				"manifest attempts %d, dead letter attempts %d%s", o.attempts, dl.attempts, noiseNote(noise)),
 			check("with its class", o.class == class && dl.class == class,
 				"class %q (want %s)", dl.class, class),
+			payloadIntact(o, dl),
 			check(fmt.Sprintf("embed-sim answered %d", code), len(got) > 0 && !slices.ContainsFunc(got, func(s int) bool { return s != code }),
 				"embed-sim answered %v%s", got, noiseNote(noise)),
 			check("nothing stored", o.vectors == 0, "%d vectors", o.vectors),
 		}
 	}
+}
+
+// payloadIntact checks that the quarantined chunk's dead letter holds the
+// job exactly as it was published: the same bytes the manifest recorded,
+// decoding to the drill's own text under a content hash that still
+// matches it. A dead letter that re-encoded, trimmed or lost its payload
+// could not be replayed verbatim.
+func payloadIntact(o outcome, dl deadLetter) Check {
+	job, err := messages.DecodeChunkJob(dl.payload)
+	switch {
+	case len(dl.payload) == 0:
+		return check("raw payload intact", false, "the dead letter holds no payload")
+	case err != nil:
+		return check("raw payload intact", false, "the dead letter's payload is not a chunk job: %v", err)
+	case len(o.job) > 0 && !bytes.Equal(dl.payload, o.job):
+		return check("raw payload intact", false, "the dead letter's payload (%d bytes) differs from the job published (%d bytes)", len(dl.payload), len(o.job))
+	}
+	hash, herr := messages.ContentHash(job.Text, job.Metadata)
+	return check("raw payload intact", job.Text == o.text && herr == nil && hash == job.ContentHash,
+		"%d bytes, the drill's text and content hash %s", len(dl.payload), job.ContentHash)
 }

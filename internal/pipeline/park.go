@@ -90,7 +90,7 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 			escalated = append(escalated, e)
 		}
 		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
-		p.log.Warn().Str("doc_id", dl.DocID).Int("chunk_index", dl.ChunkIndex).Str("disposition", dl.Disposition).
+		ChunkFields(p.log.Warn(), dl.DocID, dl.ChunkIndex, dl.DocVersion, dl.SourceID, dl.RunID).Str("disposition", dl.Disposition).
 			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
 		dead = append(dead, dl)
 	}
