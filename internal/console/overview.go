@@ -84,27 +84,35 @@ func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 }
 
 // readShape labels the last shapeWindow the way `sluice dlq report` does:
-// dead letters per source, with the sources that ran in the window and
-// had none counting as zero, and the newest examples of each spiking
-// source (or of the largest ones).
+// dead letters per source and error class, with the sources that ran in
+// the window and had none counting as empty, and the newest examples of
+// each spiking source (or of the largest ones).
 func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 	from := o.AsOf.Add(-shapeWindow)
 	rows, err := pool.Query(ctx, `
-		SELECT s, coalesce(n, 0) FROM (
-			SELECT source_id s, count(*) n FROM dead_letters WHERE last_failed_at >= $1 GROUP BY 1
+		SELECT s, coalesce(class, ''), coalesce(n, 0) FROM (
+			SELECT source_id s, error_class class, count(*) n FROM dead_letters WHERE last_failed_at >= $1 GROUP BY 1, 2
 		) d FULL JOIN (
 			SELECT DISTINCT source_id s FROM ingest_runs WHERE finished_at IS NULL OR finished_at >= $1
 		) r USING (s)`, from)
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	counts := map[string]int{}
-	var s string
+	window := shape.Window{}
+	var s, class string
 	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&s, &n}, func() error { counts[s] = n; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&s, &class, &n}, func() error {
+		if window[s] == nil {
+			window[s] = map[string]int{}
+		}
+		if n > 0 {
+			window[s][class] += n
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	o.Shape = shape.Label(counts, shape.DefaultThresholds)
+	o.Shape = shape.Label(window, shape.DefaultThresholds)
 	rows, err = pool.Query(ctx, `
 		SELECT dead_letter_id, source_id, error_class FROM (
 			SELECT dead_letter_id, source_id, error_class,
