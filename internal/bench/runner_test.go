@@ -24,7 +24,7 @@ func TestMeasureLatencyAfterAHeldPubAck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const docID = "held-pubach"
+	const docID = "held-puback"
 	if _, err := pool.Exec(ctx, `
 		INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
 		VALUES ($1, 's', $1, 1, 'h', 1, $2)`, docID, manifest.DocProcessing); err != nil {
