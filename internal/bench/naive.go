@@ -196,14 +196,21 @@ func (w *naiveWorker) handle(ctx context.Context, msg jetstream.Msg) error {
 	if len(job.Metadata) > 0 {
 		meta = string(job.Metadata)
 	}
+	// published_at is the message's stream timestamp, as the pipeline's
+	// store records it, so that both latencies are measured alike.
+	mdata, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
 	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, w.insert, job.DocID, job.ChunkIndex, job.DocVersion, job.ContentHash,
 			w.emb.Model(), vecs[0], job.Text, meta); err != nil {
 			return fmt.Errorf("insert vector: %w", err)
 		}
 		_, err := tx.Exec(ctx, `
-			UPDATE ingest_manifest SET status = $4, attempts = attempts + 1, updated_at = now()
-			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3`, job.DocID, job.ChunkIndex, job.DocVersion, manifest.Stored)
+			UPDATE ingest_manifest SET status = $4, attempts = attempts + 1, published_at = $5, updated_at = now()
+			WHERE doc_id = $1 AND chunk_index = $2 AND version = $3`,
+			job.DocID, job.ChunkIndex, job.DocVersion, manifest.Stored, mdata.Timestamp)
 		return err
 	})
 }

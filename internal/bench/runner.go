@@ -313,8 +313,14 @@ func waitSettled(ctx context.Context, db *database, chunks int, timeout time.Dur
 }
 
 // measure reads a settled run's outcome from the database: its duration up
-// to the last chunk stored or parked, the counts, and the latency from the
-// manifest's published_at to the vector's updated_at.
+// to the last chunk stored or parked, the counts, and the latency of each
+// stored chunk from when JetStream took its message to its store: from
+// the manifest's published_at, which the store sets to the delivered
+// message's stream timestamp (manifest.MarkStored), to the vector's
+// updated_at, the store transaction's start. The message is delivered
+// before that transaction begins, so a negative latency means the
+// definition is broken (or NATS and PostgreSQL disagree on the time),
+// and measure returns an error rather than a figure.
 func measure(ctx context.Context, db *database, start time.Time, chunks int) (RepResult, error) {
 	var res RepResult
 	var end time.Time
@@ -329,14 +335,21 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 		return res, fmt.Errorf("measure: last chunk settled %v before the producer started", -end.Sub(start))
 	}
 	res.ChunksPerSec = float64(chunks) / res.Seconds
+	var negative int
+	var earliest float64
 	err = db.pool.QueryRow(ctx, `
 		SELECT coalesce(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms), 0),
-		       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0)
+		       coalesce(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms), 0),
+		       count(*) FILTER (WHERE ms < 0), coalesce(min(ms), 0)
 		FROM (SELECT extract(epoch FROM ce.updated_at - m.published_at) * 1000 AS ms
 		      FROM chunk_embeddings ce JOIN ingest_manifest m USING (doc_id, chunk_index)
-		      WHERE m.status = $1) t`, manifest.Stored).Scan(&res.P50Ms, &res.P99Ms)
+		      WHERE m.status = $1) t`, manifest.Stored).Scan(&res.P50Ms, &res.P99Ms, &negative, &earliest)
 	if err != nil {
 		return res, fmt.Errorf("measure latency: %w", err)
+	}
+	if negative > 0 {
+		return res, fmt.Errorf("measure latency: %d chunks stored before JetStream took their message (down to %.3f ms): "+
+			"published_at is not the delivered message's stream timestamp", negative, earliest)
 	}
 	return res, nil
 }

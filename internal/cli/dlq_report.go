@@ -180,16 +180,19 @@ func (rep *dlqReport) assemble(cells []sourceCell, active []string) {
 	for i, c := range rep.ErrorClasses {
 		column[c] = i
 	}
-	counts := map[string]int{}
+	counts, window := map[string]int{}, shape.Window{}
 	for id, s := range bySource {
-		counts[id] = s.Total
+		counts[id], window[id] = s.Total, map[string]int{}
+		for _, c := range s.Cells {
+			window[id][c.ErrorClass] += c.Count
+		}
 		sort.Slice(s.Cells, func(i, j int) bool { return column[s.Cells[i].ErrorClass] < column[s.Cells[j].ErrorClass] })
 	}
 	rep.Sources = make([]reportSource, 0, len(bySource))
 	for _, id := range byCountDesc(counts) {
 		rep.Sources = append(rep.Sources, *bySource[id])
 	}
-	rep.Shape = shape.Label(counts, rep.Thresholds)
+	rep.Shape = shape.Label(window, rep.Thresholds)
 }
 
 // sourceCell is a report cell with its source.

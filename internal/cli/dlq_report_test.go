@@ -200,6 +200,31 @@ func TestDLQReportSpikeInOneSource(t *testing.T) {
 	}
 }
 
+// A provider outage parks a spike of exhausted transient failures in the
+// one source that ran, beside its few poison chunks: the report reads the
+// classes and names the provider, not the source.
+func TestDLQReportProviderIncident(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	seedRunRow(t, db.Pool, "run-demo", "demo", time.Hour)
+	dls := []dlRow{{id: "poison", source: "demo", class: "invalid_encoding", lastAgo: time.Minute}}
+	for i := range 30 {
+		class := "transient_exhausted"
+		if i%3 == 0 {
+			class = "timeout_exhausted"
+		}
+		dls = append(dls, dlRow{id: fmt.Sprintf("o%02d", i), source: "demo", class: class,
+			disposition: messages.DispositionRetry, lastAgo: time.Duration(i+1) * time.Minute})
+	}
+	seedDLRows(t, db.Pool, dls...)
+	var rep reportOut
+	sluiceDecode(t, map[string]string{"DATABASE_URL": db.URL}, &rep, "dlq", "report")
+	if rep.Total != 31 || rep.Shape.Code != "provider" || rep.Shape.Source != "" || !slices.Equal(rep.Shape.Spiking, []string{"demo"}) ||
+		rep.Shape.Label != "provider incident (a spike of transient failures, not a source change)" {
+		t.Errorf("total %d, shape %+v; want 31, a provider incident spiking in demo", rep.Total, rep.Shape)
+	}
+}
+
 func TestDLQReportThresholdFlags(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDatabase(t)

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -25,13 +27,16 @@ type dlqStats struct {
 	Resolved int64 `json:"resolved"`
 	// ByClass has one row per (error_class, disposition), largest first.
 	ByClass []classStats `json:"by_class"`
-	// Replay is the replay readiness of unresolved transient_exhausted ones.
+	// Replay is the replay readiness of the unresolved ones the replayer
+	// replays on its own (dlq.Replayable).
 	Replay replayReadiness `json:"replay"`
 }
 
 // classStats is one row of seed 000's diagnostic query. A row whose
 // average attempts equals the retry budget is exhausted transient work; an
-// average of 1 is permanent failures that never retried.
+// average of 1 is permanent failures that never retried. WorstAttempts
+// shows the one chunk an average hides: a row of mostly first-attempt
+// failures with one chunk that spent its whole budget.
 type classStats struct {
 	ErrorClass  string     `json:"error_class,omitempty"`
 	Disposition string     `json:"disposition,omitempty"`
@@ -39,13 +44,18 @@ type classStats struct {
 	Oldest      *time.Time `json:"oldest_first_failed_at"`
 	Newest      *time.Time `json:"newest_last_failed_at"`
 	AvgAttempts float64    `json:"avg_attempts"`
-	attempts    int64
+	// WorstAttempts is the most attempts any of the row's dead letters
+	// took.
+	WorstAttempts int64 `json:"worst_attempts"`
+	attempts      int64
 }
 
-// replayReadiness splits unresolved dead letters of one class by what the
-// replayer can do with them now. The four counts are disjoint.
+// replayReadiness splits the unresolved dead letters the replayer
+// replays on its own by what it can do with them now. The four counts are
+// disjoint.
 type replayReadiness struct {
-	ErrorClass string `json:"error_class"`
+	// ErrorClasses are the classes counted, classify.ExhaustedTransientClasses.
+	ErrorClasses []string `json:"error_classes"`
 	// Ready are due (next_retry_at <= now) and not yet replayed since they
 	// last failed.
 	Ready int64 `json:"ready"`
@@ -87,7 +97,7 @@ func runDLQStats(ctx context.Context, env Env, args []string) error {
 
 func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 	rows, err := pool.Query(ctx, `
-		SELECT error_class, disposition, count(*), min(first_failed_at), max(last_failed_at), sum(attempts)
+		SELECT error_class, disposition, count(*), min(first_failed_at), max(last_failed_at), sum(attempts), max(attempts)
 		FROM dead_letters
 		WHERE resolved_at IS NULL
 		GROUP BY error_class, disposition
@@ -97,13 +107,13 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 	}
 	byClass, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (classStats, error) {
 		var s classStats
-		err := r.Scan(&s.ErrorClass, &s.Disposition, &s.Count, &s.Oldest, &s.Newest, &s.attempts)
+		err := r.Scan(&s.ErrorClass, &s.Disposition, &s.Count, &s.Oldest, &s.Newest, &s.attempts, &s.WorstAttempts)
 		return s, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dead letter stats: %w", err)
 	}
-	st := &dlqStats{ByClass: byClass, Replay: replayReadiness{ErrorClass: classify.ClassTransientExhausted}}
+	st := &dlqStats{ByClass: byClass, Replay: replayReadiness{ErrorClasses: classify.ExhaustedTransientClasses()}}
 	for i := range st.ByClass {
 		s := &st.ByClass[i]
 		s.Oldest, s.Newest = utcPtr(s.Oldest), utcPtr(s.Newest)
@@ -117,7 +127,7 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 			SELECT next_retry_at,
 			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
 			FROM dead_letters
-			WHERE resolved_at IS NULL AND error_class = $1
+			WHERE resolved_at IS NULL AND `+dlq.ReplayableSQL()+`
 		)
 		SELECT (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
 		       count(*) FILTER (WHERE dispatched),
@@ -126,7 +136,7 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
 		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
 		       now()
-		FROM t`, r.ErrorClass).Scan(&st.Resolved, &r.Dispatched, &r.Ready, &r.BackingOff, &r.Unscheduled, &r.NextDue, &st.AsOf)
+		FROM t`).Scan(&st.Resolved, &r.Dispatched, &r.Ready, &r.BackingOff, &r.Unscheduled, &r.NextDue, &st.AsOf)
 	if err != nil {
 		return nil, fmt.Errorf("replay readiness: %w", err)
 	}
@@ -141,6 +151,7 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 func (s *classStats) add(o classStats) {
 	s.Count += o.Count
 	s.attempts += o.attempts
+	s.WorstAttempts = max(s.WorstAttempts, o.WorstAttempts)
 	if o.Oldest != nil && (s.Oldest == nil || o.Oldest.Before(*s.Oldest)) {
 		s.Oldest = o.Oldest
 	}
@@ -162,18 +173,19 @@ func printDLQStats(w io.Writer, st *dlqStats) error {
 	if len(st.ByClass) == 0 {
 		fmt.Fprintln(tw, "no unresolved dead letters")
 	} else {
-		fmt.Fprintln(tw, "ERROR_CLASS\tDISPOSITION\tCOUNT\tOLDEST_FIRST_FAILED\tNEWEST_LAST_FAILED\tAVG_ATTEMPTS")
+		fmt.Fprintln(tw, "ERROR_CLASS\tDISPOSITION\tCOUNT\tOLDEST_FIRST_FAILED\tNEWEST_LAST_FAILED\tAVG_ATTEMPTS\tWORST_ATTEMPTS")
 		for _, s := range append(st.ByClass, st.Unresolved) {
 			class, disp := cell(s.ErrorClass), cell(s.Disposition)
 			if s.ErrorClass == "" {
 				class, disp = "total", ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.1f\n", class, disp, s.Count, tableTimePtr(s.Oldest), tableTimePtr(s.Newest), s.AvgAttempts)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.1f\t%d\n", class, disp, s.Count, tableTimePtr(s.Oldest), tableTimePtr(s.Newest),
+				s.AvgAttempts, s.WorstAttempts)
 		}
 	}
 	fmt.Fprintf(tw, "\nresolved (chunk stored since): %d\n", st.Resolved)
 	r := st.Replay
-	fmt.Fprintf(tw, "\nreplay readiness (%s, unresolved, as of %s):\n", r.ErrorClass, tableTime(st.AsOf))
+	fmt.Fprintf(tw, "\nreplay readiness (%s, unresolved, as of %s):\n", strings.Join(r.ErrorClasses, ", "), tableTime(st.AsOf))
 	fmt.Fprintf(tw, "  ready now\t%d\n", r.Ready)
 	fmt.Fprintf(tw, "  still backing off\t%d\n", r.BackingOff)
 	next := tableTimePtr(r.NextDue)

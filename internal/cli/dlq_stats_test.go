@@ -3,6 +3,7 @@ package cli_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,10 +85,10 @@ func TestDLQStatsText(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("dlq stats: exit %d, %s", code, errOut)
 	}
-	if f := rowFields(t, out, "transient_exhausted"); f[1] != "retry" || f[2] != "4" || f[len(f)-1] != "6.0" {
+	if f := rowFields(t, out, "transient_exhausted"); f[1] != "retry" || f[2] != "4" || f[len(f)-2] != "6.0" {
 		t.Errorf("text row %q", f)
 	}
-	if f := rowFields(t, out, "total"); f[1] != "7" || f[len(f)-1] != "4.1" {
+	if f := rowFields(t, out, "total"); f[1] != "7" || f[len(f)-2] != "4.1" {
 		t.Errorf("text total %q", f)
 	}
 	if f := rowFields(t, out, "  ready now"); f[2] != "2" {
@@ -111,5 +112,69 @@ func TestDLQStatsOnEmptyDLQ(t *testing.T) {
 	}
 	if classes, ok := st["by_class"].([]any); !ok || len(classes) != 0 {
 		t.Errorf("by_class = %v, want an empty array", st["by_class"])
+	}
+}
+
+// Readiness counts every class the replayer replays, timeout_exhausted as
+// well as transient_exhausted, and each row, like the total, names the
+// most attempts any of its dead letters took beside the average.
+func TestDLQStatsReadinessAndWorstAttempts(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	const retry = messages.DispositionRetry
+	seedDLRows(t, db.Pool,
+		dlRow{id: "t1", source: "a", class: "transient_exhausted", disposition: retry, attempts: 5, lastAgo: time.Hour, retryIn: dlDur(-time.Hour)},
+		dlRow{id: "o1", source: "a", class: "timeout_exhausted", disposition: retry, attempts: 4, lastAgo: time.Hour, retryIn: dlDur(-time.Hour)},
+		dlRow{id: "o2", source: "b", class: "timeout_exhausted", disposition: retry, attempts: 6, lastAgo: time.Hour, retryIn: dlDur(30 * time.Minute)},
+		dlRow{id: "q1", source: "a", class: "bad_request", attempts: 1, lastAgo: time.Hour},
+		dlRow{id: "q2", source: "b", class: "bad_request", attempts: 3, lastAgo: time.Hour},
+		dlRow{id: "q3", source: "b", class: "bad_request", attempts: 1, lastAgo: time.Hour},
+	)
+	env := map[string]string{"DATABASE_URL": db.URL}
+	var st struct {
+		Unresolved struct {
+			WorstAttempts int `json:"worst_attempts"`
+		} `json:"unresolved"`
+		ByClass []struct {
+			ErrorClass    string  `json:"error_class"`
+			Count         int     `json:"count"`
+			AvgAttempts   float64 `json:"avg_attempts"`
+			WorstAttempts int     `json:"worst_attempts"`
+		} `json:"by_class"`
+		Replay struct {
+			ErrorClasses []string `json:"error_classes"`
+			Ready        int      `json:"ready"`
+			BackingOff   int      `json:"backing_off"`
+		} `json:"replay"`
+	}
+	sluiceDecode(t, env, &st, "dlq", "stats")
+	if got, want := fmt.Sprint(st.ByClass), "[{bad_request 3 1.67 3} {timeout_exhausted 2 5 6} {transient_exhausted 1 5 5}]"; got != want {
+		t.Errorf("by class = %s, want %s", got, want)
+	}
+	if st.Unresolved.WorstAttempts != 6 {
+		t.Errorf("unresolved worst attempts %d, want 6", st.Unresolved.WorstAttempts)
+	}
+	if r := st.Replay; fmt.Sprint(r.ErrorClasses) != "[transient_exhausted timeout_exhausted]" || r.Ready != 2 || r.BackingOff != 1 {
+		t.Errorf("replay readiness %+v; want both exhausted transient classes, 2 ready (t1, o1), 1 backing off (o2)", r)
+	}
+
+	code, out, errOut := sluice(t, env, "dlq", "stats")
+	if code != 0 {
+		t.Fatalf("dlq stats: exit %d, %s", code, errOut)
+	}
+	if f := rowFields(t, out, "ERROR_CLASS"); f[len(f)-1] != "WORST_ATTEMPTS" {
+		t.Errorf("text header %q", f)
+	}
+	if f := rowFields(t, out, "bad_request"); f[len(f)-2] != "1.7" || f[len(f)-1] != "3" {
+		t.Errorf("text bad_request row %q; want average 1.7, worst 3", f)
+	}
+	if f := rowFields(t, out, "total"); f[len(f)-1] != "6" {
+		t.Errorf("text total %q; want worst 6", f)
+	}
+	if !strings.Contains(out, "replay readiness (transient_exhausted, timeout_exhausted, unresolved") {
+		t.Errorf("text readiness does not name both classes:\n%s", out)
+	}
+	if f := rowFields(t, out, "  ready now"); f[2] != "2" {
+		t.Errorf("text ready %q", f)
 	}
 }

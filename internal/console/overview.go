@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/internal/shape"
 )
 
@@ -36,18 +37,21 @@ type count struct {
 	N   int64
 }
 
-// classCount is unresolved dead letters of one class and disposition.
+// classCount is unresolved dead letters of one class and disposition;
+// Worst is the most attempts any of them took.
 type classCount struct {
 	Disposition, ErrorClass string
-	N                       int64
+	N, Worst                int64
 }
 
-// sourceCount is unresolved dead letters of one source.
+// sourceCount is unresolved dead letters of one source; Worst is the most
+// attempts any of them took.
 type sourceCount struct {
 	Source     string
 	N, Ready   int64
 	Escalated  int64
 	Quarantine int64
+	Worst      int64
 }
 
 // readiness splits unresolved dead letters by what replay can do now.
@@ -80,27 +84,35 @@ func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 }
 
 // readShape labels the last shapeWindow the way `sluice dlq report` does:
-// dead letters per source, with the sources that ran in the window and
-// had none counting as zero, and the newest examples of each spiking
-// source (or of the largest ones).
+// dead letters per source and error class, with the sources that ran in
+// the window and had none counting as empty, and the newest examples of
+// each spiking source (or of the largest ones).
 func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 	from := o.AsOf.Add(-shapeWindow)
 	rows, err := pool.Query(ctx, `
-		SELECT s, coalesce(n, 0) FROM (
-			SELECT source_id s, count(*) n FROM dead_letters WHERE last_failed_at >= $1 GROUP BY 1
+		SELECT s, coalesce(class, ''), coalesce(n, 0) FROM (
+			SELECT source_id s, error_class class, count(*) n FROM dead_letters WHERE last_failed_at >= $1 GROUP BY 1, 2
 		) d FULL JOIN (
 			SELECT DISTINCT source_id s FROM ingest_runs WHERE finished_at IS NULL OR finished_at >= $1
 		) r USING (s)`, from)
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	counts := map[string]int{}
-	var s string
+	window := shape.Window{}
+	var s, class string
 	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&s, &n}, func() error { counts[s] = n; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&s, &class, &n}, func() error {
+		if window[s] == nil {
+			window[s] = map[string]int{}
+		}
+		if n > 0 {
+			window[s][class] += n
+		}
+		return nil
+	}); err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	o.Shape = shape.Label(counts, shape.DefaultThresholds)
+	o.Shape = shape.Label(window, shape.DefaultThresholds)
 	rows, err = pool.Query(ctx, `
 		SELECT dead_letter_id, source_id, error_class FROM (
 			SELECT dead_letter_id, source_id, error_class,
@@ -119,22 +131,24 @@ func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 
 // readDepth reads the unresolved depth by class and by source, and the
 // replay readiness, in one pass over the table (grouping sets), so the
-// overview costs one scan however large the DLQ.
+// overview costs one scan however large the DLQ. Ready counts what the
+// replayer replays on its own (dlq.Replayable), as
+// sluice_dlq_ready_to_replay and `sluice dlq stats` do.
 func (o *overview) readDepth(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, err := pool.Query(ctx, `
 		WITH t AS (
-			SELECT disposition, error_class, source_id, next_retry_at,
+			SELECT disposition, error_class, source_id, next_retry_at, attempts, `+dlq.ReplayableSQL()+` AS replayable,
 			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
 			FROM dead_letters WHERE resolved_at IS NULL)
 		SELECT grouping(source_id) = 1, coalesce(disposition, ''), coalesce(error_class, ''), coalesce(source_id, ''), count(*),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at <= now()),
+		       count(*) FILTER (WHERE replayable AND NOT dispatched AND next_retry_at <= now()),
 		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
 		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
 		       count(*) FILTER (WHERE dispatched),
 		       count(*) FILTER (WHERE disposition = 'escalate'),
 		       count(*) FILTER (WHERE disposition = 'quarantine'),
 		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       now()
+		       max(attempts), now()
 		FROM t GROUP BY GROUPING SETS ((disposition, error_class), (source_id))
 		ORDER BY 5 DESC, 2, 3, 4`)
 	if err != nil {
@@ -142,16 +156,16 @@ func (o *overview) readDepth(ctx context.Context, pool *pgxpool.Pool) error {
 	}
 	var byClass bool
 	var disp, class, source string
-	var n, ready, backing, manual, dispatched, escalated, quarantined int64
+	var n, ready, backing, manual, dispatched, escalated, quarantined, worst int64
 	var due *time.Time
 	byDisp := map[string]int64{}
 	r := &o.Readiness
-	_, err = pgx.ForEachRow(rows, []any{&byClass, &disp, &class, &source, &n, &ready, &backing, &manual, &dispatched, &escalated, &quarantined, &due, &o.AsOf}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&byClass, &disp, &class, &source, &n, &ready, &backing, &manual, &dispatched, &escalated, &quarantined, &due, &worst, &o.AsOf}, func() error {
 		if !byClass {
-			o.BySource = append(o.BySource, sourceCount{Source: source, N: n, Ready: ready, Escalated: escalated, Quarantine: quarantined})
+			o.BySource = append(o.BySource, sourceCount{Source: source, N: n, Ready: ready, Escalated: escalated, Quarantine: quarantined, Worst: worst})
 			return nil
 		}
-		o.ByClass = append(o.ByClass, classCount{Disposition: disp, ErrorClass: class, N: n})
+		o.ByClass = append(o.ByClass, classCount{Disposition: disp, ErrorClass: class, N: n, Worst: worst})
 		o.Unresolved += n
 		byDisp[disp] += n
 		r.Ready, r.BackingOff, r.Manual, r.Dispatched = r.Ready+ready, r.BackingOff+backing, r.Manual+manual, r.Dispatched+dispatched

@@ -99,7 +99,7 @@ func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, er
 	}
 	d := &runDetail{runRow: r}
 	rows, err = pool.Query(ctx, `
-		SELECT disposition, error_class, count(*) FROM dead_letters
+		SELECT disposition, error_class, count(*), max(attempts) FROM dead_letters
 		WHERE run_id = $1 AND resolved_at IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, id)
 	if err != nil {
 		return nil, fmt.Errorf("run dead letters: %w", err)

@@ -57,7 +57,7 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 			"Unresolved dead letters (dead_letters rows with resolved_at NULL).",
 			[]string{"disposition", "error_class"}, nil),
 		ready: prometheus.NewDesc("sluice_dlq_ready_to_replay",
-			"Unresolved transient_exhausted dead letters whose next_retry_at has passed; staying above zero means the replay drain has stopped.",
+			"Unresolved dead letters the replayer re-embeds on its own (retry disposition: transient_exhausted, timeout_exhausted) whose next_retry_at has passed; staying above zero means the replay drain has stopped.",
 			nil, nil),
 		up: prometheus.NewDesc("sluice_dlq_stats_up",
 			"1 when the query behind sluice_dlq_depth and sluice_dlq_ready_to_replay succeeded in this scrape, else 0.",
@@ -81,7 +81,7 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := c.pool.Query(ctx, `
 		SELECT disposition, error_class, count(*),
-		       count(*) FILTER (WHERE error_class = 'transient_exhausted' AND next_retry_at <= now())
+		       count(*) FILTER (WHERE `+ReplayableSQL()+` AND next_retry_at <= now())
 		FROM dead_letters
 		WHERE resolved_at IS NULL
 		GROUP BY disposition, error_class`)

@@ -9,13 +9,12 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// Replayer drains recoverable dead letters: each transient_exhausted
-// chunk is re-embedded through the ingest pipeline once its next_retry_at
-// has passed. Success stores the vector, marks the manifest stored and
+// Replayer drains recoverable dead letters: each chunk whose dead letter
+// is Replayable (transient_exhausted, timeout_exhausted) is re-embedded
+// through the ingest pipeline once its next_retry_at has passed. Success stores the vector, marks the manifest stored and
 // resolves the dead letter in one transaction; another failure parks it
 // again with replay_gen + 1, and after the pipeline's MaxReplays
 // generations as replay_exhausted. Quarantined and escalated dead letters
@@ -51,7 +50,7 @@ func NewReplayer(pipe *pipeline.Pipeline, maxDeliveries int, log zerolog.Logger,
 
 // Handle is the replayer's dlq.Handler.
 func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
-	if (l.ErrorClass != classify.ClassTransientExhausted && l.ErrorClass != classify.ClassTimeoutExhausted) || l.Disposition != messages.DispositionRetry {
+	if !Replayable(l.Disposition, l.ErrorClass) {
 		r.replays.WithLabelValues("skipped").Inc()
 		return Result{}, nil
 	}

@@ -189,19 +189,24 @@ func TestTriageResolvesChunkAlreadyStored(t *testing.T) {
 	}
 }
 
-// The depth gauges count unresolved rows at scrape time.
+// The depth gauges count unresolved rows at scrape time; ready to replay
+// counts every class the replayer replays, timeout_exhausted included.
 func TestTriageDepthGauges(t *testing.T) {
 	t.Parallel()
 	b := setupTriage(t)
 	now := time.Now()
 	past, future := now.Add(-time.Minute), now.Add(time.Hour)
-	retry := func(native string, id int64, at time.Time) dlq.Letter {
+	retryAs := func(class, native string, id int64, at time.Time) dlq.Letter {
 		l := newLetter("src", native, 0, id, now)
-		l.Disposition, l.ErrorClass, l.NextRetryAt = messages.DispositionRetry, "transient_exhausted", &at
+		l.Disposition, l.ErrorClass, l.NextRetryAt = messages.DispositionRetry, class, &at
 		return l
 	}
+	retry := func(native string, id int64, at time.Time) dlq.Letter {
+		return retryAs("transient_exhausted", native, id, at)
+	}
 	b.handle(t, retry("a", 1, past), retry("b", 2, past), retry("c", 3, future),
-		newLetter("src", "d", 0, 4, now), retry("e", 5, past))
+		newLetter("src", "d", 0, 4, now), retry("e", 5, past),
+		retryAs("timeout_exhausted", "f", 6, past), retryAs("timeout_exhausted", "g", 7, future))
 	if _, err := b.db.Pool.Exec(context.Background(), `UPDATE dead_letters SET resolved_at = now() WHERE last_outbox_id = 5`); err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +217,8 @@ func TestTriageDepthGauges(t *testing.T) {
 	}{
 		{"sluice_dlq_depth", map[string]string{"disposition": "retry", "error_class": "transient_exhausted"}, 3},
 		{"sluice_dlq_depth", map[string]string{"disposition": "quarantine", "error_class": "bad_request"}, 1},
-		{"sluice_dlq_ready_to_replay", nil, 2},
+		{"sluice_dlq_depth", map[string]string{"disposition": "retry", "error_class": "timeout_exhausted"}, 2},
+		{"sluice_dlq_ready_to_replay", nil, 3},
 		{"sluice_dlq_stats_up", nil, 1},
 	} {
 		if got, found := metricValue(t, b.reg, c.name, c.labels); !found || got != c.want {

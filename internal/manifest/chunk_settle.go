@@ -11,9 +11,13 @@ import (
 // MarkStored marks each chunk of c Stored at its version, with its attempt
 // count, and clears its job: its text now lives in chunk_embeddings and
 // nothing republishes a stored chunk (retention, migration 00012). A
-// chunk whose PubAck is not recorded yet takes published_at from its
-// delivered message (published[i], JetStream's timestamp; zero when
-// unknown), so its producer need not confirm it (redrive.PublisherConfig).
+// stored chunk's published_at is when JetStream took the message that was
+// stored (published[i], the delivered message's stream timestamp), so its
+// producer need not confirm it (redrive.PublisherConfig) and the time from
+// publish to store is one well-defined interval: a PubAck the producer
+// held and recorded later, even after the store began, is not when
+// JetStream had the job. Only when published[i] is zero (unknown) is a
+// recorded PubAck kept.
 // The same statement resolves the chunks' open dead letters, so replays
 // and late redeliveries close the loop at no extra round trip. Only
 // Pending and Parked chunks move.
@@ -26,7 +30,7 @@ func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32, publ
 			  AND d.version <= t.version AND d.resolved_at IS NULL)
 		UPDATE ingest_manifest m
 		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL,
-		    published_at = coalesce(m.published_at, t.published), updated_at = now()`+fromLocked,
+		    published_at = coalesce(t.published, m.published_at), updated_at = now()`+fromLocked,
 		c.DocIDs, c.Indexes, c.Versions, attempts, timestamps(published))
 	return err
 }

@@ -180,8 +180,10 @@ func TestStatusesMatchTheSchema(t *testing.T) {
 }
 
 // A chunk's publish is confirmed once, by whichever comes first: its
-// PubAck, which leaves a Stored chunk alone, or its store, which records
-// the delivered message's time unless a PubAck was recorded already.
+// PubAck, which leaves a Stored chunk alone, or its store. A stored
+// chunk's published_at is always its delivered message's stream
+// timestamp, even when a held PubAck was recorded first: the PubAck's
+// recording time is later than when JetStream had the job.
 func TestAChunkIsConfirmedByItsPubAckOrItsStore(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -208,17 +210,30 @@ func TestAChunkIsConfirmedByItsPubAckOrItsStore(t *testing.T) {
 		t.Errorf("stored before its PubAck: published_at %v, publish_seq recorded %v; want %v and none", at, seq != nil, delivered)
 	}
 
-	// Confirmed first: the PubAck is recorded, and the store keeps it.
+	// Confirmed first: the PubAck's sequence is kept, its time replaced
+	// by the message's.
 	b.seed(t, "confirmed-first", manifest.Pending)
 	if err := manifest.ConfirmPublished(b.ctx, b.pool, chunks("confirmed-first"), []int64{42}); err != nil {
 		t.Fatal(err)
 	}
-	confirmed, _ := published("confirmed-first")
 	if err := manifest.MarkStored(b.ctx, b.pool, chunks("confirmed-first"), []int32{1}, []time.Time{delivered}); err != nil {
 		t.Fatal(err)
 	}
-	if at, seq := published("confirmed-first"); at == nil || confirmed == nil || !at.Equal(*confirmed) || seq == nil || *seq != 42 {
-		t.Errorf("stored after its PubAck: published_at %v, publish_seq %v; want the PubAck's %v and 42", at, deref(seq), confirmed)
+	if at, seq := published("confirmed-first"); at == nil || !at.Equal(delivered) || seq == nil || *seq != 42 {
+		t.Errorf("stored after its PubAck: published_at %v, publish_seq %v; want the message's %v and 42", at, deref(seq), delivered)
+	}
+
+	// Stored without a message time (unknown): a recorded PubAck stays.
+	b.seed(t, "unknown-time", manifest.Pending)
+	if err := manifest.ConfirmPublished(b.ctx, b.pool, chunks("unknown-time"), []int64{44}); err != nil {
+		t.Fatal(err)
+	}
+	confirmed, _ := published("unknown-time")
+	if err := manifest.MarkStored(b.ctx, b.pool, chunks("unknown-time"), []int32{1}, []time.Time{{}}); err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := published("unknown-time"); at == nil || confirmed == nil || !at.Equal(*confirmed) {
+		t.Errorf("stored without a message time after its PubAck: published_at %v; want the PubAck's %v", at, confirmed)
 	}
 
 	// A parked chunk is still confirmed by its PubAck: a replay may

@@ -49,7 +49,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		EndToEnd: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "sluice_end_to_end_latency_seconds",
-			Help:    "Time from a job's publication to its vector's commit.",
+			Help:    "Time from when JetStream took a chunk's message (its stream timestamp) to its vector's commit.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 16),
 		}),
 		Bisections: prometheus.NewCounter(prometheus.CounterOpts{

@@ -50,10 +50,10 @@ func (p *Pipeline) storeAll(ctx context.Context, jobs []*Job) error {
 
 // storeTx is the store transaction: lock the batch's documents, upsert the
 // vectors, mark the manifest stored, and complete every document version
-// whose chunks are now all stored.
+// whose chunks are now all stored. Once it has committed, each job's
+// end-to-end latency is observed.
 func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
-	now := p.now()
-	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		docs := distinctDocs(jobs)
 		if err := p.lockDocuments(ctx, tx, docs, jobs); err != nil {
 			return err
@@ -79,12 +79,30 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		}
 		for _, j := range jobs {
 			j.Outcome = Stored
-			if !j.chunk.PublishedAt.IsZero() {
-				p.metrics.EndToEnd.Observe(now.Sub(j.chunk.PublishedAt).Seconds())
-			}
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	p.observeEndToEnd(jobs, p.now())
+	return nil
+}
+
+// observeEndToEnd observes, for each job stored in a transaction that
+// committed at committed, the time from when JetStream took its message
+// (the delivered message's stream timestamp, the published_at MarkStored
+// records) to the commit. The job's own published_at is when its
+// producer planned it, before the publish and before any republish, and
+// a PubAck's recording time can follow the store: neither is when
+// JetStream had the job. A job without a stream timestamp (the
+// replayer's) is not observed.
+func (p *Pipeline) observeEndToEnd(jobs []*Job, committed time.Time) {
+	for _, j := range jobs {
+		if !j.Published.IsZero() {
+			p.metrics.EndToEnd.Observe(committed.Sub(j.Published).Seconds())
+		}
+	}
 }
 
 // lockDocuments locks the batch's documents in a fixed order, which

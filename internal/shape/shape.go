@@ -3,6 +3,9 @@ package shape
 import (
 	"fmt"
 	"sort"
+	"strings"
+
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // Shape codes of the DLQ, after seed 002: what the distribution of dead
@@ -10,6 +13,7 @@ import (
 const (
 	Quiet       = "quiet"
 	Trickle     = "trickle"
+	Provider    = "provider"
 	OneSource   = "one_source"
 	EverySource = "every_source"
 	Mixed       = "mixed"
@@ -19,6 +23,7 @@ const (
 var Labels = map[string]string{
 	Quiet:       "quiet",
 	Trickle:     "trickle across sources (data quality)",
+	Provider:    "provider incident (a spike of transient failures, not a source change)",
 	OneSource:   "spike in one source (that source changed)",
 	EverySource: "spike in every source (our deployment changed)",
 	Mixed:       "mixed: some sources spike, not most (compare what they share)",
@@ -56,26 +61,44 @@ type Verdict struct {
 	Spiking []string `json:"spiking_sources"`
 }
 
-// Label reads the shape of a window of dead letters from the count per
-// active source (sources that ran in the window count, with 0, even
-// without dead letters). The rules, first match wins:
+// Window is a window of dead letters: for each active source (a source
+// that ran in the window, even without dead letters, whose map is then
+// empty), its dead letters by error class.
+type Window map[string]map[string]int
+
+// Label reads the shape of a window of dead letters from how they spread
+// across active sources and what their error classes say. The rules,
+// first match wins:
 //
 //  1. no dead letters: quiet;
-//  2. the largest source reaches SpikeCount and holds at least
+//  2. some source reaches SpikeCount, but none would without its
+//     exhausted transient failures (classify.ExhaustedTransientClasses:
+//     the provider or the network failed, not the chunks): provider
+//     incident, whichever sources it hit;
+//  3. the largest source reaches SpikeCount and holds at least
 //     OneSourceShare of all: spike in one source;
-//  3. at least two sources, and at least EverySourceShare of the active
+//  4. at least two sources, and at least EverySourceShare of the active
 //     sources, reach SpikeCount: spike in every source;
-//  4. no source reaches SpikeCount: trickle across sources;
-//  5. otherwise: mixed.
+//  5. no source reaches SpikeCount: trickle across sources;
+//  6. otherwise: mixed.
 //
-// With a single active source rules 2 and 3 cannot be told apart; rule 2
+// With a single active source rules 3 and 4 cannot be told apart; rule 3
 // wins, since "that source changed" is the narrower claim.
-func Label(counts map[string]int, th Thresholds) Verdict {
-	names := make([]string, 0, len(counts))
-	total := 0
-	for s, n := range counts {
+func Label(w Window, th Thresholds) Verdict {
+	names := make([]string, 0, len(w))
+	counts, persistent := make(map[string]int, len(w)), make(map[string]int, len(w))
+	total, transient := 0, 0
+	for s, classes := range w {
 		names = append(names, s)
-		total += n
+		for class, n := range classes {
+			counts[s] += n
+			if classify.IsExhaustedTransient(class) {
+				transient += n
+			} else {
+				persistent[s] += n
+			}
+		}
+		total += counts[s]
 	}
 	// Largest first, then by name, so that ties resolve the same every run.
 	sort.Slice(names, func(i, j int) bool {
@@ -97,6 +120,10 @@ func Label(counts map[string]int, th Thresholds) Verdict {
 	if total == 0 {
 		return verdict(Quiet, "no dead letters in the window")
 	}
+	if len(spiking) > 0 && !anyReaches(persistent, th.SpikeCount) {
+		return verdict(Provider, "%d of %d dead letters are exhausted transient failures (%s); without them no source has ≥ %d",
+			transient, total, strings.Join(classify.ExhaustedTransientClasses(), ", "), th.SpikeCount)
+	}
 	top := names[0]
 	if share := float64(counts[top]) / float64(total); counts[top] >= th.SpikeCount && share >= th.OneSourceShare {
 		v := verdict(OneSource, "%s holds %d of %d dead letters (%.0f%% ≥ %.0f%%)", top, counts[top], total, share*100, th.OneSourceShare*100)
@@ -113,6 +140,16 @@ func Label(counts map[string]int, th Thresholds) Verdict {
 	}
 	return verdict(Mixed, "%d of %d active sources have ≥ %d dead letters, none holds ≥ %.0f%% of them",
 		len(spiking), len(names), th.SpikeCount, th.OneSourceShare*100)
+}
+
+// anyReaches reports whether some count reaches n.
+func anyReaches(counts map[string]int, n int) bool {
+	for _, c := range counts {
+		if c >= n {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, one, many string) string {
