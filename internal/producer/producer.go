@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// unconfirmed past that is published again. Defaults to
 	// DefaultConfirmDelay.
 	ConfirmDelay time.Duration
+	// Secrets configures the screen every document passes before it is
+	// chunked out. Defaults to escalating only the chunks a secret
+	// touches.
+	Secrets secrets.Config
 }
 
 // Defaults of Config.

@@ -37,6 +37,7 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
 	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
 	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")
+	l.Bool(&f.Config.Secrets.WithholdDocument, "withhold-secret-documents", "WITHHOLD_SECRET_DOCUMENTS", false, "escalate every chunk of a document in which a secret is found, not only the chunks the secret touches")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 
