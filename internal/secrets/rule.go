@@ -44,8 +44,10 @@ type rule struct {
 	// at most back bytes after the match's start; a match never ends more
 	// than reach bytes after its literal. The pattern is tried only around
 	// them, so that its cost follows the number of candidates, not the
-	// length of the text.
+	// length of the text. With fold, the literals are lower case and match
+	// in any case.
 	literals    []string
+	fold        bool
 	back, reach int
 	// wordStart requires the match not to follow a letter, digit or
 	// underscore: a leading \b, checked against the whole text.
@@ -54,6 +56,9 @@ type rule struct {
 	// on headBytes bytes first, so that a literal common in prose ("pass",
 	// "sk-") is dismissed without running re over its whole reach.
 	head *regexp.Regexp
+	// pre, when set, is a check cheaper than head on the text at a
+	// literal, tried before it.
+	pre func(text string, at int) bool
 	// span turns a submatch index slice into the secret's span, or reports
 	// a near miss. Nil means the whole match is the secret.
 	span func(text string, loc []int) (start, end int, ok bool)
@@ -70,9 +75,11 @@ type spec struct {
 	name        string
 	pattern     string
 	literals    []string
+	fold        bool
 	back, reach int
 	wordStart   bool
 	head        string
+	pre         func(text string, at int) bool
 	span        func(text string, loc []int) (start, end int, ok bool)
 	find        func(name, text string, out []Match) []Match
 }
@@ -83,8 +90,8 @@ func compile(specs []spec) []rule {
 	out := make([]rule, len(specs))
 	for i, s := range specs {
 		out[i] = rule{
-			name: s.name, literals: s.literals, back: s.back, reach: s.reach,
-			wordStart: s.wordStart, span: s.span, find: s.find,
+			name: s.name, literals: s.literals, fold: s.fold, back: s.back, reach: s.reach,
+			wordStart: s.wordStart, pre: s.pre, span: s.span, find: s.find,
 		}
 		if s.pattern != "" {
 			pattern := s.pattern
@@ -170,6 +177,27 @@ func valueIf(ok func(v string) bool) func(string, []int) (int, int, bool) {
 			}
 		}
 		return 0, 0, false
+	}
+}
+
+// keywordAssigned returns a pre check that the text at a literal starts
+// with one of keywords, in any case, followed by an assignment: an
+// optional closing quote, spaces, then = or :.
+func keywordAssigned(keywords ...string) func(text string, at int) bool {
+	return func(text string, at int) bool {
+		for _, kw := range keywords {
+			if len(text)-at >= len(kw) && strings.EqualFold(text[at:at+len(kw)], kw) {
+				i := at + len(kw)
+				if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+					i++
+				}
+				for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+					i++
+				}
+				return i < len(text) && (text[i] == '=' || text[i] == ':')
+			}
+		}
+		return false
 	}
 }
 

@@ -36,7 +36,8 @@ var rules = compile([]spec{
 		name: RuleAWSSecretAccessKey,
 		pattern: `(?i)(?:(?:aws_?)?secret_?access_?key|aws_?(?:secret_?key|sk))["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?` +
 			`([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
-		literals: []string{"aws", "AWS", "Aws", "secret", "Secret", "SECRET"},
+		literals: []string{"aws", "secret"},
+		fold:     true,
 		reach:    128,
 		head:     `(?i)(?:aws_?)?secret_?access|aws_?(?:secret|sk)`,
 		span:     firstGroup(nil),
@@ -108,9 +109,10 @@ var rules = compile([]spec{
 	{
 		name:     RulePassword,
 		pattern:  `(?i)(?:password|passwd|pwd)` + assigned + quotedOrBare,
-		literals: []string{"pass", "PASS", "Pass", "pwd", "PWD", "Pwd"},
+		literals: []string{"pass", "pwd"},
+		fold:     true,
 		reach:    1024,
-		head:     `(?i)(?:password|passwd|pwd)` + assigned,
+		pre:      keywordAssigned("password", "passwd", "pwd"),
 		span:     valueIf(plausiblePassword),
 	},
 	{
@@ -169,7 +171,8 @@ var rules = compile([]spec{
 	{
 		name:      RuleBasicAuth,
 		pattern:   `(?i)basic[ \t]+([A-Za-z0-9+/]{4,}={0,2})(?:[^A-Za-z0-9+/=]|\z)`,
-		literals:  []string{"Basic ", "basic ", "BASIC "},
+		literals:  []string{"basic "},
+		fold:      true,
 		reach:     1024,
 		wordStart: true,
 		span:      groupIf(1, encodedCredentials),
@@ -197,9 +200,10 @@ var rules = compile([]spec{
 	{
 		name:     RuleGenericSecret,
 		pattern:  `(?i)(?:key|secret|token)` + assigned + quotedOrBare,
-		literals: []string{"key", "Key", "KEY", "secret", "Secret", "SECRET", "token", "Token", "TOKEN"},
+		literals: []string{"key", "secret", "token"},
+		fold:     true,
 		reach:    1024,
-		head:     `(?i)(?:key|secret|token)` + assigned,
+		pre:      keywordAssigned("key", "secret", "token"),
 		span:     genericSpan,
 	},
 })

@@ -3,6 +3,7 @@ package secrets
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -25,8 +26,10 @@ func Scan(text string) []Match {
 
 func scan(text string, depth int) []Match {
 	var out []Match
+	lower := asciiLower(text)
+	cands := literals.find(text, lower)
 	for i := range rules {
-		out = rules[i].scan(text, out)
+		out = rules[i].scanAt(text, cands[i], out)
 	}
 	sortMatches(out)
 	if depth < maxDecodeDepth {
@@ -96,14 +99,29 @@ func mergeMatches(ms []Match) []Match {
 	return out
 }
 
-// scan appends the rule's matches in text to out.
-func (r *rule) scan(text string, out []Match) []Match {
+// scan appends the rule's matches in text to out; lower is text in
+// ASCII lower case, where folded literals are looked for.
+func (r *rule) scan(text, lower string, out []Match) []Match {
+	if r.find != nil {
+		return r.find(r.name, text, out)
+	}
+	in := text
+	if r.fold {
+		in = lower
+	}
+	return r.scanAt(text, r.candidates(in), out)
+}
+
+// scanAt appends the rule's matches in text to out, trying the pattern
+// at the offsets of its literals, ascending.
+func (r *rule) scanAt(text string, candidates []int, out []Match) []Match {
 	if r.find != nil {
 		return r.find(r.name, text, out)
 	}
 	done := 0 // end of the last match: one rule's matches never overlap
-	for _, at := range r.candidates(text) {
-		if at < done || (r.head != nil && !r.head.MatchString(text[at:min(len(text), at+headBytes)])) {
+	for _, at := range candidates {
+		if at < done || (r.pre != nil && !r.pre(text, at)) ||
+			(r.head != nil && !r.head.MatchString(text[at:min(len(text), at+headBytes)])) {
 			continue
 		}
 		from := max(at-r.back, done)
@@ -153,6 +171,74 @@ func (r *rule) candidates(text string) []int {
 	return at
 }
 
+// literalTable finds the literals of every rule in one pass over a text:
+// at each byte it compares only the literals that start with that byte.
+// One pass per literal, as candidates makes, would read the text some
+// seventy times.
+type literalTable struct {
+	exact, folded [256][]ruleLiteral
+}
+
+// ruleLiteral is a literal of rules[rule].
+type ruleLiteral struct {
+	lit  string
+	rule int
+}
+
+var literals = func() *literalTable {
+	t := &literalTable{}
+	for i, r := range rules {
+		for _, lit := range r.literals {
+			if len(lit) < 2 {
+				panic("secrets: literal " + strconv.Quote(lit) + " is shorter than 2 bytes")
+			}
+			if r.fold {
+				t.folded[lit[0]] = append(t.folded[lit[0]], ruleLiteral{lit, i})
+			} else {
+				t.exact[lit[0]] = append(t.exact[lit[0]], ruleLiteral{lit, i})
+			}
+		}
+	}
+	return t
+}()
+
+// find returns, for each rule, the ascending offsets of its literals in
+// text; folded literals are looked for in lower, text in ASCII lower
+// case.
+func (t *literalTable) find(text, lower string) [][]int {
+	cands := make([][]int, len(rules))
+	add := func(rule, at int) {
+		if c := cands[rule]; len(c) == 0 || c[len(c)-1] != at {
+			cands[rule] = append(c, at)
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		for _, l := range t.exact[text[i]] {
+			if i+len(l.lit) <= len(text) && text[i+1] == l.lit[1] && text[i:i+len(l.lit)] == l.lit {
+				add(l.rule, i)
+			}
+		}
+		for _, l := range t.folded[lower[i]] {
+			if i+len(l.lit) <= len(lower) && lower[i+1] == l.lit[1] && lower[i:i+len(l.lit)] == l.lit {
+				add(l.rule, i)
+			}
+		}
+	}
+	return cands
+}
+
+// asciiLower returns s with ASCII letters in lower case: its byte offsets
+// are s's.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 func isWordByte(b byte) bool {
 	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
@@ -166,8 +252,15 @@ func Contains(rule, text string) bool {
 }
 
 func contains(rule, text string, depth int) bool {
+	lower := ""
 	for i := range rules {
-		if rules[i].name == rule && len(rules[i].scan(text, nil)) > 0 {
+		if rules[i].name != rule {
+			continue
+		}
+		if rules[i].fold && lower == "" {
+			lower = asciiLower(text)
+		}
+		if len(rules[i].scan(text, lower, nil)) > 0 {
 			return true
 		}
 	}
