@@ -144,6 +144,7 @@ func TestScanRules(t *testing.T) {
 		{"password json", `{"password": "correct horse battery staple"}`, secrets.RulePassword, "correct horse battery staple"},
 		{"password go", `password := "hunter22!"`, secrets.RulePassword, "hunter22!"},
 		{"password with a leading dollar", "password=$ecretP4ss!", secrets.RulePassword, "$ecretP4ss!"},
+		{"password like a variable", "password=$ecretP4ss", secrets.RulePassword, "$ecretP4ss"},
 		{"password with brackets", `password: "Tr0ub4dor[3]&x"`, secrets.RulePassword, "Tr0ub4dor[3]&x"},
 		{"password with parentheses", "password = Hunter(2)xyz", secrets.RulePassword, "Hunter(2)xyz"},
 		{"password with yours", `password: "Yours7ruly-1987"`, secrets.RulePassword, "Yours7ruly-1987"},
@@ -189,9 +190,10 @@ func TestScanRules(t *testing.T) {
 		{"generic hex", "SESSION_SECRET=" + hex64, secrets.RuleGenericSecret, hex64},
 		{"near miss: generic placeholder", "API_KEY=your-api-key-here", "", ""},
 		{"near miss: generic names", "primary_key = id_col_1234567\nmonkey=Ab3dEf6hIj9kLm2n\nmax_tokens: 4096", "", ""},
-		{"near miss: generic identifier", "secretName: GateControllerTlsSecret", "", ""},
+		{"near miss: generic identifier", "secretName: GateControllerTlsSecret\nclient_secret: GateControllerOauthClientSecretRef", "", ""},
 		{"near miss: generic short hex", "GPG_KEY=0x4AA6D4E0\nAPI_KEY=" + hex64[:16], "", ""},
 		{"near miss: generic phrase", `token: "the access token"`, "", ""},
+		{"near miss: generic low entropy", "API_KEY=zzzz1111yyyy2222\nSECRET=release-2024-01-01-01", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
