@@ -85,7 +85,7 @@ const (
 	// maxDocBytes and maxCorpusBytes bound the test's cost: changelogs
 	// alone are over 100 MiB decompressed on a desktop system.
 	maxDocBytes    = 256 << 10
-	maxCorpusBytes = 48 << 20
+	maxCorpusBytes = 32 << 20
 	// maxFalsePositiveRate is the share of negative documents that may be
 	// flagged.
 	maxFalsePositiveRate = 0.005
