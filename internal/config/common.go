@@ -149,15 +149,3 @@ func (c Common) NATSConn(name string) broker.ConnConfig {
 	return broker.ConnConfig{URL: c.NATSURL, Name: name, Creds: c.NATSCreds,
 		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, PingInterval: c.NATSPingInterval}
 }
-
-// Redact hides a password in a URL, for error messages and logs.
-func Redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}

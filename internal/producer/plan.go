@@ -226,7 +226,7 @@ func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, met
 		spans[i] = secrets.Span{Start: c.Start, End: c.End}
 	}
 	flagged := map[int]string{}
-	for _, f := range secrets.ScanDocument(d.Text, d.Metadata, spans) {
+	for _, f := range p.cfg.Secrets.ScanDocument(d.Text, d.Metadata, spans) {
 		if _, ok := flagged[f.Chunk]; !ok {
 			flagged[f.Chunk] = f.Rule
 		}

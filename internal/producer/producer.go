@@ -19,6 +19,7 @@ import (
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -62,6 +63,10 @@ type Config struct {
 	// runs.MinHeartbeatBeats beats. Defaults to
 	// runs.DefaultHeartbeatTimeout.
 	HeartbeatTimeout time.Duration
+	// Secrets configures the screen every document passes before it is
+	// chunked out. Defaults to escalating only the chunks a secret
+	// touches.
+	Secrets secrets.Config
 }
 
 // Defaults of Config.

@@ -41,6 +41,7 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")
 	l.Duration(&f.Config.HeartbeatInterval, "run-heartbeat-interval", "RUN_HEARTBEAT_INTERVAL", runs.DefaultHeartbeatInterval, "how often the producer records that its run is alive, with its progress")
 	l.Duration(&f.Config.HeartbeatTimeout, "run-heartbeat-timeout", "RUN_HEARTBEAT_TIMEOUT", runs.DefaultHeartbeatTimeout, "how long the producer may stay silent before its run, once its chunks have settled, ends interrupted (at least "+strconv.Itoa(runs.MinHeartbeatBeats)+" intervals)")
+	l.Bool(&f.Config.Secrets.WithholdDocument, "withhold-secret-documents", "WITHHOLD_SECRET_DOCUMENTS", false, "escalate every chunk of a document in which a secret is found, not only the chunks the secret touches")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 

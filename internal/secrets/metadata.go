@@ -18,15 +18,24 @@ type Finding struct {
 	Path string
 }
 
-// secretKey matches metadata keys whose string value is a password.
-var secretKey = regexp.MustCompile(`(?i)(?:password|passwd|pwd)$`)
+// passwordKey matches metadata keys whose string value is a password,
+// and credentialKey those whose value is another credential: a secret, a
+// token, an API or private key, credentials, an auth header.
+var (
+	passwordKey   = regexp.MustCompile(`(?i)(?:password|passwd|pwd|passphrase)$`)
+	credentialKey = regexp.MustCompile(`(?i)(?:secret|token|api_?key|private_?key|access_?key|secret_?key|` +
+		`signing_?key|encryption_?key|master_?key|credentials?|auth|authorization|cookie)$`)
+)
 
 // ScanMetadata returns the secrets in the string values of a document's
 // metadata, a decoded JSON object, in key order. It descends into nested
 // objects and arrays. Besides what Scan finds in each value, a value under
 // a key named like a password (password, db_passwd, PWD, …) is reported as
 // a password_assignment when it passes the same plausibility test as in
-// text.
+// text, and a value under a key named like another credential
+// (client_secret, access_token, apiKey, private_key, credentials, auth,
+// Authorization, …) as a generic_secret when it passes that same test:
+// a metadata key names its value exactly, which a word in prose does not.
 func ScanMetadata(meta map[string]any) []Finding {
 	var out []Finding
 	walkValue("", "", meta, &out)
@@ -55,8 +64,12 @@ func walkValue(path, key string, v any, out *[]Finding) {
 		for _, m := range Scan(v) {
 			*out = append(*out, Finding{Rule: m.Rule, Path: path})
 		}
-		if secretKey.MatchString(key) && plausiblePassword(v) {
+		switch {
+		case !plausiblePassword(v):
+		case passwordKey.MatchString(key):
 			*out = append(*out, Finding{Rule: RulePassword, Path: path})
+		case credentialKey.MatchString(key):
+			*out = append(*out, Finding{Rule: RuleGenericSecret, Path: path})
 		}
 	case map[string]any:
 		keys := make([]string, 0, len(v))

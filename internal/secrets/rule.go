@@ -1,11 +1,9 @@
 package secrets
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // Rule names, as reported in Match.Rule and Finding.Rule.
@@ -23,9 +21,21 @@ const (
 	RuleOpenAIKey          = "openai_api_key"
 	RuleJWT                = "jwt"
 	RulePassword           = "password_assignment"
+	RuleGitLabToken        = "gitlab_token"
+	RuleNPMToken           = "npm_token"
+	RuleHuggingFaceToken   = "huggingface_token"
+	RuleGoogleAPIKey       = "google_api_key"
+	RuleSendGridKey        = "sendgrid_api_key"
+	RuleAzureStorageKey    = "azure_storage_key"
+	RuleURLPassword        = "url_password"
+	RuleBasicAuth          = "basic_auth"
+	RuleNetrc              = "netrc_password"
+	RulePgpass             = "pgpass_password"
+	RuleGenericSecret      = "generic_secret"
 )
 
-// rule is one kind of secret.
+// rule is one way of finding one kind of secret; several rules may find
+// the same kind (name), in different formats.
 type rule struct {
 	name string
 	// re matches the secret; it is anchored at the literal when back is 0.
@@ -34,8 +44,10 @@ type rule struct {
 	// at most back bytes after the match's start; a match never ends more
 	// than reach bytes after its literal. The pattern is tried only around
 	// them, so that its cost follows the number of candidates, not the
-	// length of the text.
+	// length of the text. With fold, the literals are lower case and match
+	// in any case.
 	literals    []string
+	fold        bool
 	back, reach int
 	// wordStart requires the match not to follow a letter, digit or
 	// underscore: a leading \b, checked against the whole text.
@@ -44,9 +56,15 @@ type rule struct {
 	// on headBytes bytes first, so that a literal common in prose ("pass",
 	// "sk-") is dismissed without running re over its whole reach.
 	head *regexp.Regexp
+	// pre, when set, is a check cheaper than head on the text at a
+	// literal, tried before it.
+	pre func(text string, at int) bool
 	// span turns a submatch index slice into the secret's span, or reports
 	// a near miss. Nil means the whole match is the secret.
 	span func(text string, loc []int) (start, end int, ok bool)
+	// find, when set, replaces the literal search and re: it appends the
+	// rule's matches in text to out, in one pass over the text.
+	find func(name, text string, out []Match) []Match
 }
 
 // headBytes is the most a rule's head pattern sees.
@@ -57,10 +75,13 @@ type spec struct {
 	name        string
 	pattern     string
 	literals    []string
+	fold        bool
 	back, reach int
 	wordStart   bool
 	head        string
+	pre         func(text string, at int) bool
 	span        func(text string, loc []int) (start, end int, ok bool)
+	find        func(name, text string, out []Match) []Match
 }
 
 // compile builds the rules. A pattern whose literal starts every match
@@ -68,13 +89,16 @@ type spec struct {
 func compile(specs []spec) []rule {
 	out := make([]rule, len(specs))
 	for i, s := range specs {
-		pattern := s.pattern
-		if s.back == 0 {
-			pattern = `\A(?:` + pattern + `)`
-		}
 		out[i] = rule{
-			name: s.name, re: regexp.MustCompile(pattern), literals: s.literals,
-			back: s.back, reach: s.reach, wordStart: s.wordStart, span: s.span,
+			name: s.name, literals: s.literals, fold: s.fold, back: s.back, reach: s.reach,
+			wordStart: s.wordStart, pre: s.pre, span: s.span, find: s.find,
+		}
+		if s.pattern != "" {
+			pattern := s.pattern
+			if s.back == 0 {
+				pattern = `\A(?:` + pattern + `)`
+			}
+			out[i].re = regexp.MustCompile(pattern)
 		}
 		if s.head != "" {
 			out[i].head = regexp.MustCompile(`\A(?:` + s.head + `)`)
@@ -83,135 +107,39 @@ func compile(specs []spec) []rule {
 	return out
 }
 
-// Rules lists the names of every rule Scan applies, in the order Scan
-// tries them.
+// Rules lists the names of every kind of secret Scan finds, once each, in
+// the order Scan first tries them.
 func Rules() []string {
-	names := make([]string, len(rules))
-	for i, r := range rules {
-		names[i] = r.name
+	var names []string
+	for _, r := range rules {
+		if !slices.Contains(names, r.name) {
+			names = append(names, r.name)
+		}
 	}
 	return names
 }
 
-var rules = compile([]spec{
-	{
-		name:     RulePrivateKey,
-		pattern:  `-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`,
-		literals: []string{"-----BEGIN "},
-		reach:    128,
-		span:     privateKeySpan,
-	},
-	{
-		name:      RuleAWSAccessKeyID,
-		pattern:   `(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)[A-Z0-9]{16}\b`,
-		literals:  []string{"AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "AROA"},
-		reach:     32,
-		wordStart: true,
-	},
-	{
-		name:     RuleAWSSecretAccessKey,
-		pattern:  `(?i)aws_?(?:secret_?(?:access_?)?key|sk)["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
-		literals: []string{"aws", "AWS", "Aws"},
-		reach:    128,
-		head:     `(?i)aws_?(?:secret|sk)`,
-		span:     firstGroup(nil),
-	},
-	{
-		name:     RuleGCPServiceAccount,
-		pattern:  `"private_key"\s*:\s*"(-----BEGIN[^"]{64,})"`,
-		literals: []string{`"private_key"`},
-		reach:    16 << 10,
-		span:     firstGroup(nearClientEmail),
-	},
-	{
-		name:      RuleGitHubToken,
-		pattern:   `(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,240})\b`,
-		literals:  []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
-		reach:     256,
-		wordStart: true,
-	},
-	{
-		name:      RuleSlackToken,
-		pattern:   `xox[baprs]-[0-9]+-[A-Za-z0-9-]{10,}`,
-		literals:  []string{"xox"},
-		reach:     512,
-		wordStart: true,
-	},
-	{
-		name:     RuleSlackWebhook,
-		pattern:  `https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{16,}`,
-		literals: []string{"https://hooks.slack.com/"},
-		reach:    512,
-	},
-	{
-		name:     RuleDiscordWebhook,
-		pattern:  `https://(?:(?:canary|ptb)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_-]{20,}`,
-		literals: []string{"https://discord", "https://canary.discord", "https://ptb.discord"},
-		reach:    512,
-	},
-	{
-		name:     RuleTeamsWebhook,
-		pattern:  `https://[A-Za-z0-9-]+\.webhook\.office\.com/webhookb2/[A-Za-z0-9@/_-]{20,}|https://[A-Za-z0-9.-]+\.logic\.azure\.com(?::[0-9]+)?/workflows/[^\s"'<>]*sig=[A-Za-z0-9_%-]{16,}`,
-		literals: []string{".webhook.office.com/", ".logic.azure.com"},
-		back:     128,
-		reach:    2048,
-	},
-	{
-		name:      RuleStripeKey,
-		pattern:   `[sr]k_live_[A-Za-z0-9]{20,}\b`,
-		literals:  []string{"sk_live_", "rk_live_"},
-		reach:     256,
-		wordStart: true,
-	},
-	{
-		name:      RuleOpenAIKey,
-		pattern:   `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}`,
-		literals:  []string{"sk-"},
-		reach:     512,
-		head:      `sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32}`,
-		wordStart: true,
-		span:      wholeIf(lettersAndDigits),
-	},
-	{
-		name:      RuleJWT,
-		pattern:   `eyJ[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]{16,}={0,2}`,
-		literals:  []string{"eyJ"},
-		reach:     16 << 10,
-		wordStart: true,
-		span:      wholeIf(jsonHeader),
-	},
-	{
-		name: RulePassword,
-		pattern: `(?i)(?:password|passwd|pwd)["']?[ \t]*(?::=|=>|[:=])[ \t]*` +
-			`(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'<>,;&]+))`,
-		literals: []string{"pass", "PASS", "Pass", "pwd", "PWD", "Pwd"},
-		reach:    1024,
-		head:     `(?i)(?:password|passwd|pwd)["']?[ \t]*(?::=|=>|[:=])`,
-		span:     passwordSpan,
-	},
-})
-
-// privateKeySpan extends a BEGIN line to the END line that closes it, or
-// to the end of the text: a key cut short is still a key.
-func privateKeySpan(text string, loc []int) (int, int, bool) {
-	if end := pemEnd.FindStringIndex(text[loc[1]:]); end != nil {
-		return loc[0], loc[1] + end[1], true
-	}
-	return loc[0], len(text), true
-}
-
-var pemEnd = regexp.MustCompile(`-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)
-
 // firstGroup returns a span function that reports the pattern's first
 // group, once check (when not nil) accepts it.
 func firstGroup(check func(text string, start, end int) bool) func(string, []int) (int, int, bool) {
+	return group(1, check)
+}
+
+// group returns a span function that reports the pattern's group g, once
+// check (when not nil) accepts it.
+func group(g int, check func(text string, start, end int) bool) func(string, []int) (int, int, bool) {
 	return func(text string, loc []int) (int, int, bool) {
-		s, e := loc[2], loc[3]
+		s, e := loc[2*g], loc[2*g+1]
 		if s < 0 || (check != nil && !check(text, s, e)) {
 			return 0, 0, false
 		}
 		return s, e, true
 	}
+}
+
+// groupIf is group with a check on the group's text alone.
+func groupIf(g int, ok func(s string) bool) func(string, []int) (int, int, bool) {
+	return group(g, func(text string, s, e int) bool { return ok(text[s:e]) })
 }
 
 // wholeIf returns a span function that reports the whole match when ok
@@ -222,85 +150,68 @@ func wholeIf(ok func(s string) bool) func(string, []int) (int, int, bool) {
 	}
 }
 
-// gcpWindow is how far from a private key a service-account key file's
-// client_email may be: the file is a small flat object.
-const gcpWindow = 4 << 10
+// quotedOrBare is the value of an assignment: double-quoted, single-quoted
+// or bare, in groups 1, 2 and 3.
+const quotedOrBare = `(?:"([^"\r\n]*)"|'([^'\r\n]*)'|([^\s"'<>,;&]+))`
 
-// nearClientEmail reports whether a "client_email" field is close enough
-// to the key at [start, end) to belong to the same JSON object.
-func nearClientEmail(text string, start, end int) bool {
-	lo, hi := max(0, start-gcpWindow), min(len(text), end+gcpWindow)
-	return strings.Contains(text[lo:hi], `"client_email"`)
-}
+// assigned is what joins a name to its value: =, :, := or =>, with an
+// optional closing quote of the name before it.
+const assigned = `["']?[ \t]*(?::=|=>|[:=])[ \t]*`
 
-// lettersAndDigits rejects runs like sk-this-is-a-long-hyphenated-name
-// that no key generator produces.
-func lettersAndDigits(s string) bool {
-	return strings.ContainsAny(s, "0123456789") && strings.ContainsAny(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-}
-
-// jsonHeader reports whether the first dot-separated segment of s is
-// base64url-encoded JSON object, as a JWT header is.
-func jsonHeader(s string) bool {
-	head, _, _ := strings.Cut(s, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(head, "="))
-	if err != nil {
-		return false
-	}
-	var obj map[string]any
-	return json.Unmarshal(raw, &obj) == nil
-}
-
-// passwordSpan reports the assigned value, unless it stands for no
-// password at all.
-func passwordSpan(text string, loc []int) (int, int, bool) {
-	for g := 1; g <= 3; g++ {
-		if s, e := loc[2*g], loc[2*g+1]; s >= 0 {
-			return s, e, plausiblePassword(text[s:e])
+// valueIf returns a span function that reports the assigned value (the
+// first of groups 1 to 3 that took part) when ok accepts it. A bare value
+// that a plain word follows on its line is prose or a list, as in
+// "passwd: compat systemd" or "Password= setting in the", unless it is
+// tied to its name by a bare = (--password=x dbname, as on a command
+// line).
+func valueIf(ok func(v string) bool) func(string, []int) (int, int, bool) {
+	return func(text string, loc []int) (int, int, bool) {
+		for g := 1; g <= 3; g++ {
+			if s, e := loc[2*g], loc[2*g+1]; s >= 0 {
+				op := text[loc[0]:s]
+				tight := strings.Contains(op, "=") && !strings.ContainsAny(op, " \t")
+				if g == 3 && !tight && wordFollows(text[e:]) {
+					return 0, 0, false
+				}
+				return s, e, ok(text[s:e])
+			}
 		}
+		return 0, 0, false
 	}
-	return 0, 0, false
 }
 
-// minPasswordRunes is the shortest value taken for a password: shorter
-// ones are far more often prose ("password: none") or types ("str").
-const minPasswordRunes = 6
-
-// placeholders are values that say "put a password here".
-var placeholders = map[string]bool{
-	"changeme": true, "change_me": true, "change-me": true, "password": true, "passwd": true,
-	"secret": true, "example": true, "redacted": true, "placeholder": true, "notasecret": true,
-	"string": true, "null": true, "none": true, "undefined": true, "required": true,
-	"optional": true, "empty": true, "hidden": true, "masked": true, "unset": true,
-}
-
-// code matches a dotted member access such as cfg.Password or
-// settings.db.password: a reference, not a value.
-var code = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$`)
-
-// plausiblePassword reports whether v could be a real password rather
-// than a placeholder, a reference or code.
-func plausiblePassword(v string) bool {
-	v = strings.TrimSpace(v)
-	if utf8.RuneCountInString(v) < minPasswordRunes {
+// keywordAssigned returns a pre check that the text at a literal starts
+// with one of keywords, in any case, followed by an assignment: an
+// optional closing quote, spaces, then = or :.
+func keywordAssigned(keywords ...string) func(text string, at int) bool {
+	return func(text string, at int) bool {
+		for _, kw := range keywords {
+			if len(text)-at >= len(kw) && strings.EqualFold(text[at:at+len(kw)], kw) {
+				i := at + len(kw)
+				if i < len(text) && (text[i] == '"' || text[i] == '\'') {
+					i++
+				}
+				for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
+					i++
+				}
+				return i < len(text) && (text[i] == '=' || text[i] == ':')
+			}
+		}
 		return false
 	}
-	lower := strings.ToLower(v)
-	switch {
-	case placeholders[lower],
-		strings.HasPrefix(v, "$"), strings.HasPrefix(v, "%"), strings.HasPrefix(v, "<"),
-		strings.Contains(v, "${"), strings.Contains(v, "{{"), strings.Contains(v, "#{"),
-		strings.ContainsAny(v, "()[]"),
-		strings.Contains(lower, "changeme"), strings.Contains(lower, "example"),
-		strings.Contains(lower, "placeholder"), strings.Contains(lower, "your"),
-		sameRune(v), code.MatchString(v):
-		return false
-	}
-	return true
 }
 
-// sameRune reports masks such as ******** and xxxxxxxx.
-func sameRune(s string) bool {
-	first, _ := utf8.DecodeRuneInString(s)
-	return strings.Trim(s, string(first)) == ""
+// wordFollows reports whether rest, after spaces, goes on with a word on
+// the same line that is not another assignment (host=db password = x
+// dbname=y).
+func wordFollows(rest string) bool {
+	rest = strings.TrimLeft(rest, " \t")
+	if rest == "" || !isWordByte(rest[0]) {
+		return false
+	}
+	end := strings.IndexAny(rest, " \t\r\n")
+	if end < 0 {
+		end = len(rest)
+	}
+	return !strings.Contains(rest[:end], "=")
 }

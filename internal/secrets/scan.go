@@ -3,6 +3,7 @@ package secrets
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -11,7 +12,8 @@ type Match struct {
 	// Rule names the kind of secret, one of the Rule* constants.
 	Rule string
 	// Start and End are the byte offsets of the secret in the scanned
-	// text: text[Start:End] is the secret (for an assignment, its value).
+	// text: text[Start:End] is the secret (for an assignment, its value;
+	// for a secret found in decoded base64, the whole base64 run).
 	Start, End int
 }
 
@@ -19,21 +21,107 @@ type Match struct {
 // of different rules may overlap (a service-account file's key is also a
 // private key); matches of one rule never do.
 func Scan(text string) []Match {
+	return scan(text, 0)
+}
+
+func scan(text string, depth int) []Match {
 	var out []Match
+	lower := asciiLower(text)
+	cands := literals.find(text, lower)
 	for i := range rules {
-		out = rules[i].scan(text, out)
+		out = rules[i].scanAt(text, cands[i], out)
 	}
-	slices.SortFunc(out, func(a, b Match) int {
-		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), strings.Compare(a.Rule, b.Rule))
-	})
+	sortMatches(out)
+	if depth < maxDecodeDepth {
+		out = scanEncoded(text, depth, out)
+	}
+	return mergeMatches(out)
+}
+
+// scanEncoded appends, for every base64 run of text outside the private
+// keys found so far (sorted), one match over the whole run per rule that
+// finds a secret in the decoded text, and sorts the result. A key's body
+// is base64 of binary, not worth decoding.
+func scanEncoded(text string, depth int, found []Match) []Match {
+	out, k, covered := found, 0, 0
+	for _, run := range encodedRuns(text) {
+		for k < len(found) && found[k].Start <= run.start {
+			if found[k].Rule == RulePrivateKey {
+				covered = max(covered, found[k].End)
+			}
+			k++
+		}
+		if run.end <= covered {
+			continue
+		}
+		decoded, ok := decodeRun(text[run.start:run.end])
+		if !ok {
+			continue
+		}
+		var rulesFound []string
+		for _, m := range scan(decoded, depth+1) {
+			if !slices.Contains(rulesFound, m.Rule) {
+				rulesFound = append(rulesFound, m.Rule)
+				out = append(out, Match{Rule: m.Rule, Start: run.start, End: run.end})
+			}
+		}
+	}
+	if len(out) > len(found) {
+		sortMatches(out)
+	}
 	return out
 }
 
-// scan appends the rule's matches in text to out.
-func (r *rule) scan(text string, out []Match) []Match {
+func sortMatches(ms []Match) {
+	slices.SortFunc(ms, func(a, b Match) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.End, b.End), strings.Compare(a.Rule, b.Rule))
+	})
+}
+
+// mergeMatches joins overlapping matches of one rule, which several
+// formats of one kind of secret (or a secret found both as is and
+// decoded) can produce, keeping sorted matches sorted.
+func mergeMatches(ms []Match) []Match {
+	if len(ms) < 2 {
+		return ms
+	}
+	last := map[string]int{} // rule → index in out of its last match
+	out := ms[:0]
+	for _, m := range ms {
+		if i, ok := last[m.Rule]; ok && m.Start < out[i].End {
+			out[i].End = max(out[i].End, m.End)
+			continue
+		}
+		last[m.Rule] = len(out)
+		out = append(out, m)
+	}
+	sortMatches(out)
+	return out
+}
+
+// scan appends the rule's matches in text to out; lower is text in
+// ASCII lower case, where folded literals are looked for.
+func (r *rule) scan(text, lower string, out []Match) []Match {
+	if r.find != nil {
+		return r.find(r.name, text, out)
+	}
+	in := text
+	if r.fold {
+		in = lower
+	}
+	return r.scanAt(text, r.candidates(in), out)
+}
+
+// scanAt appends the rule's matches in text to out, trying the pattern
+// at the offsets of its literals, ascending.
+func (r *rule) scanAt(text string, candidates []int, out []Match) []Match {
+	if r.find != nil {
+		return r.find(r.name, text, out)
+	}
 	done := 0 // end of the last match: one rule's matches never overlap
-	for _, at := range r.candidates(text) {
-		if at < done || (r.head != nil && !r.head.MatchString(text[at:min(len(text), at+headBytes)])) {
+	for _, at := range candidates {
+		if at < done || (r.pre != nil && !r.pre(text, at)) ||
+			(r.head != nil && !r.head.MatchString(text[at:min(len(text), at+headBytes)])) {
 			continue
 		}
 		from := max(at-r.back, done)
@@ -83,17 +171,104 @@ func (r *rule) candidates(text string) []int {
 	return at
 }
 
+// literalTable finds the literals of every rule in one pass over a text:
+// at each byte it compares only the literals that start with that byte.
+// One pass per literal, as candidates makes, would read the text some
+// seventy times.
+type literalTable struct {
+	exact, folded [256][]ruleLiteral
+}
+
+// ruleLiteral is a literal of rules[rule].
+type ruleLiteral struct {
+	lit  string
+	rule int
+}
+
+var literals = func() *literalTable {
+	t := &literalTable{}
+	for i, r := range rules {
+		for _, lit := range r.literals {
+			if len(lit) < 2 {
+				panic("secrets: literal " + strconv.Quote(lit) + " is shorter than 2 bytes")
+			}
+			if r.fold {
+				t.folded[lit[0]] = append(t.folded[lit[0]], ruleLiteral{lit, i})
+			} else {
+				t.exact[lit[0]] = append(t.exact[lit[0]], ruleLiteral{lit, i})
+			}
+		}
+	}
+	return t
+}()
+
+// find returns, for each rule, the ascending offsets of its literals in
+// text; folded literals are looked for in lower, text in ASCII lower
+// case.
+func (t *literalTable) find(text, lower string) [][]int {
+	cands := make([][]int, len(rules))
+	add := func(rule, at int) {
+		if c := cands[rule]; len(c) == 0 || c[len(c)-1] != at {
+			cands[rule] = append(c, at)
+		}
+	}
+	for i := 0; i < len(text); i++ {
+		for _, l := range t.exact[text[i]] {
+			if i+len(l.lit) <= len(text) && text[i+1] == l.lit[1] && text[i:i+len(l.lit)] == l.lit {
+				add(l.rule, i)
+			}
+		}
+		for _, l := range t.folded[lower[i]] {
+			if i+len(l.lit) <= len(lower) && lower[i+1] == l.lit[1] && lower[i:i+len(l.lit)] == l.lit {
+				add(l.rule, i)
+			}
+		}
+	}
+	return cands
+}
+
+// asciiLower returns s with ASCII letters in lower case: its byte offsets
+// are s's.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
 func isWordByte(b byte) bool {
 	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
 }
 
-// Contains reports whether text holds a secret of the named rule. It costs
-// one rule's scan, for callers that screen text against rules one by one;
-// an unknown name matches nothing.
+// Contains reports whether text holds a secret of the named rule, as is
+// or in base64 that Scan decodes. It costs that rule's scans, for callers
+// that screen text against rules one by one; an unknown name matches
+// nothing.
 func Contains(rule, text string) bool {
+	return contains(rule, text, 0)
+}
+
+func contains(rule, text string, depth int) bool {
+	lower := ""
 	for i := range rules {
-		if rules[i].name == rule {
-			return len(rules[i].scan(text, nil)) > 0
+		if rules[i].name != rule {
+			continue
+		}
+		if rules[i].fold && lower == "" {
+			lower = asciiLower(text)
+		}
+		if len(rules[i].scan(text, lower, nil)) > 0 {
+			return true
+		}
+	}
+	if depth < maxDecodeDepth {
+		for _, run := range encodedRuns(text) {
+			if decoded, ok := decodeRun(text[run.start:run.end]); ok && contains(rule, decoded, depth+1) {
+				return true
+			}
 		}
 	}
 	return false

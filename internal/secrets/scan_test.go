@@ -24,6 +24,24 @@ var (
 	jwtClaims = base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"1234567890","name":"Jo"}`))
 )
 
+var (
+	letters34 = "AbcdEfghIjklMnopQrstUvwxYzabCdefGh"
+	hex64     = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	puttyKey  = "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 2\n" + pemBody[:106] +
+		"Private-Lines: 1\n" + pemBody[:53] + "Private-MAC: " + hex64 + "\n"
+)
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// wrap breaks s into lines of width bytes, joined by sep.
+func wrap(s string, width int, sep string) string {
+	var lines []string
+	for len(s) > width {
+		lines, s = append(lines, s[:width]), s[width:]
+	}
+	return strings.Join(append(lines, s), sep)
+}
+
 func pemBlock(label string) string {
 	return "-----BEGIN " + label + "-----\n" + pemBody + "-----END " + label + "-----"
 }
@@ -46,6 +64,16 @@ func TestScanRules(t *testing.T) {
 		{"pkcs8 key", pemBlock("PRIVATE KEY"), secrets.RulePrivateKey, ""},
 		{"pgp key", pemBlock("PGP PRIVATE KEY BLOCK"), secrets.RulePrivateKey, ""},
 		{"unterminated key", "x " + "-----BEGIN RSA PRIVATE KEY-----\n" + pemBody, secrets.RulePrivateKey, "-----BEGIN RSA PRIVATE KEY-----\n" + pemBody},
+		{"ssh2 key", "---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\n" + pemBody + "---- END SSH2 ENCRYPTED PRIVATE KEY ----\nafter", secrets.RulePrivateKey,
+			"---- BEGIN SSH2 ENCRYPTED " + "PRIVATE KEY ----\n" + pemBody + "---- END SSH2 ENCRYPTED PRIVATE KEY ----"},
+		{"putty key", "x\n" + puttyKey + "after", secrets.RulePrivateKey, strings.TrimSuffix(puttyKey, "\n")},
+		{"putty key cut short", puttyKey[:strings.Index(puttyKey, "Private-MAC")], secrets.RulePrivateKey, ""},
+		{"base64 key", "tls.key: " + b64(pemBlock("RSA PRIVATE KEY")) + "\n", secrets.RulePrivateKey, b64(pemBlock("RSA PRIVATE KEY"))},
+		{"base64 key wrapped", "key:\n  " + wrap(b64(pemBlock("EC PRIVATE KEY")), 76, "\n  ") + "\nend", secrets.RulePrivateKey, wrap(b64(pemBlock("EC PRIVATE KEY")), 76, "\n  ")},
+		{"base64 key in base64", "config: " + b64("client-key-data: "+b64(pemBlock("PRIVATE KEY"))), secrets.RulePrivateKey, b64("client-key-data: " + b64(pemBlock("PRIVATE KEY")))},
+		{"near miss: three layers of base64", b64(b64(b64(pemBlock("PRIVATE KEY")))), "", ""},
+		{"near miss: base64 public key", "ca.pub: " + b64(pemBlock("PUBLIC KEY")), "", ""},
+		{"near miss: putty in prose", "files start with PuTTY-User-Key-File-3: and the algorithm", "", ""},
 		{"near miss: public key", pemBlock("PUBLIC KEY"), "", ""},
 		{"near miss: certificate", pemBlock("CERTIFICATE"), "", ""},
 		{"near miss: prose", "store the private key in a vault", "", ""},
@@ -56,7 +84,8 @@ func TestScanRules(t *testing.T) {
 		{"near miss: aws id inside a word", "XAKIA" + "IOSFODNN7EXAMPLE", "", ""},
 		{"aws secret key", "aws_secret_access_key = " + alnum40 + "\n", secrets.RuleAWSSecretAccessKey, alnum40},
 		{"aws secret key json", `{"AwsSecretAccessKey": "` + alnum40 + `"}`, secrets.RuleAWSSecretAccessKey, alnum40},
-		{"near miss: aws secret too short", "aws_secret_access_key = " + alnum40[:39], "", ""},
+		{"aws secret key without aws", `"SecretAccessKey": "` + alnum40 + `"`, secrets.RuleAWSSecretAccessKey, alnum40},
+		{"aws secret too short is generic", "aws_secret_access_key = " + alnum40[:39], secrets.RuleGenericSecret, alnum40[:39]},
 		{"near miss: aws secret from env", "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}", "", ""},
 
 		{"gcp service account", `{"type": "service_account", "private_key": "-----BEGIN ` + `NOT A KEY-----\n` + strings.Repeat("A", 80) + `\n", "client_email": "svc@proj.iam.gserviceaccount.com"}`,
@@ -74,6 +103,9 @@ func TestScanRules(t *testing.T) {
 		{"slack bot token", "xoxb-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
 		{"slack user token", "xoxp-" + "123456789012-1234567890123-" + alnum40[:24], secrets.RuleSlackToken, ""},
 		{"slack app token", "xoxa-2-" + alnum40[:30], secrets.RuleSlackToken, ""},
+		{"slack app-level token", "xapp-1-A0123456789-" + "1234567890123-" + alnum40, secrets.RuleSlackToken, ""},
+		{"slack rotating token", "xoxe.xoxp-1-" + alnum40 + alnum40, secrets.RuleSlackToken, ""},
+		{"slack refresh token", "xoxe-1-" + alnum40 + alnum40, secrets.RuleSlackToken, ""},
 		{"near miss: slack-like word", "xoxo-hugs-and-kisses-forever", "", ""},
 		{"near miss: slack prefix only", "xoxb-1234", "", ""},
 		{"slack webhook", "POST https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24] + " now", secrets.RuleSlackWebhook, "https://hooks.slack.com/services/" + "T00000000/B00000000/" + alnum40[:24]},
@@ -83,7 +115,21 @@ func TestScanRules(t *testing.T) {
 
 		{"stripe live secret", "sk_live_" + alnum40[:24], secrets.RuleStripeKey, ""},
 		{"stripe live restricted", "rk_live_" + alnum40[:24], secrets.RuleStripeKey, ""},
+		{"stripe webhook secret", "whsec_" + alnum40[:32], secrets.RuleStripeKey, ""},
 		{"near miss: stripe test key", "sk_test_" + alnum40[:24], "", ""},
+
+		{"gitlab token", "glpat-" + alnum40[:20], secrets.RuleGitLabToken, ""},
+		{"near miss: gitlab words", "glpat-is-the-prefix-of-tokens", "", ""},
+		{"npm token", "//registry.npmjs.org/:_authToken=npm_" + alnum40[:36], secrets.RuleNPMToken, "npm_" + alnum40[:36]},
+		{"near miss: npm setting", "npm_config_cache_directory_for_the_builds_xyz", "", ""},
+		{"hugging face token", "hf_" + letters34, secrets.RuleHuggingFaceToken, ""},
+		{"near miss: hugging face function", "hf_hub_download", "", ""},
+		{"google api key", "key=AIza" + alnum40[:30] + "_-Ab3&x", secrets.RuleGoogleAPIKey, "AIza" + alnum40[:30] + "_-Ab3"},
+		{"near miss: google key too long", "AIza" + alnum40, "", ""},
+		{"sendgrid key", "SG." + alnum40[:22] + "." + alnum40 + "Ab3", secrets.RuleSendGridKey, ""},
+		{"near miss: sendgrid words", "SG.short.words", "", ""},
+		{"azure storage key", "AccountName=a;AccountKey=" + b64(alnum40+alnum40[:24]) + ";EndpointSuffix=core.windows.net", secrets.RuleAzureStorageKey, b64(alnum40 + alnum40[:24])},
+		{"near miss: azure key name", "set AccountKey= in the connection string", "", ""},
 
 		{"openai legacy", "OPENAI_API_KEY=sk-" + alnum40 + alnum40[:8], secrets.RuleOpenAIKey, "sk-" + alnum40 + alnum40[:8]},
 		{"openai project", "sk-proj-" + alnum40 + "_" + alnum40, secrets.RuleOpenAIKey, ""},
@@ -97,6 +143,18 @@ func TestScanRules(t *testing.T) {
 		{"passwd yaml", "  passwd: Tr0ub4dor&3x\n", secrets.RulePassword, "Tr0ub4dor"},
 		{"password json", `{"password": "correct horse battery staple"}`, secrets.RulePassword, "correct horse battery staple"},
 		{"password go", `password := "hunter22!"`, secrets.RulePassword, "hunter22!"},
+		{"password with a leading dollar", "password=$ecretP4ss!", secrets.RulePassword, "$ecretP4ss!"},
+		{"password like a variable", "password=$ecretP4ss", secrets.RulePassword, "$ecretP4ss"},
+		{"password with brackets", `password: "Tr0ub4dor[3]&x"`, secrets.RulePassword, "Tr0ub4dor[3]&x"},
+		{"password with parentheses", "password = Hunter(2)xyz", secrets.RulePassword, "Hunter(2)xyz"},
+		{"password with yours", `password: "Yours7ruly-1987"`, secrets.RulePassword, "Yours7ruly-1987"},
+		{"password in a query", "/login?user=bob&password=Kx7pQ2mZr9&next=/", secrets.RulePassword, "Kx7pQ2mZr9"},
+		{"password in keywords", "host=db password = s3cr3t-Hunter2 dbname=x", secrets.RulePassword, "s3cr3t-Hunter2"},
+		{"password on a command line", "mysql --password=s3cr3t-Hunter2 shop", secrets.RulePassword, "s3cr3t-Hunter2"},
+		{"near miss: password in prose", "passwd: compat systemd\nWakeOnLanPassword= setting in the link", "", ""},
+		{"near miss: password variable", "password=$DB_PASSWORD", "", ""},
+		{"near miss: password index", `password: config["password"]`, "", ""},
+		{"near miss: password for the reader", "password: your_password_here", "", ""},
 		{"near miss: empty password", "password=\nuser=bob", "", ""},
 		{"near miss: env reference", "password=${DB_PASSWORD}", "", ""},
 		{"near miss: placeholder", "password: changeme", "", ""},
@@ -105,6 +163,37 @@ func TestScanRules(t *testing.T) {
 		{"near miss: code", "password = os.Getenv(\"DB_PASSWORD\")", "", ""},
 		{"near miss: field", "Password: cfg.Password,", "", ""},
 		{"near miss: short prose", "Password: none", "", ""},
+
+		{"url password", "postgres://admin:pw@db/prod", secrets.RuleURLPassword, "pw"},
+		{"url password without user", "redis://:pw@host:6379", secrets.RuleURLPassword, "pw"},
+		{"near miss: url placeholder", "postgres://user:password@localhost/db", "", ""},
+		{"near miss: url template", "postgres://app:${PGPASSWORD}@db/prod", "", ""},
+		{"near miss: cvs pserver", "cvs://:pserver:anoncvs@sources.example.com:/cvs", "", ""},
+
+		{"basic auth", "Authorization: Basic " + b64("deploy:"+alnum40[:12]), secrets.RuleBasicAuth, b64("deploy:" + alnum40[:12])},
+		{"docker auth", `{"auths": {"r.example.com": {"auth": "` + b64("ci:"+alnum40[:12]) + `"}}}`, secrets.RuleBasicAuth, b64("ci:" + alnum40[:12])},
+		{"near miss: basic auth placeholder", "Authorization: Basic " + b64("user:password"), "", ""},
+		{"near miss: basic prose", "Basic authentication is enabled", "", ""},
+
+		{"netrc", "machine api.example.com login deploy password " + alnum40[:12], secrets.RuleNetrc, alnum40[:12]},
+		{"netrc lines", "machine git.example.com\n  login ci\n  password " + alnum40[:12] + "\n", secrets.RuleNetrc, alnum40[:12]},
+		{"near miss: netrc example", "machine example.com password 123456", "", ""},
+		{"pgpass", "db.internal:5432:prod:app:" + alnum40[:12] + "\n", secrets.RulePgpass, alnum40[:12]},
+		{"pgpass wildcards", "x\n  *:*:*:postgres:" + alnum40[:12], secrets.RulePgpass, alnum40[:12]},
+		{"near miss: pgpass header", "hostname:port:database:username:password", "", ""},
+		{"near miss: pgpass times", "12:34:56:78:90", "", ""},
+
+		{"generic api key", "API_KEY=" + alnum40[:32], secrets.RuleGenericSecret, alnum40[:32]},
+		{"generic client secret", `clientSecret: "` + alnum40 + `"`, secrets.RuleGenericSecret, alnum40},
+		{"generic token", "TOKEN=" + alnum40[:24], secrets.RuleGenericSecret, alnum40[:24]},
+		{"generic header", "X-Api-Key: " + alnum40[:32], secrets.RuleGenericSecret, alnum40[:32]},
+		{"generic hex", "SESSION_SECRET=" + hex64, secrets.RuleGenericSecret, hex64},
+		{"near miss: generic placeholder", "API_KEY=your-api-key-here", "", ""},
+		{"near miss: generic names", "primary_key = id_col_1234567\nmonkey=Ab3dEf6hIj9kLm2n\nmax_tokens: 4096", "", ""},
+		{"near miss: generic identifier", "secretName: GateControllerTlsSecret\nclient_secret: GateControllerOauthClientSecretRef", "", ""},
+		{"near miss: generic short hex", "GPG_KEY=0x4AA6D4E0\nAPI_KEY=" + hex64[:16], "", ""},
+		{"near miss: generic phrase", `token: "the access token"`, "", ""},
+		{"near miss: generic low entropy", "API_KEY=zzzz1111yyyy2222\nSECRET=release-2024-01-01-01", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,6 +230,9 @@ func TestRulesAreAllTested(t *testing.T) {
 		secrets.RuleGCPServiceAccount, secrets.RuleGitHubToken, secrets.RuleSlackToken,
 		secrets.RuleSlackWebhook, secrets.RuleDiscordWebhook, secrets.RuleTeamsWebhook,
 		secrets.RuleStripeKey, secrets.RuleOpenAIKey, secrets.RuleJWT, secrets.RulePassword,
+		secrets.RuleGitLabToken, secrets.RuleNPMToken, secrets.RuleHuggingFaceToken, secrets.RuleGoogleAPIKey,
+		secrets.RuleSendGridKey, secrets.RuleAzureStorageKey, secrets.RuleURLPassword, secrets.RuleBasicAuth,
+		secrets.RuleNetrc, secrets.RulePgpass, secrets.RuleGenericSecret,
 	}
 	if got := secrets.Rules(); !slices.Equal(got, want) {
 		t.Fatalf("Rules() = %v; want %v (add a sample and a near miss to TestScanRules for each new rule)", got, want)
@@ -214,11 +306,22 @@ func TestScanMetadata(t *testing.T) {
 		},
 		"password": "changeme",
 		"count":    3,
+		"crawler": map[string]any{
+			"client_secret": alnum40[:20], "apiKey": alnum40[:16], "token": []any{alnum40[:12]},
+			"private_key": "s3cr3t-Hunter2", "credentials": "bob:s3cr3t", "Authorization": "Bearer " + alnum40[:12],
+			"author": "Jane Keeper", "auth": "oauth2", "token_count": "512", "secret": "${SECRET}",
+		},
 	}
 	got := secrets.ScanMetadata(meta)
 	want := []secrets.Finding{
 		{Rule: secrets.RulePassword, Path: "auth.db_password"},
 		{Rule: secrets.RuleGitHubToken, Path: "auth.headers[1]"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.Authorization"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.apiKey"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.client_secret"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.credentials"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.private_key"},
+		{Rule: secrets.RuleGenericSecret, Path: "crawler.token[0]"},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("ScanMetadata = %v; want %v", got, want)
@@ -260,6 +363,15 @@ func TestScanDocument(t *testing.T) {
 	}
 	if got := secrets.ScanDocument("clean text", map[string]any{"title": "x"}, []secrets.Span{{0, 10}}); got != nil {
 		t.Fatalf("clean document flagged: %v", got)
+	}
+	withhold := secrets.Config{WithholdDocument: true}
+	got = withhold.ScanDocument(text, nil, spans)
+	want = []secrets.Flag{{0, secrets.RulePrivateKey}, {1, secrets.RulePrivateKey}, {2, secrets.RulePrivateKey}, {3, secrets.RulePrivateKey}, {4, secrets.RulePrivateKey}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("WithholdDocument: ScanDocument = %v; want every chunk flagged %v", got, want)
+	}
+	if got := withhold.ScanDocument("clean text", nil, []secrets.Span{{0, 10}}); got != nil {
+		t.Fatalf("WithholdDocument flagged a clean document: %v", got)
 	}
 }
 
