@@ -11,9 +11,16 @@ import (
 
 func runConsole(ctx context.Context, env Env, args []string) error {
 	var c conn
-	var addr string
+	var cfg console.Config
+	var tokenFile string
 	l := newLoader(env, "console", &c, true)
-	l.String(&addr, "addr", "CONSOLE_ADDR", console.DefaultAddr, "listen address (loopback by default; put TLS in front to expose it)")
+	l.String(&cfg.Addr, "addr", "CONSOLE_ADDR", console.DefaultAddr, "listen address (loopback by default; set --tls-cert/--tls-key or put a TLS proxy in front to expose it)")
+	l.Bool(&cfg.TrustProxy, "trust-proxy", "CONSOLE_TRUST_PROXY", false, "trust the reverse proxy's X-Forwarded-Proto and X-Forwarded-For (only when every request comes through it)")
+	l.String(&cfg.TLSCert, "tls-cert", "CONSOLE_TLS_CERT", "", "serve HTTPS with this certificate (PEM), with --tls-key")
+	l.String(&cfg.TLSKey, "tls-key", "CONSOLE_TLS_KEY", "", "the private key (PEM) of --tls-cert")
+	l.Duration(&cfg.StatementTimeout, "statement-timeout", "CONSOLE_STATEMENT_TIMEOUT", console.DefaultStatementTimeout, "bound on every PostgreSQL statement the console runs")
+	l.String(&tokenFile, "generated-token-file", "CONSOLE_GENERATED_TOKEN_FILE", "",
+		"where the operator token generated when no token is set is kept (default: "+console.GeneratedTokenName+" in the user's config directory)")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err
@@ -21,17 +28,19 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 	if err := noArgs("console", rest); err != nil {
 		return err
 	}
-	tokens, err := console.LoadTokens(lookupOrNone(env))
-	if err != nil {
+	if cfg.Tokens, err = console.LoadTokens(lookupOrNone(env)); err != nil {
 		return usageErr("%v", err)
 	}
-	generated := ""
-	if len(tokens) == 0 {
-		// Secure by default: never open; a one-off operator token instead.
-		t := console.Token{Principal: "operator", Role: console.Operator, Secret: console.NewSecret()}
-		tokens, generated = []console.Token{t}, t.Secret
+	kept, created := "", false
+	if len(cfg.Tokens) == 0 {
+		// Secure by default: never open; a generated operator token
+		// instead, kept in a file the operator reads and never printed.
+		var t console.Token
+		if t, kept, created, err = console.GeneratedToken(tokenFile); err != nil {
+			return usageErr("%v", err)
+		}
+		cfg.Tokens = []console.Token{t}
 	}
-	cfg := console.Config{Addr: addr, Tokens: tokens}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -51,10 +60,18 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if generated != "" {
-		fmt.Fprintf(env.Stderr, "no CONSOLE_*_TOKEN set: generated an operator token for this run.\nopen http://%s/login?token=%s\n", addr, generated)
-	} else {
-		fmt.Fprintf(env.Stderr, "console on http://%s/\n", addr)
+	defer srv.Close()
+	scheme := "http"
+	if cfg.TLSCert != "" {
+		scheme = "https"
+	}
+	switch {
+	case created:
+		fmt.Fprintf(env.Stdout, "no CONSOLE_*_TOKEN set: generated an operator token and kept it in %s (readable by you only).\nsign in at %s://%s/login with the token that file holds\n", kept, scheme, cfg.Addr)
+	case kept != "":
+		fmt.Fprintf(env.Stdout, "no CONSOLE_*_TOKEN set: the operator token is the one kept in %s.\nsign in at %s://%s/login\n", kept, scheme, cfg.Addr)
+	default:
+		fmt.Fprintf(env.Stdout, "console on %s://%s/\n", scheme, cfg.Addr)
 	}
 	return srv.ListenAndServe(ctx)
 }

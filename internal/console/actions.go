@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sluicehq/sluice/internal/replay"
 )
@@ -20,19 +21,32 @@ type loginData struct {
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	// A link with ?token= (sluice demo prints one) signs in and leaves the
-	// token out of the address bar and history at once.
-	if secret := r.URL.Query().Get("token"); secret != "" {
-		t, ok := s.tokens.match(secret)
-		if !ok {
-			s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Error: "That token is not valid."}})
+	q := r.URL.Query()
+	// A one-time code (sluice demo prints a link with one) signs in once;
+	// the long-lived token is never taken from a URL, where proxies and
+	// history keep it, nor on a GET another site can make a browser send.
+	if c := q.Get("code"); c != "" {
+		client := s.clientOf(r)
+		if !s.throttle.allowed(client) {
+			s.throttled(w, r)
 			return
 		}
+		t, ok := s.codes.redeem(c)
+		if !ok {
+			s.throttle.failed(client)
+			s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Error: "That sign-in link is used up or expired: sign in with your token."}})
+			return
+		}
+		s.throttle.succeeded(client)
 		s.setSession(w, r, t)
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, "login.html", page{Title: "Sign in", Data: loginData{Next: r.URL.Query().Get("next")}})
+	d := loginData{Next: safeNext(q.Get("next"))}
+	if q.Has("token") {
+		d.Error = "A token is never taken from a link: paste it here."
+	}
+	s.render(w, r, http.StatusOK, "login.html", page{Title: "Sign in", Data: d})
 }
 
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
@@ -40,24 +54,42 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, "Refused: the sign-in form must come from the console's own page.")
 		return
 	}
-	t, ok := s.tokens.match(r.PostFormValue("token"))
-	if !ok {
+	t, err := s.tryToken(r, r.PostFormValue("token"))
+	if errors.Is(err, errThrottled) {
+		s.throttled(w, r)
+		return
+	}
+	if err != nil {
 		s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Error: "That token is not valid."}})
 		return
 	}
 	s.setSession(w, r, t)
-	next := r.PostFormValue("next")
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
-		next = "/"
+	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+// safeNext returns next if it is a path on this console, else "/". A
+// browser strips tabs and newlines from a Location and reads "/\" as
+// "//", so "/<TAB>/evil.example" would leave the site: next must start
+// with one "/" followed by neither "/" nor "\", hold no control
+// character nor backslash, and parse to a path without scheme or host.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') {
+		return "/"
 	}
-	http.Redirect(w, r, next, http.StatusSeeOther)
+	for _, c := range next {
+		if unicode.IsControl(c) || unicode.IsSpace(c) {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" || u.User != nil || !strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") {
+		return "/"
+	}
+	return next
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.drop(c.Value)
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	s.clearSession(w, r)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
@@ -110,10 +142,15 @@ func (s *Server) dryRun(r *http.Request, values url.Values, audit bool) (*replay
 	return d, http.StatusOK, nil
 }
 
-// replayDialog shows the dry run of replaying everything the filter
-// matches, and asks for a reason.
+// replayDialog runs the dry run of replaying everything the posted filter
+// matches, on the audit trail, and asks for a reason. It is a POST: the
+// audit row is a change no other site may cause.
 func (s *Server) replayDialog(w http.ResponseWriter, r *http.Request) {
-	d, status, err := s.dryRun(r, r.URL.Query(), true)
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "The form is too large.")
+		return
+	}
+	d, status, err := s.dryRun(r, r.PostForm, true)
 	if err != nil {
 		s.answer(w, r, status, err)
 		return
@@ -175,7 +212,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) { s.pauseOrResum
 func (s *Server) pauseOrResume(w http.ResponseWriter, r *http.Request, pause bool) {
 	reason := strings.TrimSpace(r.PostFormValue("reason"))
 	if reason == "" || len(reason) > maxReason {
-		http.Redirect(w, r, "/?flash="+url.QueryEscape("Pausing or resuming replays needs a reason (at most 500 characters)."), http.StatusSeeOther)
+		http.Redirect(w, r, "/?flash="+flashReasonNeeded, http.StatusSeeOther)
 		return
 	}
 	if s.js == nil {
@@ -204,9 +241,9 @@ func (s *Server) pauseOrResume(w http.ResponseWriter, r *http.Request, pause boo
 		s.internal(w, r, errors.Join(err, errors.New("the durable changed but the audit row was not written")))
 		return
 	}
-	msg := "Replays resumed."
+	flash := flashResumed
 	if pause {
-		msg = "Replays paused; live ingestion continues."
+		flash = flashPaused
 	}
-	http.Redirect(w, r, "/?flash="+url.QueryEscape(msg), http.StatusSeeOther)
+	http.Redirect(w, r, "/?flash="+flash, http.StatusSeeOther)
 }

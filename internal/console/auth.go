@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,8 +14,13 @@ import (
 	"time"
 )
 
-// sessionCookie names the login session cookie.
-const sessionCookie = "sluice_console"
+// sessionCookie names the login session cookie over plain HTTP; over
+// HTTPS it is secureSessionCookie, whose __Host- prefix makes browsers
+// accept it only Secure, host-only and for the whole path.
+const (
+	sessionCookie       = "sluice_console"
+	secureSessionCookie = "__Host-sluice_console"
+)
 
 // Principal is an authenticated caller.
 type Principal struct {
@@ -74,36 +80,39 @@ type session struct {
 }
 
 // sessions are kept in memory: a restart logs everyone out, which is the
-// safe direction.
+// safe direction. At most max are kept; a sign-in beyond that ends the
+// oldest, so no number of sign-ins grows the table without bound.
 type sessions struct {
 	mu  sync.Mutex
 	ttl time.Duration
+	max int
+	now func() time.Time
 	m   map[string]session
 }
 
-func newSessions(ttl time.Duration) *sessions {
-	return &sessions{ttl: ttl, m: map[string]session{}}
+func newSessions(ttl time.Duration, max int, now func() time.Time) *sessions {
+	return &sessions{ttl: ttl, max: max, now: now, m: map[string]session{}}
 }
 
 func (s *sessions) create(t Token) (id string, p Principal) {
 	id, p = randomToken(), Principal{Name: t.Principal, Role: t.Role, CSRF: randomToken()}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	for k, v := range s.m {
-		if now.After(v.expires) {
-			delete(s.m, k)
-		}
-	}
+	now := s.now()
+	dropExpired(s.m, now, sessionExpires)
+	// Every session lasts ttl, so the oldest expires first.
+	evictOldest(s.m, s.max, sessionExpires)
 	s.m[id] = session{principal: p, expires: now.Add(s.ttl)}
 	return id, p
 }
+
+func sessionExpires(v session) time.Time { return v.expires }
 
 func (s *sessions) get(id string) (Principal, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.m[id]
-	if !ok || time.Now().After(v.expires) {
+	if !ok || s.now().After(v.expires) {
 		delete(s.m, id)
 		return Principal{}, false
 	}
@@ -123,20 +132,51 @@ func randomToken() string {
 }
 
 // authenticate finds the caller: a bearer token, else a session cookie.
-func (s *Server) authenticate(r *http.Request) (Principal, bool) {
+// A bearer secret is a guess like a sign-in's, and is throttled alike:
+// errThrottled while the client waits out its backoff.
+func (s *Server) authenticate(r *http.Request) (Principal, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		secret, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok {
-			return Principal{}, false
+			return Principal{}, errUnauthenticated
 		}
-		t, ok := s.tokens.match(strings.TrimSpace(secret))
-		return Principal{Name: t.Principal, Role: t.Role}, ok
+		t, err := s.tryToken(r, strings.TrimSpace(secret))
+		if err != nil {
+			return Principal{}, err
+		}
+		return Principal{Name: t.Principal, Role: t.Role}, nil
 	}
-	c, err := r.Cookie(sessionCookie)
+	c, err := r.Cookie(s.cookieName(r))
 	if err != nil {
-		return Principal{}, false
+		return Principal{}, errUnauthenticated
 	}
-	return s.sessions.get(c.Value)
+	p, ok := s.sessions.get(c.Value)
+	if !ok {
+		return Principal{}, errUnauthenticated
+	}
+	return p, nil
+}
+
+// Why authenticate refused a request.
+var (
+	errUnauthenticated = errors.New("no valid credential")
+	errThrottled       = errors.New("too many failed sign-ins from this client")
+)
+
+// tryToken matches a secret a client presents, under the client's login
+// backoff: a failure lengthens it, a success clears it.
+func (s *Server) tryToken(r *http.Request, secret string) (Token, error) {
+	client := s.clientOf(r)
+	if !s.throttle.allowed(client) {
+		return Token{}, errThrottled
+	}
+	t, ok := s.tokens.match(secret)
+	if !ok {
+		s.throttle.failed(client)
+		return Token{}, errUnauthenticated
+	}
+	s.throttle.succeeded(client)
+	return t, nil
 }
 
 // sameOrigin rejects requests a browser sent on another site's behalf:
@@ -175,8 +215,25 @@ func checkCSRF(r *http.Request, p Principal) bool {
 
 func (s *Server) setSession(w http.ResponseWriter, r *http.Request, t Token) {
 	id, _ := s.sessions.create(t)
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(s.cfg.SessionTTL.Seconds())})
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(r), Value: id, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.secure(r), MaxAge: int(s.cfg.SessionTTL.Seconds())})
+}
+
+func (s *Server) clearSession(w http.ResponseWriter, r *http.Request) {
+	if c, err := r.Cookie(s.cookieName(r)); err == nil {
+		s.sessions.drop(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: s.secure(r)})
+}
+
+// cookieName is the session cookie's name for r: the __Host- one over
+// HTTPS.
+func (s *Server) cookieName(r *http.Request) string {
+	if s.secure(r) {
+		return secureSessionCookie
+	}
+	return sessionCookie
 }
 
 // NewSecret returns a fresh random token secret.

@@ -27,6 +27,17 @@ const (
 // DefaultAddr is Config.Addr's default: loopback only.
 const DefaultAddr = "127.0.0.1:8089"
 
+// Defaults of the other Config fields, written once for Config and the
+// command line.
+const (
+	// DefaultStatementTimeout bounds every statement the console runs.
+	DefaultStatementTimeout = 30 * time.Second
+	// DefaultMaxSessions bounds the sign-ins kept at once.
+	DefaultMaxSessions = 1000
+	// DefaultCodeTTL is how long a one-time sign-in code stays valid.
+	DefaultCodeTTL = 15 * time.Minute
+)
+
 // Token authenticates one principal.
 type Token struct {
 	// Principal names who holds the token in replay_audit.requested_by.
@@ -50,6 +61,30 @@ type Config struct {
 	Refresh time.Duration
 	// SessionTTL is how long a login lasts. Defaults to 12h.
 	SessionTTL time.Duration
+	// MaxSessions bounds the sessions kept in memory; a sign-in beyond it
+	// ends the oldest session. Defaults to DefaultMaxSessions.
+	MaxSessions int
+	// CodeTTL is how long a one-time sign-in code (IssueCode) stays
+	// valid. Defaults to DefaultCodeTTL.
+	CodeTTL time.Duration
+	// StatementTimeout bounds every statement the console runs on
+	// PostgreSQL (statement_timeout on its connections), so a slow query
+	// cannot hold a connection for ever. Defaults to
+	// DefaultStatementTimeout.
+	StatementTimeout time.Duration
+	// TrustProxy trusts the reverse proxy in front of the console: its
+	// X-Forwarded-Proto: https marks the request as HTTPS (Secure
+	// cookies, HSTS) and the last X-Forwarded-For address names the
+	// client for login throttling. Set it only when every request comes
+	// through that proxy. Defaults to false.
+	TrustProxy bool
+	// TLSCert and TLSKey, both set, make the console serve HTTPS itself
+	// with that certificate and key (PEM files). Default to none: plain
+	// HTTP.
+	TLSCert, TLSKey string
+	// Now is the clock of sessions, codes and login throttling. Defaults
+	// to time.Now.
+	Now func() time.Time
 	// Log receives one line per request (method, path, status,
 	// principal; never a query string). Defaults to zerolog.Nop().
 	Log *zerolog.Logger
@@ -67,6 +102,18 @@ func (c *Config) applyDefaults() {
 	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = 12 * time.Hour
+	}
+	if c.MaxSessions == 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.CodeTTL == 0 {
+		c.CodeTTL = DefaultCodeTTL
+	}
+	if c.StatementTimeout == 0 {
+		c.StatementTimeout = DefaultStatementTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.Log == nil {
 		nop := zerolog.Nop()
@@ -107,6 +154,15 @@ func (c Config) Validate() error {
 	}
 	if c.PageSize < 0 || c.PageSize > 1000 {
 		return fmt.Errorf("page size %d: want 1..1000 (0 for the default)", c.PageSize)
+	}
+	if c.MaxSessions < 0 {
+		return fmt.Errorf("max sessions %d: want a positive number (0 for the default)", c.MaxSessions)
+	}
+	if c.StatementTimeout < 0 || c.CodeTTL < 0 || c.SessionTTL < 0 {
+		return errors.New("console timeouts must not be negative (0 for the default)")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("console TLS needs both CONSOLE_TLS_CERT and CONSOLE_TLS_KEY, or neither")
 	}
 	return nil
 }

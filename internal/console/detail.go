@@ -88,8 +88,16 @@ func readLetter(ctx context.Context, pool *pgxpool.Pool, id string) (*letter, er
 
 // view interprets the payload. The chunk text is kept only when withText
 // and the dead letter is not an escalation: an escalation's text is what a
-// compliance rule matched, and it never leaves the database.
-func (l *letter) view(withText bool) {
+// compliance rule matched, and it never leaves the database. Unless
+// operator, the job's metadata and the error details (a provider's error
+// can echo the request) are dropped too.
+func (l *letter) view(withText, operator bool) {
+	if !operator {
+		l.ErrorDetail = nil
+		for i := range l.History {
+			l.History[i].Detail = nil
+		}
+	}
 	if l.payloadRaw == nil {
 		return
 	}
@@ -98,7 +106,7 @@ func (l *letter) view(withText bool) {
 	job, err := messages.DecodeChunkJob(l.payloadRaw)
 	switch {
 	case err != nil:
-		if !l.Escalated {
+		if !l.Escalated && operator {
 			p.DecodeError = err.Error()
 		}
 		if withText {
@@ -116,8 +124,8 @@ func (l *letter) view(withText bool) {
 			p.Text = &text
 		}
 		job.Text = ""
-		if l.Escalated {
-			job.Metadata = nil // metadata may quote what the rule matched
+		if l.Escalated || !operator {
+			job.Metadata = nil // metadata may quote what the rule matched, or the document
 		}
 		p.Job = &job
 	}

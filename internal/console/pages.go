@@ -67,7 +67,22 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "overview.html", page{Title: "Overview", Nav: "overview", Flash: r.URL.Query().Get("flash"), Data: d})
+	s.render(w, r, http.StatusOK, "overview.html", page{Title: "Overview", Nav: "overview", Flash: flashes[r.URL.Query().Get("flash")], Data: d})
+}
+
+// The overview's flash messages, by the key a redirect puts in ?flash=:
+// only these texts are ever shown, so a link cannot put words of its own
+// on the console's page.
+const (
+	flashPaused       = "paused"
+	flashResumed      = "resumed"
+	flashReasonNeeded = "reason-needed"
+)
+
+var flashes = map[string]string{
+	flashPaused:       "Replays paused; live ingestion continues.",
+	flashResumed:      "Replays resumed.",
+	flashReasonNeeded: "Pausing or resuming replays needs a reason (at most 500 characters).",
 }
 
 // overviewFragment is the live part of the overview, fetched by
@@ -117,6 +132,11 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
+	if !p.Operator() {
+		for i := range items {
+			items[i].ErrorDetail = nil
+		}
+	}
 	d.Items = items
 	if next != nil {
 		d.Next = url.Values{}
@@ -135,7 +155,7 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 	}
 	flash := ""
 	if form.PayloadIgnored {
-		flash = "Payload search is for operators; it was ignored."
+		flash = "Payload and error detail searches are for operators; they were ignored."
 	}
 	s.render(w, r, http.StatusOK, "list.html", page{Title: "Dead letters", Nav: "list", Flash: flash, Data: d})
 }
@@ -163,7 +183,7 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, "Chunk text is for operators.")
 		return
 	}
-	l.view(asked && p.Operator())
+	l.view(asked && p.Operator(), p.Operator())
 	s.render(w, r, http.StatusOK, "letter.html", page{Title: "Dead letter " + l.ID, Nav: "list", Data: letterData{letter: l, TextAsked: asked}})
 }
 

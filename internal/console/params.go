@@ -22,7 +22,8 @@ type listForm struct {
 	Values url.Values
 	Filter replay.Filter
 	Sort   string
-	// PayloadIgnored is set when a viewer asked for a payload search.
+	// PayloadIgnored is set when a viewer asked for a payload search or
+	// an error detail search: both read text that can quote a payload.
 	PayloadIgnored bool
 	// IncludeReplayed is the replay dialog's checkbox.
 	IncludeReplayed bool
@@ -31,8 +32,9 @@ type listForm struct {
 // Get returns a raw value.
 func (f listForm) Get(k string) string { return f.Values.Get(k) }
 
-// parseListForm reads the filter from q. A viewer's payload search is
-// dropped: payload text is for operators.
+// parseListForm reads the filter from q. A viewer's payload and error
+// detail searches are dropped: payload text, and the provider errors that
+// can echo it, are for operators.
 func parseListForm(q url.Values, p Principal, now time.Time) (listForm, error) {
 	f := listForm{Values: url.Values{}}
 	for _, k := range filterParams {
@@ -40,9 +42,11 @@ func parseListForm(q url.Values, p Principal, now time.Time) (listForm, error) {
 			f.Values.Set(k, v)
 		}
 	}
-	if !p.Operator() && f.Values.Get("ptext") != "" {
-		f.Values.Del("ptext")
-		f.PayloadIgnored = true
+	for _, k := range []string{"ptext", "q"} {
+		if !p.Operator() && f.Values.Get(k) != "" {
+			f.Values.Del(k)
+			f.PayloadIgnored = true
+		}
 	}
 	v := f.Values
 	f.Filter = replay.Filter{Source: v.Get("source"), ErrorClass: v.Get("class"), Disposition: v.Get("disposition"),

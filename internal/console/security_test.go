@@ -7,33 +7,39 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/clocktest"
+	"github.com/sluicehq/sluice/internal/console"
 )
 
 func TestEveryPageNeedsAToken(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	for _, path := range []string{"/", "/fragment/overview", "/dead-letters", "/dead-letters/" + b.alphaID, "/replay?source=alpha", "/runs", "/runs/run-alpha", "/audit"} {
+	clk := clocktest.New(time.Now())
+	b := setupWith(t, func(c *console.Config) { c.Now = clk.Now })
+	for _, path := range []string{"/", "/fragment/overview", "/dead-letters", "/dead-letters/" + b.alphaID, "/runs", "/runs/run-alpha", "/audit"} {
 		if code, body := b.get(t, path, ""); code != http.StatusUnauthorized || !strings.Contains(body, `name="token"`) {
 			t.Errorf("GET %s without a token: %d; want 401 and the sign-in form", path, code)
 		}
 		if code, _ := b.get(t, path, "not-a-valid-token-at-all"); code != http.StatusUnauthorized {
 			t.Errorf("GET %s with a wrong token: %d; want 401", path, code)
 		}
-		if code, _ := b.get(t, path, viewerSecret); path != "/replay?source=alpha" && code != http.StatusOK {
+		clk.Advance(time.Hour) // past the wrong guess's backoff
+		if code, _ := b.get(t, path, viewerSecret); code != http.StatusOK {
 			t.Errorf("GET %s as viewer: %d; want 200", path, code)
 		}
 	}
-	req, _ := http.NewRequest(http.MethodPost, b.srv.URL+"/replay", strings.NewReader("source=alpha&reason=x"))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if code, _ := do(t, req); code != http.StatusUnauthorized {
-		t.Errorf("POST /replay without a token: %d; want 401", code)
+	for _, path := range []string{"/replay/dry-run", "/replay"} {
+		if code, _ := b.post(t, path, "", url.Values{"source": {"alpha"}, "reason": {"x"}}); code != http.StatusUnauthorized {
+			t.Errorf("POST %s without a token: %d; want 401", path, code)
+		}
 	}
 }
 
 func TestViewerCannotAct(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for _, path := range []string{"/replay", "/replay/pause", "/replay/resume"} {
+	for _, path := range []string{"/replay/dry-run", "/replay", "/replay/pause", "/replay/resume"} {
 		req, _ := http.NewRequest(http.MethodPost, b.srv.URL+path, strings.NewReader("source=alpha&reason=because"))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		req.Header.Set("Authorization", "Bearer "+viewerSecret)
@@ -41,14 +47,11 @@ func TestViewerCannotAct(t *testing.T) {
 			t.Errorf("viewer POST %s: %d; want 403", path, code)
 		}
 	}
-	if code, _ := b.get(t, "/replay?source=alpha", viewerSecret); code != http.StatusForbidden {
-		t.Errorf("viewer GET /replay: %d; want 403", code)
-	}
 	if code, _ := b.get(t, "/dead-letters/"+b.alphaID+"?text=1", viewerSecret); code != http.StatusForbidden {
 		t.Errorf("viewer asking for chunk text: %d; want 403", code)
 	}
 	code, body := b.get(t, "/dead-letters?ptext="+url.QueryEscape(needle), viewerSecret)
-	if code != http.StatusOK || !strings.Contains(body, "Payload search is for operators") || !strings.Contains(body, `id="matched">151<`) {
+	if code != http.StatusOK || !strings.Contains(body, "Payload and error detail searches are for operators") || !strings.Contains(body, `id="matched">151<`) {
 		t.Errorf("viewer payload search: %d; want it ignored (151 open dead letters match)", code)
 	}
 	if n := b.count(t, `SELECT count(*) FROM replay_audit`); n != 0 {
@@ -137,11 +140,13 @@ func TestEscalatedTextNeverShown(t *testing.T) {
 		// Searches use part of the secret: the page echoes the query.
 		"/dead-letters?ptext=" + q("card SECRET-PAN"), "/dead-letters?ptext=SECRET-PAN", "/dead-letters?q=" + q("SECRET-PAN-4111"),
 		"/dead-letters/" + b.escID, "/dead-letters/" + b.escID + "?text=1",
-		"/replay?source=beta", "/replay?disposition=escalate&source=beta&ptext=SECRET",
 	}
 	for _, secret := range []string{operatorSecret, viewerSecret} {
 		for _, p := range paths {
 			b.get(t, p, secret)
+		}
+		for _, form := range []url.Values{{"source": {"beta"}}, {"disposition": {"escalate"}, "source": {"beta"}, "ptext": {"SECRET"}}} {
+			b.post(t, "/replay/dry-run", secret, form)
 		}
 	}
 	code, body := b.get(t, "/dead-letters/"+b.escID+"?text=1", operatorSecret)

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -29,12 +31,16 @@ type Server struct {
 	js       jetstream.JetStream
 	tokens   *tokenSet
 	sessions *sessions
+	codes    *codes
+	throttle *throttle
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	overview overviewCache
 }
 
-// New returns a console over pool. js reaches JetStream for replays and
+// New returns a console over the database pool reaches. The console
+// opens its own pool with pool's settings and Config.StatementTimeout on
+// every connection; Close closes it. js reaches JetStream for replays and
 // the replay durable; with nil js the console reads but cannot replay,
 // pause or resume.
 func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream) (*Server, error) {
@@ -42,14 +48,27 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream) (*Server, error
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, pool: pool, js: js, tokens: newTokenSet(cfg.Tokens), sessions: newSessions(cfg.SessionTTL)}
+	s := &Server{cfg: cfg, js: js, tokens: newTokenSet(cfg.Tokens),
+		sessions: newSessions(cfg.SessionTTL, cfg.MaxSessions, cfg.Now),
+		codes:    newCodes(cfg.CodeTTL, cfg.Now), throttle: newThrottle(cfg.Now)}
 	var err error
 	if s.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
+	pcfg := pool.Config()
+	if pcfg.ConnConfig.RuntimeParams == nil {
+		pcfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	pcfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(cfg.StatementTimeout.Milliseconds(), 10)
+	if s.pool, err = pgxpool.NewWithConfig(context.Background(), pcfg); err != nil {
+		return nil, fmt.Errorf("console database pool: %w", err)
+	}
 	s.routes()
 	return s, nil
 }
+
+// Close closes the console's database pool, after Serve returned.
+func (s *Server) Close() { s.pool.Close() }
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
@@ -62,7 +81,7 @@ func (s *Server) routes() {
 	m.Handle("GET /fragment/overview", s.read(s.overviewFragment))
 	m.Handle("GET /dead-letters", s.read(s.listPage))
 	m.Handle("GET /dead-letters/{id}", s.read(s.letterPage))
-	m.Handle("GET /replay", s.operator(s.replayDialog))
+	m.Handle("POST /replay/dry-run", s.action(true, s.replayDialog))
 	m.Handle("POST /replay", s.action(true, s.replayExecute))
 	m.Handle("POST /replay/pause", s.action(true, s.pause))
 	m.Handle("POST /replay/resume", s.action(true, s.resume))
@@ -85,6 +104,9 @@ func (s *Server) Handler() http.Handler {
 		// "Origin: null" on form posts, which the CSRF check must refuse.
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		if s.secure(r) {
+			h.Set("Strict-Transport-Security", hsts)
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		s.mux.ServeHTTP(rec, r)
@@ -114,24 +136,17 @@ func (s *Server) noteCaller(w http.ResponseWriter, p Principal) {
 // read wraps a handler any authenticated principal may call.
 func (s *Server) read(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := s.authenticate(r)
-		if !ok {
+		p, err := s.authenticate(r)
+		if errors.Is(err, errThrottled) {
+			s.throttled(w, r)
+			return
+		}
+		if err != nil {
 			s.unauthorized(w, r)
 			return
 		}
 		s.noteCaller(w, p)
 		h(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
-	})
-}
-
-// operator wraps a read-only handler only operators may call.
-func (s *Server) operator(h http.HandlerFunc) http.Handler {
-	return s.read(func(w http.ResponseWriter, r *http.Request) {
-		if !principalOf(r.Context()).Operator() {
-			s.fail(w, r, http.StatusForbidden, "This needs the operator role.")
-			return
-		}
-		h(w, r)
 	})
 }
 
@@ -152,6 +167,14 @@ func (s *Server) action(operatorOnly bool, h http.HandlerFunc) http.Handler {
 	})
 }
 
+// throttled answers a client that must wait out its login backoff.
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) {
+	wait := s.throttle.retryAfter(s.clientOf(r))
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	s.render(w, r, http.StatusTooManyRequests, "login.html", page{Title: "Sign in",
+		Data: loginData{Error: fmt.Sprintf("Too many failed sign-ins from here: wait %s and try again.", wait.Round(time.Second))}})
+}
+
 func (s *Server) unauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="sluice console"`)
 	s.render(w, r, http.StatusUnauthorized, "login.html", page{Title: "Sign in", Data: loginData{Next: r.URL.Path}})
@@ -166,12 +189,24 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully.
+// Serve serves on ln until ctx is done, then shuts down gracefully: HTTPS
+// with Config.TLSCert and TLSKey, else plain HTTP, which it warns about on
+// an address other than loopback unless a trusted proxy terminates TLS.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 32 << 10}
+	if s.cfg.plainOnOpenAddress(ln.Addr()) {
+		s.cfg.Log.Warn().Str("addr", ln.Addr().String()).Msg("console serves plain HTTP beyond loopback: session cookies are not Secure; " +
+			"set CONSOLE_TLS_CERT and CONSOLE_TLS_KEY, or put it behind a TLS proxy and set CONSOLE_TRUST_PROXY=true")
+	}
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() {
+		if s.cfg.tls() {
+			done <- srv.ServeTLS(ln, s.cfg.TLSCert, s.cfg.TLSKey)
+			return
+		}
+		done <- srv.Serve(ln)
+	}()
 	select {
 	case err := <-done:
 		return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,7 @@ const (
 type testBundle struct {
 	db      *testenv.Database
 	js      jetstream.JetStream
+	console *console.Server
 	srv     *httptest.Server
 	bodies  *recorder
 	log     *testenv.Buffer
@@ -58,10 +60,17 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
+	return setupWith(t, nil)
+}
+
+// setupWith is setup with the console's configuration changed by adjust.
+func setupWith(t *testing.T, adjust func(*console.Config)) *testBundle {
+	t.Helper()
 	b := &testBundle{db: testenv.NewDatabase(t), bodies: &recorder{}, log: &testenv.Buffer{}}
-	// The console connects as the operator, as `sluice console` does.
+	// The console connects as its own NATS user, as `sluice console` does
+	// in the shipped deployment.
 	n, _ := testenv.NewJetStream(t, broker.Topology{})
-	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Operator, "console-test"), zerolog.Nop())
+	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Console, "console-test"), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,17 +78,21 @@ func setup(t *testing.T) *testBundle {
 	b.js = js
 	b.seed(t)
 	log := zerolog.New(b.log)
-	srv, err := console.New(console.Config{
+	cfg := console.Config{
 		Addr: "127.0.0.1:0", PageSize: pageSize, Log: &log, Refresh: 500 * time.Millisecond,
 		Tokens: []console.Token{
 			{Principal: operatorName, Role: console.Operator, Secret: operatorSecret},
 			{Principal: viewerName, Role: console.Viewer, Secret: viewerSecret},
 		},
-	}, b.db.Pool, js)
-	if err != nil {
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	if b.console, err = console.New(cfg, b.db.Pool, js); err != nil {
 		t.Fatal(err)
 	}
-	b.srv = httptest.NewServer(b.bodies.wrap(srv.Handler()))
+	t.Cleanup(b.console.Close)
+	b.srv = httptest.NewServer(b.bodies.wrap(b.console.Handler()))
 	t.Cleanup(b.srv.Close)
 	return b
 }
@@ -157,6 +170,20 @@ func (b *testBundle) get(t *testing.T, path, secret string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if secret != "" {
+		req.Header.Set("Authorization", "Bearer "+secret)
+	}
+	return do(t, req)
+}
+
+// post posts form to path with a bearer secret ("" for none).
+func (b *testBundle) post(t *testing.T, path, secret string, form url.Values) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.srv.URL+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if secret != "" {
 		req.Header.Set("Authorization", "Bearer "+secret)
 	}

@@ -13,17 +13,17 @@ import (
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
-// The link the demo prints signs in to a working console.
+// The link the demo prints signs in to a working console, once.
 func TestDemoConsoleLinkSignsIn(t *testing.T) {
 	db := testenv.NewDatabase(t)
 	n, _ := testenv.NewJetStream(t, broker.Topology{})
 	var out bytes.Buffer
-	stop, err := serveConsole(context.Background(), db.Pool, n.ConnConfig(natsauth.Operator, t.Name()), &out)
+	stop, err := serveConsole(context.Background(), db.Pool, n.ConnConfig(natsauth.Console, t.Name()), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	m := regexp.MustCompile(`triage console: (http://127\.0\.0\.1:\d+/login\?token=\S+)`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`triage console: (http://127\.0\.0\.1:\d+/login\?code=\S+)`).FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no console link in %q", out.String())
 	}
@@ -47,5 +47,13 @@ func TestDemoConsoleLinkSignsIn(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("overview with the session: %d; want 200", resp.StatusCode)
+	}
+	resp, err = client.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("the same link again: %d, cookies %v; want 401 and no session", resp.StatusCode, resp.Cookies())
 	}
 }

@@ -198,7 +198,7 @@ func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
 	for _, m := range s.metrics {
 		fmt.Fprintf(s.o.Stdout, "  metrics: http://%s/metrics\n", m)
 	}
-	stop, err := serveConsole(ctx, pool, s.nats.ConnConfig(natsauth.Operator, "sluice-demo-console"), s.o.Stdout)
+	stop, err := serveConsole(ctx, pool, s.nats.ConnConfig(natsauth.Console, "sluice-demo-console"), s.o.Stdout)
 	if err != nil {
 		return err
 	}

@@ -228,8 +228,11 @@ func checkPrivilege(d *deployment) (problems []string) {
 		bin, args := binary(s)
 		cmd := strings.Join(append([]string{bin}, args...), " ")
 		role, err := natsauth.ForBinary(bin)
-		if strings.HasPrefix(cmd, "sluice nats ") {
+		switch {
+		case strings.HasPrefix(cmd, "sluice nats "):
 			role = natsauth.Owner
+		case cmd == "sluice console":
+			role = natsauth.Console
 		}
 		for _, raw := range strings.Split(env(s, "NATS_URL"), ",") {
 			u := parseURL(raw)

@@ -71,6 +71,13 @@ func For(role Role) Permissions {
 			// dlq pause|resume
 			jsAPI+"CONSUMER.PAUSE."+broker.IngestStream+"."+broker.ReplayConsumer,
 			jsAPI+"CONSUMER.PAUSE."+broker.DLQStream+"."+broker.ReplayerConsumer)
+	case Console:
+		pub = append(pub, broker.ReplaySubjects,
+			// the overview's replay durable state
+			jsAPI+"CONSUMER.INFO."+broker.IngestStream+"."+broker.ReplayConsumer,
+			// pause and resume replays
+			jsAPI+"CONSUMER.PAUSE."+broker.IngestStream+"."+broker.ReplayConsumer,
+			jsAPI+"CONSUMER.PAUSE."+broker.DLQStream+"."+broker.ReplayerConsumer)
 	default:
 		return Permissions{}
 	}

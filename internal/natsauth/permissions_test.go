@@ -240,6 +240,48 @@ func TestOperatorPausesButCannotChangeTopology(t *testing.T) {
 	}
 }
 
+// The console replays, pauses, resumes and reads the replay durable, and
+// holds none of the operator's other rights: it cannot publish chunk jobs,
+// delete messages, nor pause live ingestion.
+func TestConsoleReplaysButNothingElse(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.as(t, natsauth.Console)
+	if _, err := c.js.Publish(short(t), "ingest.replay.docs", []byte("replay job")); err != nil {
+		t.Fatalf("console publish of a replay job: %v", err)
+	}
+	if _, err := c.js.Consumer(short(t), broker.IngestStream, broker.ReplayConsumer); err != nil {
+		t.Fatalf("console reads the replay durable: %v", err)
+	}
+	for _, d := range []struct{ stream, name string }{{broker.IngestStream, broker.ReplayConsumer}, {broker.DLQStream, broker.ReplayerConsumer}} {
+		if _, err := c.js.PauseConsumer(short(t), d.stream, d.name, time.Now().Add(time.Hour)); err != nil {
+			t.Fatalf("console pauses %s/%s: %v", d.stream, d.name, err)
+		}
+		if _, err := c.js.ResumeConsumer(short(t), d.stream, d.name); err != nil {
+			t.Fatalf("console resumes %s/%s: %v", d.stream, d.name, err)
+		}
+	}
+	if _, err := c.js.PauseConsumer(short(t), broker.IngestStream, broker.WorkersConsumer, time.Now().Add(time.Hour)); err == nil {
+		t.Fatal("the console paused live ingestion")
+	}
+	c.refused("$JS.API.CONSUMER.PAUSE." + broker.IngestStream + "." + broker.WorkersConsumer)
+	if _, err := c.js.Publish(short(t), "ingest.chunks.docs", []byte("forged job")); err == nil {
+		t.Fatal("the console published a chunk job")
+	}
+	c.refused("ingest.chunks.docs")
+	s, err := c.js.Stream(short(t), broker.IngestStream)
+	if err != nil {
+		t.Fatalf("console reads INGEST's information: %v", err)
+	}
+	if err := s.DeleteMsg(short(t), 1); err == nil {
+		t.Fatal("the console deleted a message from INGEST")
+	}
+	c.refused("$JS.API.STREAM.MSG.DELETE." + broker.IngestStream)
+	if n := b.msgs(t, broker.IngestStream); n != 1 {
+		t.Fatalf("INGEST holds %d messages, want the console's one replay job", n)
+	}
+}
+
 // Replies, pulled messages included, go to the receiver's own inbox
 // prefix: no role can subscribe to another's, nor to every inbox.
 func TestRolesCannotReadOthersInboxes(t *testing.T) {

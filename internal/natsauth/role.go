@@ -23,13 +23,16 @@ const (
 	Relay Role = "outbox-relay"
 	// Replayer is the dlq-replayer: it pulls from the DLQ durables.
 	Replayer Role = "dlq-replayer"
-	// Operator is the operator CLI and the console: reconcile, replay,
-	// pause and resume.
+	// Operator is the operator CLI: reconcile, replay, pause and resume.
 	Operator Role = "operator"
+	// Console is the triage console (`sluice console`): it replays,
+	// pauses and resumes replays and reads the replay durable, and
+	// nothing else; it neither publishes chunk jobs nor deletes messages.
+	Console Role = "console"
 )
 
 // Roles lists every role in a stable order.
-func Roles() []Role { return []Role{Owner, Producer, Consumer, Relay, Replayer, Operator} }
+func Roles() []Role { return []Role{Owner, Producer, Consumer, Relay, Replayer, Operator, Console} }
 
 // PasswordVar is the environment variable that holds the role's password
 // in the shipped server configuration, e.g. NATS_PRODUCER_PASSWORD.
