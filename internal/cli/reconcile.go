@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/internal/redrive"
@@ -34,7 +35,8 @@ const (
 const reconcileExitHelp = `
 Exit status:
   0  every chunk is stored, parked, or owed and queued (with --redrive: every problem found was repaired)
-  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, or a failed repair
+  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a stream the broker
+     lost (run sluice nats setup as the topology owner, then --redrive), or a failed repair
   2  could not check: PostgreSQL or JetStream did not answer, JetStream did not settle within
      --settle-timeout (a cluster electing its leaders), or a usage error; nothing is known, run it again
 `
@@ -56,8 +58,13 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	rep, err := reconcileOnce(ctx, &c, reconcile.Options{Grace: grace, Redrive: doRedrive})
 	if err != nil {
 		var exit *ExitError
-		if errors.Is(err, ErrUsage) || errors.As(err, &exit) {
+		switch {
+		case errors.Is(err, ErrUsage) || errors.As(err, &exit):
 			return err
+		case errors.Is(err, broker.ErrTopologyMissing):
+			// A stream that is gone is a finding, not a failure to look:
+			// the broker lost the work it held.
+			return &ExitError{Code: reconcileProblems, Err: fmt.Errorf("reconcile found problems: %w", err)}
 		}
 		return &ExitError{Code: reconcileUnchecked, Err: fmt.Errorf("reconcile could not check: %w", err)}
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
 // The end-to-end latency runs from when JetStream took the delivered
 // message (its stream timestamp) to the store's commit: a job planned
 // long before it was republished counts from its republish, not from
