@@ -3,8 +3,10 @@ package manifest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // Documents names new document versions column by column, as
@@ -112,31 +114,36 @@ func FailDocuments(ctx context.Context, q Querier, docIDs []string, versions []i
 	return err
 }
 
-// Completed is a document CompleteDocuments made DocReady at a version
-// after its first: chunks past ChunkCount that older versions left
-// behind are the caller's to prune.
+// Completed is a document CompleteDocuments made DocReady.
 type Completed struct {
 	DocID      string
 	ChunkCount int
+	// Later is true for a version after the first, whose older chunks
+	// beyond ChunkCount may linger and must be pruned.
+	Later bool
+	// EnqueuedAt is when JetStream took the version's first chunk (the
+	// earliest published_at of its chunks); zero when none is recorded.
+	EnqueuedAt time.Time
 }
 
 // CompleteDocuments settles each document of docs from the statuses of
 // its current version's chunks: DocReady, and served from then on, once
 // every chunk is Stored; DocFailed while any is Parked, when search keeps
 // serving the version it replaces; DocProcessing otherwise. It returns
-// the documents made ready at a later version. The caller must hold the
-// documents' row locks, or two workers may each see the other's chunks
-// unstored.
+// the documents it made ready, not those that already were. The caller
+// must hold the documents' row locks, or two workers may each see the
+// other's chunks unstored.
 func CompleteDocuments(ctx context.Context, q Querier, docs []string) ([]Completed, error) {
 	rows, err := q.Query(ctx, `
 		WITH c AS (
-			SELECT m.doc_id,
+			SELECT m.doc_id, d.status AS was,
 			       count(*) FILTER (WHERE m.status = 'stored') AS stored,
-			       count(*) FILTER (WHERE m.status = 'parked') AS parked
+			       count(*) FILTER (WHERE m.status = 'parked') AS parked,
+			       min(m.published_at) AS enqueued
 			FROM ingest_manifest m JOIN documents d USING (doc_id)
 			WHERE m.doc_id = ANY($1) AND d.doc_id = ANY($1)
 			  AND m.version = d.version AND m.chunk_index < d.chunk_count
-			GROUP BY m.doc_id)
+			GROUP BY m.doc_id, d.status)
 		UPDATE documents d
 		SET status = CASE WHEN c.stored = d.chunk_count THEN 'ready'
 		                  WHEN c.parked > 0 THEN 'failed'
@@ -144,19 +151,21 @@ func CompleteDocuments(ctx context.Context, q Querier, docs []string) ([]Complet
 		    live_version = CASE WHEN c.stored = d.chunk_count THEN d.version ELSE d.live_version END,
 		    updated_at = now()
 		FROM c WHERE d.doc_id = c.doc_id
-		RETURNING d.doc_id, d.chunk_count, d.status = 'ready' AND d.version > 1`, docs)
+		RETURNING d.doc_id, d.chunk_count, d.version > 1, c.enqueued, d.status = 'ready' AND c.was <> 'ready'`, docs)
 	if err != nil {
 		return nil, fmt.Errorf("complete documents: %w", err)
 	}
 	var done []Completed
 	for rows.Next() {
 		var c Completed
-		var later bool
-		if err := rows.Scan(&c.DocID, &c.ChunkCount, &later); err != nil {
+		var enqueued pgtype.Timestamptz
+		var madeReady bool
+		if err := rows.Scan(&c.DocID, &c.ChunkCount, &c.Later, &enqueued, &madeReady); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("complete documents: %w", err)
 		}
-		if later {
+		c.EnqueuedAt = enqueued.Time
+		if madeReady {
 			done = append(done, c)
 		}
 	}

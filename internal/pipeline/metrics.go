@@ -14,6 +14,7 @@ type Metrics struct {
 	EmbedRequests *prometheus.CounterVec
 	EmbedDuration prometheus.Histogram
 	EndToEnd      prometheus.Histogram
+	DocumentReady prometheus.Histogram
 	Bisections    prometheus.Counter
 	// Held counts deliveries held back because their run is halted or
 	// the embedder's breaker is open.
@@ -52,6 +53,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from when JetStream took a chunk's message (its stream timestamp) to its vector's commit.",
 			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 16),
 		}),
+		DocumentReady: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sluice_document_ready_latency_seconds",
+			Help:    "Time from when JetStream took a document version's first chunk to the commit that made the whole version ready (searchable).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 16),
+		}),
 		Bisections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_bisections_total",
 			Help: "Batches split in two to isolate a rejected input.",
@@ -74,7 +80,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.EmbedRequests.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.Bisections, m.Held, m.RunsHalted)
+		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.DocumentReady, m.Bisections, m.Held, m.RunsHalted)
 	}
 	return m
 }

@@ -53,6 +53,7 @@ func (p *Pipeline) storeAll(ctx context.Context, jobs []*Job) error {
 // whose chunks are now all stored. Once it has committed, each job's
 // end-to-end latency is observed.
 func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
+	var ready []manifest.Completed
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		docs := distinctDocs(jobs)
 		if err := p.lockDocuments(ctx, tx, docs, jobs); err != nil {
@@ -74,7 +75,8 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		if err := manifest.MarkStored(ctx, tx, chunks, attempts, published); err != nil {
 			return fmt.Errorf("mark stored: %w", err)
 		}
-		if err := p.complete(ctx, tx, docs); err != nil {
+		var err error
+		if ready, err = p.complete(ctx, tx, docs); err != nil {
 			return err
 		}
 		for _, j := range jobs {
@@ -85,7 +87,13 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 	if err != nil {
 		return err
 	}
-	p.observeEndToEnd(jobs, p.now())
+	committed := p.now()
+	p.observeEndToEnd(jobs, committed)
+	for _, d := range ready {
+		if !d.EnqueuedAt.IsZero() {
+			p.metrics.DocumentReady.Observe(committed.Sub(d.EnqueuedAt).Seconds())
+		}
+	}
 	return nil
 }
 
@@ -129,20 +137,23 @@ func (p *Pipeline) lockDocuments(ctx context.Context, tx pgx.Tx, docs []string, 
 // version is stored — serving that version from then on, and pruning what
 // older versions left behind — or to failed while any is parked, when
 // search keeps serving the version it replaces.
-func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) error {
-	// Only a later version can leave chunks beyond its count behind.
-	done, err := manifest.CompleteDocuments(ctx, tx, docs)
+func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) ([]manifest.Completed, error) {
+	ready, err := manifest.CompleteDocuments(ctx, tx, docs)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	released := make([]string, 0, len(done))
-	for _, r := range done {
+	released := make([]string, 0, len(ready))
+	for _, r := range ready {
+		// Only a later version can leave chunks beyond its count behind.
+		if !r.Later {
+			continue
+		}
 		if _, err := p.store.PruneVersion(ctx, tx, r.DocID, r.ChunkCount); err != nil {
-			return fmt.Errorf("prune %s: %w", r.DocID, err)
+			return nil, fmt.Errorf("prune %s: %w", r.DocID, err)
 		}
 		released = append(released, r.DocID)
 	}
-	return p.store.Release(ctx, tx, released)
+	return ready, p.store.Release(ctx, tx, released)
 }
 
 func distinctDocs(jobs []*Job) []string {
