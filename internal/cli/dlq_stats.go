@@ -30,6 +30,9 @@ type dlqStats struct {
 	// Replay is the replay readiness of the unresolved ones the replayer
 	// replays on its own (dlq.Replayable).
 	Replay replayReadiness `json:"replay"`
+	// Passes are the failures by replay generation over the last
+	// dlq.PassWindow: whether the DLQ drains or plateaus.
+	Passes []dlq.Pass `json:"replay_passes"`
 }
 
 // classStats is one row of seed 000's diagnostic query. A row whose
@@ -141,6 +144,12 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 		return nil, fmt.Errorf("replay readiness: %w", err)
 	}
 	st.AsOf, r.NextDue = st.AsOf.UTC(), utcPtr(r.NextDue)
+	if st.Passes, err = dlq.ReplayPasses(ctx, pool, st.AsOf.Add(-dlq.PassWindow)); err != nil {
+		return nil, err
+	}
+	if st.Passes == nil {
+		st.Passes = []dlq.Pass{}
+	}
 	if st.ByClass == nil {
 		st.ByClass = []classStats{} // a JSON array, never null
 	}
@@ -195,5 +204,20 @@ func printDLQStats(w io.Writer, st *dlqStats) error {
 	fmt.Fprintf(tw, "  next due\t%s\n", next)
 	fmt.Fprintf(tw, "  replay dispatched, outcome pending\t%d\n", r.Dispatched)
 	fmt.Fprintf(tw, "  no retry time (operator only)\t%d\n", r.Unscheduled)
+	if len(st.Passes) > 0 {
+		fmt.Fprintf(tw, "\nreplay passes (failures by replay generation, last %s):\n", dlq.PassWindow)
+		for _, p := range st.Passes {
+			if p.Gen == 0 {
+				fmt.Fprintf(tw, "  generation %d\t%d\n", p.Gen, p.Failed)
+				continue
+			}
+			fmt.Fprintf(tw, "  generation %d\t%d\t(%.0f%% of the pass before failed again)\n", p.Gen, p.Failed, 100*p.CarriedOver)
+		}
+		verdict := "draining"
+		if dlq.Carryover(st.Passes) >= dlq.PlateauCarryover {
+			verdict = "plateaued: the latest replays failed again for most of what they took"
+		}
+		fmt.Fprintf(tw, "  %s\n", verdict)
+	}
 	return tw.Flush()
 }

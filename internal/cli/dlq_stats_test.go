@@ -146,8 +146,17 @@ func TestDLQStatsReadinessAndWorstAttempts(t *testing.T) {
 			Ready        int      `json:"ready"`
 			BackingOff   int      `json:"backing_off"`
 		} `json:"replay"`
+		Passes []struct {
+			Gen    int `json:"replay_gen"`
+			Failed int `json:"failed"`
+		} `json:"replay_passes"`
 	}
 	sluiceDecode(t, env, &st, "dlq", "stats")
+	// The three replayable dead letters failed once, at generation 0; the
+	// quarantined ones never enter the replay passes.
+	if len(st.Passes) != 1 || st.Passes[0].Gen != 0 || st.Passes[0].Failed != 3 {
+		t.Errorf("replay passes %+v; want 3 failures at generation 0", st.Passes)
+	}
 	if got, want := fmt.Sprint(st.ByClass), "[{bad_request 3 1.67 3} {timeout_exhausted 2 5 6} {transient_exhausted 1 5 5}]"; got != want {
 		t.Errorf("by class = %s, want %s", got, want)
 	}

@@ -42,9 +42,10 @@ type depthCollector struct {
 	pool *pgxpool.Pool
 	log  zerolog.Logger
 
-	depth *prometheus.Desc
-	ready *prometheus.Desc
-	up    *prometheus.Desc
+	depth     *prometheus.Desc
+	ready     *prometheus.Desc
+	carryover *prometheus.Desc
+	up        *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*depthCollector)(nil)
@@ -59,6 +60,9 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 		ready: prometheus.NewDesc("sluice_dlq_ready_to_replay",
 			"Unresolved dead letters the replayer re-embeds on its own (retry disposition: transient_exhausted, timeout_exhausted) whose next_retry_at has passed; staying above zero means the replay drain has stopped.",
 			nil, nil),
+		carryover: prometheus.NewDesc("sluice_dlq_replay_carryover",
+			"Share of the previous replay pass's failures that failed again in the latest pass, over the last day (see dlq.ReplayPasses): near 1 means the DLQ has plateaued, near 0 that it drains.",
+			nil, nil),
 		up: prometheus.NewDesc("sluice_dlq_stats_up",
 			"1 when the query behind sluice_dlq_depth and sluice_dlq_ready_to_replay succeeded in this scrape, else 0.",
 			nil, nil),
@@ -69,6 +73,7 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.depth
 	ch <- c.ready
+	ch <- c.carryover
 	ch <- c.up
 }
 
@@ -113,7 +118,13 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, g := range groups {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(g.n), g.disposition, g.class)
 	}
+	passes, err := ReplayPasses(ctx, c.pool, time.Now().Add(-PassWindow))
+	if err != nil {
+		c.fail(ch, err)
+		return
+	}
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(ready))
+	ch <- prometheus.MustNewConstMetric(c.carryover, prometheus.GaugeValue, Carryover(passes))
 	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
 }
 
