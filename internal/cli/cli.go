@@ -39,7 +39,7 @@ func commands() map[string]command {
 		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
-		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|audit|pause|resume", runDLQ},
+		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|correct|audit|pause|resume", runDLQ},
 		"drill":     {"run seed 004's fault drill against the running system (embed-sim as embedder); exit 1 if it fails", runDrill},
 		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
@@ -50,14 +50,15 @@ func commands() map[string]command {
 
 func dlqCommands() map[string]command {
 	return map[string]command{
-		"stats":  {"dead letters by error class, replay readiness", runDLQStats},
-		"ls":     {"list dead letters (filters: --source --error-class --since --until --run --unresolved)", runDLQList},
-		"show":   {"show one dead letter: show DEAD_LETTER_ID", runDLQShow},
-		"report": {"source × error class with examples and the shape of the DLQ", runDLQReport},
-		"replay": {"replay dead letters in an explicit scope (dry run unless --execute)", runDLQReplay},
-		"audit":  {"list replays, dry runs, pauses and resumes with who asked and each replay's outcome", runDLQAudit},
-		"pause":  {"pause operator and automatic replays", runDLQPause},
-		"resume": {"resume operator and automatic replays", runDLQResume},
+		"stats":   {"dead letters by error class, replay readiness", runDLQStats},
+		"ls":      {"list dead letters (filters: --source --error-class --since --until --run --unresolved)", runDLQList},
+		"show":    {"show one dead letter: show DEAD_LETTER_ID", runDLQShow},
+		"report":  {"source × error class with examples and the shape of the DLQ", runDLQReport},
+		"replay":  {"replay dead letters in an explicit scope (dry run unless --execute)", runDLQReplay},
+		"correct": {correctUsage, runDLQCorrect},
+		"audit":   {"list replays, corrections, dry runs, pauses and resumes with who asked and each replay's outcome", runDLQAudit},
+		"pause":   {"pause operator and automatic replays", runDLQPause},
+		"resume":  {"resume operator and automatic replays", runDLQResume},
 	}
 }
 

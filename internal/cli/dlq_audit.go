@@ -93,7 +93,7 @@ func writeAuditTable(w io.Writer, entries []replay.AuditEntry) error {
 // replayCount shows an outcome count, or "-" for entries that dispatch
 // nothing (dry runs, pauses).
 func replayCount(e replay.AuditEntry, n int) string {
-	if e.Action != replay.ActionReplay {
+	if !replay.Dispatches(e.Action) || e.DryRun {
 		return "-"
 	}
 	return fmt.Sprint(n)

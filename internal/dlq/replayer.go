@@ -96,8 +96,16 @@ func ReplayJob(dl messages.DeadLetter, replayID string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dead letter %s: payload is not a chunk job: %w", dl.DeadLetterID, err)
 	}
+	next := NextGeneration(job, dl, replayID)
+	return next.Encode()
+}
+
+// NextGeneration returns job, the chunk dead letter dl carries (as it is
+// or corrected), as the next replay generation: replay_gen + 1, the dead
+// letter's id and, for operator replays, the replay id.
+func NextGeneration(job messages.ChunkJob, dl messages.DeadLetter, replayID string) messages.ChunkJob {
 	job.ReplayGen = dl.ReplayGen + 1
 	job.DeadLetterID = dl.DeadLetterID
 	job.ReplayID = replayID
-	return job.Encode()
+	return job
 }

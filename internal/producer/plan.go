@@ -73,7 +73,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	now := p.now().UTC()
 	for i, d := range docs {
 		docID := ids[i]
-		meta, hash, rejected := p.admit(d)
+		meta, hash, rejected := Admit(d)
 		cur, seen := current[docID]
 		if seen && cur.Hash == hash {
 			pl.unchanged = append(pl.unchanged, docID)
@@ -184,11 +184,12 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 	return nil
 }
 
-// admit checks what a document's jobs will carry besides text: its native
+// Admit checks what a document's jobs will carry besides text: its native
 // id and its metadata. It returns the canonical metadata and the
-// document's hash, and, for a document it rejects, the classified reason;
-// a rejected document is parked alone, and the run goes on.
-func (p *Producer) admit(d corpus.Document) (json.RawMessage, string, error) {
+// document's hash (documents.content_hash), and, for a document it
+// rejects, the classified reason; a rejected document is parked alone,
+// and the run goes on. The same document read again admits the same.
+func Admit(d corpus.Document) (json.RawMessage, string, error) {
 	var rejected error
 	meta, err := metadataJSON(d.Metadata)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +21,19 @@ const (
 	// ActionPause and ActionResume act on the replay durables.
 	ActionPause  = "pause"
 	ActionResume = "resume"
+	// ActionCorrect is a replay of one dead letter with a corrected
+	// payload (Correction), dry or executed; its scope holds the diff.
+	ActionCorrect = "correct"
 )
 
 // Actions lists every action, in the order a filter offers them.
-var Actions = []string{ActionReplay, ActionDryRun, ActionPause, ActionResume}
+var Actions = []string{ActionReplay, ActionDryRun, ActionPause, ActionResume, ActionCorrect}
+
+// Dispatches reports whether entries of action dispatch jobs, and so
+// have outcomes (stored, parked again, in flight).
+func Dispatches(action string) bool {
+	return action == ActionReplay || action == ActionCorrect
+}
 
 // auditRecord is one replay_audit row to write.
 type auditRecord struct {
@@ -101,7 +111,7 @@ const DefaultAuditLimit = 50
 // Validate says how to fix a filter.
 func (f AuditFilter) Validate() error {
 	if f.Action != "" && !contains(Actions, f.Action) {
-		return fmt.Errorf("action %q: use one of replay, dry_run, pause, resume", f.Action)
+		return fmt.Errorf("action %q: use one of %s", f.Action, strings.Join(Actions, ", "))
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return fmt.Errorf("since %s is not before until %s", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
@@ -134,7 +144,7 @@ const auditSQL = `
 		  AND NOT EXISTS (SELECT 1 FROM dead_letter_history u
 		                  WHERE u.dead_letter_id = r.dead_letter_id AND u.id > r.id
 		                    AND u.event = 'unmarked' AND u.replay_id = r.replay_id)
-	) o ON a.action = 'replay'
+	) o ON a.action IN ('replay', 'correct') AND NOT a.dry_run
 	WHERE ($1 = '' OR a.action = $1) AND ($2 = '' OR a.requested_by = $2)
 	  AND ($3::timestamptz IS NULL OR a.requested_at >= $3) AND ($4::timestamptz IS NULL OR a.requested_at < $4)
 	  AND ($5 = '' OR a.replay_id = $5)

@@ -15,4 +15,12 @@
 // asked; ListAudit reads them back with each replay's outcome. Pause and
 // Resume act on both replay durables (operator and automatic replays);
 // live ingestion is untouched.
+//
+// A Correction replays one dead letter with a corrected payload (edited
+// text or metadata, or, through a Rederivation, the chunk taken again
+// from its source). It keeps the chunk's identity, takes a new content
+// hash, follows it in the chunk's manifest row, and is dispatched like
+// any replay, so the consumer screens it again. Dry runs and executed
+// corrections alike are audited (action correct) with the diff; it
+// marks before dispatch and unmarks on failure, as Execute does.
 package replay

@@ -280,8 +280,7 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 			scope: s, selected: len(cands), alreadyStored: preview.AlreadyStored}); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE dead_letters SET replayed_at = now(), replay_id = $1 WHERE dead_letter_id = ANY($2)`, replayID, ids)
-		return err
+		return mark(ctx, tx, replayID, ids)
 	})
 	if err != nil {
 		return nil, err
@@ -289,19 +288,36 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 	dispatched, failed, derr := dispatch(ctx, js, jobs, s.RatePerSecond)
 	preview.Dispatched = len(dispatched)
 	if len(failed) > 0 {
-		if _, err := pool.Exec(context.WithoutCancel(ctx),
-			`UPDATE dead_letters SET replayed_at = NULL, replay_id = NULL WHERE replay_id = $1 AND dead_letter_id = ANY($2)`,
-			replayID, failed); err != nil {
-			derr = errors.Join(derr, err)
-		}
+		derr = errors.Join(derr, unmark(ctx, pool, replayID, failed))
 	}
-	if _, err := pool.Exec(context.WithoutCancel(ctx), `UPDATE replay_audit SET dispatched = $2 WHERE replay_id = $1`, replayID, len(dispatched)); err != nil {
-		derr = errors.Join(derr, err)
-	}
+	derr = errors.Join(derr, recordDispatched(ctx, pool, replayID, len(dispatched)))
 	if derr != nil {
 		return preview, fmt.Errorf("dispatched %d of %d (the rest are unmarked; run the replay again): %w", len(dispatched), len(jobs), derr)
 	}
 	return preview, nil
+}
+
+// mark marks the dead letters ids replayed by replay replayID, before
+// anything is dispatched.
+func mark(ctx context.Context, db execer, replayID string, ids []string) error {
+	_, err := db.Exec(ctx, `UPDATE dead_letters SET replayed_at = now(), replay_id = $1 WHERE dead_letter_id = ANY($2)`, replayID, ids)
+	return err
+}
+
+// unmark clears replay replayID's mark from the dead letters ids, whose
+// dispatch failed, so that a later replay takes them. It runs even when
+// ctx is cancelled.
+func unmark(ctx context.Context, db execer, replayID string, ids []string) error {
+	_, err := db.Exec(context.WithoutCancel(ctx),
+		`UPDATE dead_letters SET replayed_at = NULL, replay_id = NULL WHERE replay_id = $1 AND dead_letter_id = ANY($2)`, replayID, ids)
+	return err
+}
+
+// recordDispatched records in replay replayID's audit row how many of
+// its jobs JetStream acknowledged. It runs even when ctx is cancelled.
+func recordDispatched(ctx context.Context, db execer, replayID string, n int) error {
+	_, err := db.Exec(context.WithoutCancel(ctx), `UPDATE replay_audit SET dispatched = $2 WHERE replay_id = $1`, replayID, n)
+	return err
 }
 
 func newReplayID() string {
