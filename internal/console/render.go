@@ -21,7 +21,7 @@ type page struct {
 	Data  any
 }
 
-var pageFiles = []string{"overview.html", "list.html", "letter.html", "replay.html", "replayed.html",
+var pageFiles = []string{"overview.html", "list.html", "letter.html", "replay.html", "replayed.html", "corrected.html",
 	"runs.html", "run.html", "audit.html", "login.html", "error.html"}
 
 var funcs = template.FuncMap{
