@@ -365,3 +365,25 @@ func checkPasswordDefaults(d *deployment) (problems []string) {
 	}
 	return problems
 }
+
+// monitoringFlags would bind nats-server's monitoring port on every
+// interface, where the shipped configuration binds it to loopback.
+var monitoringFlags = []string{"-m", "--http_port", "-ms", "--https_port"}
+
+// checkNATSMonitoring keeps every server's monitoring on its own
+// loopback, as the shipped configuration sets it (natsauth.ShippedMonitor):
+// no command-line port that would widen it.
+func checkNATSMonitoring(d *deployment) (problems []string) {
+	for name, s := range d.Services {
+		bin, args := binary(s)
+		if bin != "nats-server" {
+			continue
+		}
+		for _, a := range args {
+			if slices.Contains(monitoringFlags, strings.SplitN(a, "=", 2)[0]) {
+				problems = append(problems, fmt.Sprintf("%s passes %s: it would serve monitoring on every interface; the shipped nats.conf serves it on %s", name, a, natsauth.ShippedMonitor))
+			}
+		}
+	}
+	return problems
+}

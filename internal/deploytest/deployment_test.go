@@ -88,6 +88,7 @@ var checks = map[string]func(*deployment) []string{
 	"nats nodes":                     checkNATS,
 	"bind mounts exist":              checkBindMounts,
 	"monitoring is read-only":        checkMonitoring,
+	"nats monitoring on loopback":    checkNATSMonitoring,
 	"password defaults are refused":  checkPasswordDefaults,
 	"queried metrics exist":          checkQueries,
 	"alert rule tests":               checkAlertTests,
@@ -129,6 +130,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 		want  string
 	}{
 		{"unlisted default password", singleStack, edit{compose, "${NATS_CONSUMER_PASSWORD:-sluice-consumer}", "${NATS_CONSUMER_PASSWORD:-hunter2}"}, "NATS_CONSUMER_PASSWORD falls back to \"hunter2\""},
+		{"nats monitoring on every interface", singleStack, edit{compose, `"--store_dir", "/data", "--server_name"`, `"--store_dir", "/data", "--http_port", "8222", "--server_name"`}, "nats passes --http_port"},
 		{"prometheus lifecycle", singleStack, edit{compose, "--storage.tsdb.path=/prometheus", "--storage.tsdb.path=/prometheus\n      - --web.enable-lifecycle"}, "prometheus runs with --web.enable-lifecycle"},
 		{"unknown variable", singleStack, edit{compose, "CONSUMER_WORKERS:", "CONSUMER_WORKER:"}, "consumer sets CONSUMER_WORKER,"},
 		{"variable of another binary", singleStack, edit{compose, `METRICS_ADDR: ":9102"`, `METRICS_ADDR: ":9102"` + "\n      ACK_WAIT: 1m"}, "outbox-relay sets ACK_WAIT"},

@@ -35,6 +35,10 @@ type ServerConfig struct {
 	Users []User
 	// TLS, when not nil, makes the server require TLS.
 	TLS *TLS
+	// Monitor is the host:port of the monitoring endpoint (/healthz,
+	// /varz), empty for none. A port given on the command line (-m)
+	// keeps this host.
+	Monitor string
 }
 
 // UsersFromEnv lists every role with its password read from the server's
@@ -66,6 +70,9 @@ func (c ServerConfig) Render() string {
 	// MaxMsgSize, so a message the server lets through is one the stream
 	// stores.
 	fmt.Fprintf(&b, "max_payload: %d\n", broker.MaxPayload)
+	if c.Monitor != "" {
+		fmt.Fprintf(&b, "http: %s\n", strconv.Quote(c.Monitor))
+	}
 	if c.TLS != nil {
 		b.WriteString("\ntls {\n")
 		fmt.Fprintf(&b, "  cert_file: %s\n  key_file: %s\n", strconv.Quote(c.TLS.Cert), strconv.Quote(c.TLS.Key))

@@ -4,6 +4,10 @@ package natsauth
 // repository root; docker-compose.yml mounts it.
 const ShippedPath = "deploy/nats/nats.conf"
 
+// ShippedMonitor is where the shipped configuration serves monitoring:
+// the server's loopback, for its own healthcheck.
+const ShippedMonitor = "127.0.0.1:8222"
+
 // shippedHeader explains the shipped file to whoever opens it.
 const shippedHeader = `# nats-server configuration for Sluice, generated from internal/natsauth
 # (go test ./internal/natsauth -run TestShippedConfig -update rewrites it).
@@ -19,9 +23,12 @@ const shippedHeader = `# nats-server configuration for Sluice, generated from in
 #
 # max_payload is the largest message, headers included, and equals the
 # MaxMsgSize Sluice declares on its streams (internal/broker.MaxPayload).
+# Monitoring (/healthz, /varz, /connz) listens on the server's own loopback
+# only: the container's healthcheck reaches it, other containers of the
+# network do not.
 `
 
 // Shipped is the content of the shipped configuration file.
 func Shipped() string {
-	return shippedHeader + ServerConfig{Users: UsersFromEnv()}.Render()
+	return shippedHeader + ServerConfig{Users: UsersFromEnv(), Monitor: ShippedMonitor}.Render()
 }

@@ -2,10 +2,12 @@ package natsauth_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,7 +71,15 @@ func TestShippedConfigServes(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(bin, "-c", filepath.Join("..", "..", natsauth.ShippedPath), "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-m", "0")
+	ml, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	monitor := ml.Addr().(*net.TCPAddr).Port
+	ml.Close()
+	// -m moves the monitoring port off the shipped one, as a test must;
+	// the host stays the file's.
+	cmd := exec.Command(bin, "-c", filepath.Join("..", "..", natsauth.ShippedPath), "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-m", strconv.Itoa(monitor))
 	cmd.Env = os.Environ()
 	for _, r := range natsauth.Roles() {
 		cmd.Env = append(cmd.Env, r.PasswordVar()+"=p1234"+strings.ReplaceAll(string(r), "-", "_"))
@@ -105,5 +115,20 @@ func TestShippedConfigServes(t *testing.T) {
 	}
 	if err := connect(natsauth.Producer, "p1234consumer"); !errors.Is(err, nats.ErrAuthorization) {
 		t.Fatalf("producer with the consumer's password: %v, want an authorization error", err)
+	}
+	// Monitoring listens on loopback alone, whatever the client address.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/varz", monitor))
+	if err != nil {
+		t.Fatalf("monitoring on loopback: %v", err)
+	}
+	defer resp.Body.Close()
+	var varz struct {
+		HTTPHost string `json:"http_host"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&varz); err != nil {
+		t.Fatal(err)
+	}
+	if host, _, _ := net.SplitHostPort(natsauth.ShippedMonitor); varz.HTTPHost != host {
+		t.Errorf("monitoring listens on %q; want %q, the server's own loopback", varz.HTTPHost, host)
 	}
 }
