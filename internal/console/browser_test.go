@@ -132,14 +132,14 @@ func TestBrowserTriage(t *testing.T) {
 		waitFor(`!!document.querySelector("#live").getAttribute("data-updated")`),
 	)
 	// At 1280 px every card shows all its columns: none is clipped or
-	// scrolled, and the by-source card's last header lies inside it.
+	// scrolled, and the by-source card's last header (Worst) lies inside it.
 	run(t, ctx, "every overview column visible at 1280 px",
 		waitFor(`window.innerWidth === 1280 && [...document.querySelectorAll("#live .card")].every(c => c.scrollWidth <= c.clientWidth)`),
 		waitFor(`(() => {
 			const card = document.querySelector("#by-source").getBoundingClientRect();
 			const th = [...document.querySelectorAll("#by-source th")].pop();
 			const r = th.getBoundingClientRect();
-			return th.textContent.trim() === "Escalated" && r.right <= card.right && r.right <= window.innerWidth;
+			return th.textContent.trim() === "Worst" && r.right <= card.right && r.right <= window.innerWidth;
 		})()`),
 	)
 	screenshot(t, ctx, "overview.png", true)
