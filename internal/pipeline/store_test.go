@@ -16,6 +16,26 @@ import (
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
+// committed is the clock of storePipeline's pipeline.
+var committed = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// storePipeline is a pipeline that stores into a fresh database, on a
+// clock stopped at committed, with its metrics on reg.
+func storePipeline(t *testing.T) (*Pipeline, *testenv.Database, *prometheus.Registry) {
+	t.Helper()
+	db := testenv.NewDatabase(t)
+	store, err := vectorstore.Open(t.Context(), db.Pool, migrations.DefaultDims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	p := &Pipeline{pool: db.Pool, store: store, metrics: NewMetrics(reg), now: func() time.Time { return committed },
+		crash: func(string) {}}
+	p.cfg.applyDefaults()
+	p.cfg.Model = "sim"
+	return p, db, reg
+}
+
 // The end-to-end latency runs from when JetStream took the delivered
 // message (its stream timestamp) to the store's commit: a job planned
 // long before it was republished counts from its republish, not from
@@ -23,17 +43,7 @@ import (
 func TestEndToEndLatencyCountsFromTheStreamTimestamp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.NewDatabase(t)
-	store, err := vectorstore.Open(ctx, db.Pool, migrations.DefaultDims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	p := &Pipeline{pool: db.Pool, store: store, metrics: NewMetrics(reg), now: func() time.Time { return committed },
-		crash: func(string) {}}
-	p.cfg.applyDefaults()
-	p.cfg.Model = "sim"
+	p, db, reg := storePipeline(t)
 
 	const docID, text = "doc-republished", "a chunk republished after an outage"
 	hash, err := messages.ContentHash(text, nil)
@@ -97,17 +107,7 @@ func histogram(t *testing.T, reg *prometheus.Registry, name string) *dto.Histogr
 func TestDocumentReadyLatencyIsObservedOnceFromItsFirstChunk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := testenv.NewDatabase(t)
-	store, err := vectorstore.Open(ctx, db.Pool, migrations.DefaultDims)
-	if err != nil {
-		t.Fatal(err)
-	}
-	committed := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	reg := prometheus.NewRegistry()
-	p := &Pipeline{pool: db.Pool, store: store, metrics: NewMetrics(reg), now: func() time.Time { return committed },
-		crash: func(string) {}}
-	p.cfg.applyDefaults()
-	p.cfg.Model = "sim"
+	p, db, reg := storePipeline(t)
 	const docID = "doc-two-chunks"
 	if _, err := db.Pool.Exec(ctx, `
 		INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)

@@ -29,25 +29,7 @@ func TestPublisherHoldsPubAcksForTheirDelay(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
 	pub := redrive.NewPublisher(pool, js, redrive.PublisherConfig{ConfirmDelay: time.Second, Now: clk.Now})
 
-	record := func(names ...string) []redrive.Job {
-		t.Helper()
-		c := manifest.MakeChunks(len(names))
-		hashes, raws := make([]string, len(names)), make([][]byte, len(names))
-		jobs := make([]redrive.Job, len(names))
-		for i, n := range names {
-			if _, err := pool.Exec(ctx, `INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
-				VALUES ($1, 's', $1, 1, 'h', 1, 'pending')`, n); err != nil {
-				t.Fatal(err)
-			}
-			c.Add(n, 0, 1)
-			hashes[i], raws[i] = "h", []byte(fmt.Sprintf(`{"doc_id":%q}`, n))
-			jobs[i] = redrive.Job{DocID: n, Version: 1, Source: "s", Raw: raws[i]}
-		}
-		if err := manifest.RecordPending(ctx, pool, "run", c, hashes, raws); err != nil {
-			t.Fatal(err)
-		}
-		return jobs
-	}
+	record := func(names ...string) []redrive.Job { return recordJobs(t, pool, names...) }
 	unconfirmed := func() []string {
 		t.Helper()
 		rows, _ := pool.Query(ctx, `SELECT doc_id FROM ingest_manifest WHERE published_at IS NULL ORDER BY doc_id`)
