@@ -10,13 +10,15 @@ import (
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// Rule is one compliance rule: text matching Pattern, or for which Match
-// reports true, must not leave the process.
+// Rule is one compliance rule: text matching Pattern, or in which Find
+// finds something, must not leave the process.
 type Rule struct {
 	Name    string
 	Pattern *regexp.Regexp
-	// Match, when set, is used instead of Pattern.
-	Match func(text string) bool
+	// Find, when set, is used instead of Pattern: it reports whether text
+	// breaks the rule and names what it found, so that one rule can stand
+	// for a family (the secrets scanner's).
+	Find func(text string) (string, bool)
 	// Literals, when set, are substrings of which every match contains at
 	// least one. The pattern runs only on text that holds one: patterns
 	// starting with \b defeat the regexp engine's own prefix scan, and
@@ -26,7 +28,8 @@ type Rule struct {
 
 // DefaultRules catch private-key blocks and common cloud and API
 // credentials: the chunk-level patterns first, whose names escalations
-// already carry, then every rule of the secrets scanner under its own name.
+// already carry, then the secrets scanner, each finding under its own
+// rule's name.
 //
 // A chunk is screened alone here, so a private key longer than a chunk is
 // caught only in the chunk holding its BEGIN line; screening whole
@@ -40,16 +43,19 @@ func DefaultRules() []Rule {
 		{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`), nil, []string{"xox"}},
 		{"openai_api_key", regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil, []string{"sk-"}},
 	}
-	named := map[string]bool{}
-	for _, r := range rules {
-		named[r.Name] = true
+	// One scan stands for every rule of the scanner: it finds all their
+	// literals in one pass and decodes base64 once, where a rule at a
+	// time would repeat both for each.
+	return append(rules, Rule{Name: "secrets", Find: firstSecret})
+}
+
+// firstSecret names the rule of the first secret the scanner finds in
+// text.
+func firstSecret(text string) (string, bool) {
+	if m := secrets.Scan(text); len(m) > 0 {
+		return m[0].Rule, true
 	}
-	for _, name := range secrets.Rules() {
-		if !named[name] {
-			rules = append(rules, Rule{Name: name, Match: func(text string) bool { return secrets.Contains(name, text) }})
-		}
-	}
-	return rules
+	return "", false
 }
 
 // Policy is the compliance stage run before any text is sent to the
@@ -100,16 +106,17 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 	if p.allowed != nil && !p.allowed[job.SourceID] {
 		return classify.EscalateRule("source_not_allowed", fmt.Errorf("source %q is not on the allow-list", job.SourceID))
 	}
-	if r, ok := p.firstMatch(job.Text); ok {
+	if r, ok := p.firstMatch(job.Text, true); ok {
 		return classify.EscalateRule(r, fmt.Errorf("chunk matches policy rule %s", r))
 	}
 	if len(job.Metadata) == 0 {
 		return nil
 	}
 	// Metadata is stored beside the vector, so it is screened like text:
-	// by every rule, and by the scanner's reading of each value under its
-	// key (a value under a key named like a password).
-	if r, ok := p.firstMatch(string(job.Metadata)); ok {
+	// by every pattern, and by the scanner's reading of each value under
+	// its key (a value under a key named like a password), which stands
+	// for its scan of the raw JSON.
+	if r, ok := p.firstMatch(string(job.Metadata), false); ok {
 		return classify.EscalateRule(r, fmt.Errorf("chunk metadata matches policy rule %s", r))
 	}
 	findings, err := secrets.ScanMetadataJSON(job.Metadata)
@@ -123,24 +130,26 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 	return nil
 }
 
-// firstMatch names the first rule text breaks.
-func (p *Policy) firstMatch(text string) (string, bool) {
+// firstMatch names the first rule text breaks; without finders, only
+// the pattern rules are tried.
+func (p *Policy) firstMatch(text string, finders bool) (string, bool) {
 	for _, r := range p.rules {
-		if len(r.Literals) > 0 && !containsAny(text, r.Literals) {
+		if (r.Find != nil && !finders) || (len(r.Literals) > 0 && !containsAny(text, r.Literals)) {
 			continue
 		}
-		if r.matches(text) {
-			return r.Name, true
+		if name, ok := r.matches(text); ok {
+			return name, true
 		}
 	}
 	return "", false
 }
 
-func (r Rule) matches(text string) bool {
-	if r.Match != nil {
-		return r.Match(text)
+// matches names the rule text breaks, if it breaks r.
+func (r Rule) matches(text string) (string, bool) {
+	if r.Find != nil {
+		return r.Find(text)
 	}
-	return r.Pattern.MatchString(text)
+	return r.Name, r.Pattern.MatchString(text)
 }
 
 func containsAny(s string, subs []string) bool {

@@ -1,7 +1,9 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -58,14 +60,38 @@ func TestPolicyUsesSecretRules(t *testing.T) {
 	} {
 		assertEscalation(t, policy, tc.rule, tc.text)
 	}
-	names := map[string]bool{}
-	for _, r := range pipeline.DefaultRules() {
-		names[r.Name] = true
+	// Every positive sample of the scanner's corpus, text or metadata, is
+	// escalated, under a rule name the scanner or the chunk-level patterns
+	// define.
+	raw, err := os.ReadFile("../secrets/testdata/positives.txt")
+	if err != nil {
+		t.Fatal(err)
 	}
+	known := map[string]bool{}
 	for _, name := range secrets.Rules() {
-		if !names[name] {
-			t.Errorf("DefaultRules lacks the scanner's %s rule", name)
+		known[name] = true
+	}
+	for _, r := range pipeline.DefaultRules() {
+		known[r.Name] = true
+	}
+	sections := strings.Split(strings.ReplaceAll(string(raw), "§", ""), "\n-- ")[1:]
+	checked := 0
+	for _, sec := range sections {
+		header, body, _ := strings.Cut(sec, " --\n")
+		job := &messages.ChunkJob{Text: body}
+		if _, desc, _ := strings.Cut(header, ": "); strings.HasPrefix(desc, "metadata") {
+			// A metadata sample is a chunk's metadata, screened too.
+			job = &messages.ChunkJob{Text: "a clean chunk", Metadata: json.RawMessage(body)}
 		}
+		checked++
+		err := policy.Check(job)
+		var ce *classify.Error
+		if !errors.As(err, &ce) || ce.Disposition != classify.Escalate || !known[ce.Code] {
+			t.Errorf("sample %q: %v; want an escalation under a known rule", header, err)
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("read %d samples from the scanner's corpus; its format changed", checked)
 	}
 }
 

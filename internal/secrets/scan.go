@@ -99,19 +99,6 @@ func mergeMatches(ms []Match) []Match {
 	return out
 }
 
-// scan appends the rule's matches in text to out; lower is text in
-// ASCII lower case, where folded literals are looked for.
-func (r *rule) scan(text, lower string, out []Match) []Match {
-	if r.find != nil {
-		return r.find(r.name, text, out)
-	}
-	in := text
-	if r.fold {
-		in = lower
-	}
-	return r.scanAt(text, r.candidates(in), out)
-}
-
 // scanAt appends the rule's matches in text to out, trying the pattern
 // at the offsets of its literals, ascending.
 func (r *rule) scanAt(text string, candidates []int, out []Match) []Match {
@@ -149,26 +136,6 @@ func (r *rule) scanAt(text string, candidates []int, out []Match) []Match {
 		done = max(done, end, loc[1])
 	}
 	return out
-}
-
-// candidates returns the offsets of every occurrence of the rule's
-// literals in text, ascending.
-func (r *rule) candidates(text string) []int {
-	var at []int
-	for _, lit := range r.literals {
-		for i := 0; ; {
-			k := strings.Index(text[i:], lit)
-			if k < 0 {
-				break
-			}
-			at = append(at, i+k)
-			i += k + 1
-		}
-	}
-	if len(r.literals) > 1 {
-		slices.Sort(at)
-	}
-	return at
 }
 
 // literalTable finds the literals of every rule in one pass over a text:
@@ -241,35 +208,4 @@ func asciiLower(s string) string {
 
 func isWordByte(b byte) bool {
 	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
-}
-
-// Contains reports whether text holds a secret of the named rule, as is
-// or in base64 that Scan decodes. It costs that rule's scans, for callers
-// that screen text against rules one by one; an unknown name matches
-// nothing.
-func Contains(rule, text string) bool {
-	return contains(rule, text, 0)
-}
-
-func contains(rule, text string, depth int) bool {
-	lower := ""
-	for i := range rules {
-		if rules[i].name != rule {
-			continue
-		}
-		if rules[i].fold && lower == "" {
-			lower = asciiLower(text)
-		}
-		if len(rules[i].scan(text, lower, nil)) > 0 {
-			return true
-		}
-	}
-	if depth < maxDecodeDepth {
-		for _, run := range encodedRuns(text) {
-			if decoded, ok := decodeRun(text[run.start:run.end]); ok && contains(rule, decoded, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
 }
