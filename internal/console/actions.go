@@ -219,26 +219,12 @@ func (s *Server) pauseOrResume(w http.ResponseWriter, r *http.Request, pause boo
 		s.fail(w, r, http.StatusServiceUnavailable, "This console has no NATS connection.")
 		return
 	}
-	ctx := r.Context()
-	action, detail := replay.ActionResume, map[string]any{}
-	var err error
-	if pause {
-		action = replay.ActionPause
-		var until time.Time
-		if d, perr := time.ParseDuration(r.PostFormValue("for")); perr == nil && d > 0 {
-			until = time.Now().Add(d)
-		}
-		until, err = replay.Pause(ctx, s.js, until)
-		detail["until"] = until.UTC()
-	} else {
-		err = replay.Resume(ctx, s.js)
+	t := replay.Toggle{Pause: pause, By: principalOf(r.Context()).Name, Reason: reason}
+	if d, err := time.ParseDuration(r.PostFormValue("for")); pause && err == nil && d > 0 {
+		t.Until = time.Now().Add(d)
 	}
-	if err != nil {
+	if _, err := t.Apply(r.Context(), s.pool, s.js); err != nil {
 		s.internal(w, r, err)
-		return
-	}
-	if _, err := replay.RecordAction(ctx, s.pool, action, principalOf(ctx).Name, reason, detail); err != nil {
-		s.internal(w, r, errors.Join(err, errors.New("the durable changed but the audit row was not written")))
 		return
 	}
 	flash := flashResumed

@@ -114,15 +114,15 @@ func (t Toggle) Apply(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetS
 	if err != nil {
 		return time.Time{}, err
 	}
-	if _, err := RecordAction(ctx, pool, action, t.By, t.Reason, detail); err != nil {
+	if _, err := recordAction(ctx, pool, action, t.By, t.Reason, detail); err != nil {
 		return until, fmt.Errorf("the replay durables changed but the audit row was not written: %w", err)
 	}
 	return until, nil
 }
 
-// RecordAction writes a pause or resume to replay_audit with who asked
+// recordAction writes a pause or resume to replay_audit with who asked
 // and why, and returns its id.
-func RecordAction(ctx context.Context, pool *pgxpool.Pool, action, requestedBy, reason string, detail map[string]any) (string, error) {
+func recordAction(ctx context.Context, pool *pgxpool.Pool, action, requestedBy, reason string, detail map[string]any) (string, error) {
 	if reason == "" {
 		return "", fmt.Errorf("%w: %s needs a reason, for the audit trail", ErrScope, action)
 	}
