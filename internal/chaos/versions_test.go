@@ -111,7 +111,7 @@ func (f *fleet) searchVersions(query string) map[int64]int {
 	return versions
 }
 
-// Re-indexing is all-or-nothing (seed 003): while a document's new
+// Re-indexing is all-or-nothing: while a document's new
 // version is incomplete, and when one of its chunks parks, search keeps
 // returning the old version whole; once the new version is complete,
 // search returns it alone.

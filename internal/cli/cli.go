@@ -40,7 +40,7 @@ func commands() map[string]command {
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|correct|audit|pause|resume", runDLQ},
-		"drill":     {"run seed 004's fault drill against the running system (embed-sim as embedder); exit 1 if it fails", runDrill},
+		"drill":     {"run the classification drill against the running system: three 503s then a 200, a permanent 404 (embed-sim as embedder); exit 1 if it fails", runDrill},
 		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
 		"runs":      {"ingest runs: runs [--source S] | runs resume RUN | runs cancel RUN --reason R", runRuns},

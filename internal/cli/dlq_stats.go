@@ -35,7 +35,7 @@ type dlqStats struct {
 	Passes []dlq.Pass `json:"replay_passes"`
 }
 
-// classStats is one row of seed 000's diagnostic query. A row whose
+// classStats is one row of the by-class diagnostic query. A row whose
 // average attempts equals the retry budget is exhausted transient work; an
 // average of 1 is permanent failures that never retried. WorstAttempts
 // shows the one chunk an average hides: a row of mostly first-attempt

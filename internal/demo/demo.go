@@ -44,7 +44,7 @@ type Options struct {
 	Stdout, Stderr io.Writer
 	// Progress draws a live line on Stderr (a terminal).
 	Progress bool
-	// Drill runs `sluice drill` (seed 004's fault drill) against the
+	// Drill runs `sluice drill` (the classification drill) against the
 	// system once it has converged, prints its report, and fails the demo
 	// if the drill fails.
 	Drill bool
@@ -380,7 +380,7 @@ func (s *stack) drill(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(s.o.Stdout, "\nFault drill (seed 004):")
+	fmt.Fprintln(s.o.Stdout, "\nClassification drill (three 503s then a 200; a permanent 404):")
 	rep.Write(s.o.Stdout)
 	if !rep.Passed() {
 		return errors.New("the fault drill failed")

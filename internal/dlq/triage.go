@@ -30,7 +30,7 @@ type TriageOptions struct {
 	// Defaults to 30s.
 	Timeout time.Duration
 	// EscalationRetention is how long an escalation's payload is kept: the
-	// chain-of-custody record seed 004's mandate protects. Defaults to
+	// escalation's chain-of-custody record. Defaults to
 	// policy.DefaultEscalationRetention (2555 days).
 	EscalationRetention time.Duration
 	// HistoryRetention is how long each event of a dead letter's history

@@ -1,4 +1,4 @@
-// Package drill runs seed 004's fault-injection drill against a running
+// Package drill runs the classification drill against a running
 // system whose embedder is embed-sim: three documents whose text carries
 // embed-sim's drill markers are ingested through the real producer under
 // a dedicated source, and their fate is checked from the database,

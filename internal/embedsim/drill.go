@@ -1,6 +1,6 @@
 package embedsim
 
-// Markers of the fault drill (`sluice drill`, seed 004). An input holding
+// Markers of the classification drill (`sluice drill`). An input holding
 // one of them gets the drill's scripted answers when the server runs
 // Faults.WithDrill, which embed-sim does unless --no-drill is given, so a
 // running system can be drilled without restarting its embedder.

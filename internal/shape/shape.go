@@ -8,7 +8,7 @@ import (
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// Shape codes of the DLQ, after seed 002: what the distribution of dead
+// Shape codes of the DLQ (the by-source shape drill): what the distribution of dead
 // letters across sources says about their cause.
 const (
 	Quiet       = "quiet"
