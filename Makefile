@@ -37,11 +37,12 @@ $(PROMTOOL_BIN): tools/promtool/go.mod tools/promtool/go.sum
 demo: build
 	$(BIN)/sluice demo $(DEMO_FLAGS)
 
-## bench: the pipeline against its ceiling, a naive build and a River peer (BENCH_FLAGS=--quick for a smoke run); results in bench/results/latest.json
+## bench: the pipeline against its ceiling, a naive build and a River peer (BENCH_FLAGS=--quick for a smoke run); results in bench/results/latest.json, rendered into docs/benchmarks.md
 BENCH_FLAGS ?=
 bench: build
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/sluice-river-peer
 	$(BIN)/sluice-bench --bin-dir $(BIN) $(BENCH_FLAGS)
+	cd bench && $(GO) run ./cmd/benchdoc
 
 ## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
 test: test-go fuzz

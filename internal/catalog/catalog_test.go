@@ -1,36 +1,83 @@
 package catalog_test
 
 import (
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/catalog"
 )
 
-// The README documents every flag and environment variable the services
-// read, so operators never have to read the code to configure them.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
+// The configuration page documents every flag and environment variable
+// the services and the operator commands read, so operators never have to
+// read the code to configure them.
+func TestConfigurationPageDocumentsEverySetting(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(filepath.Join("..", "..", catalog.PagePath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(b)
-	for binary, vars := range catalog.Settings() {
+	page := string(b)
+	cliVars, err := catalog.CLISettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := catalog.Settings()
+	for name, vars := range cliVars {
+		all["sluice "+name] = vars
+	}
+	for binary, vars := range all {
 		if len(vars) == 0 {
 			t.Errorf("%s registers no settings", binary)
 		}
 		for _, v := range vars {
-			if !strings.Contains(readme, "`--"+v.Flag+"`") && !strings.Contains(readme, "--"+v.Flag+"`") {
-				t.Errorf("%s: flag --%s is not in the README", binary, v.Flag)
+			if !strings.Contains(page, "`--"+v.Flag+"`") {
+				t.Errorf("%s: flag --%s is not in %s", binary, v.Flag, catalog.PagePath)
 			}
-			if v.Env != "" && !strings.Contains(readme, "`"+v.Env+"`") {
-				t.Errorf("%s: environment variable %s is not in the README", binary, v.Env)
+			if v.Env != "" && !strings.Contains(page, "`"+v.Env+"`") {
+				t.Errorf("%s: environment variable %s is not in %s", binary, v.Env, catalog.PagePath)
 			}
 		}
 	}
+}
+
+// The committed configuration page is the one the catalog renders: a
+// setting added, removed or changed in the code shows on the page.
+func TestConfigurationPageIsUpToDate(t *testing.T) {
+	t.Parallel()
+	want, err := catalog.Page()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "..", catalog.PagePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is out of date with the settings the binaries register: run go generate ./internal/catalog/ and commit the result\n%s",
+			catalog.PagePath, firstDifference(string(got), string(want)))
+	}
+}
+
+// firstDifference shows the first line where got and want differ.
+func firstDifference(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d:\n  committed: %q\n  generated: %q", i+1, gl, wl)
+		}
+	}
+	return ""
 }
 
 // A service started without METRICS_ADDR serves /metrics and /readyz on

@@ -26,7 +26,7 @@ var (
 // deployFiles are the files the checks read besides the compose files.
 var deployFiles = []string{"deploy/prometheus/prometheus.yml", "deploy/prometheus/alerts.yml",
 	"deploy/prometheus/alerts_test.yml", "deploy/grafana/provisioning/datasources/prometheus.yml",
-	"deploy/grafana/provisioning/dashboards/sluice.yml", "deploy/grafana/dashboards/sluice.json", "README.md"}
+	"deploy/grafana/provisioning/dashboards/sluice.yml", "deploy/grafana/dashboards/sluice.json", "docs/operations.md"}
 
 // deployment is one stack as compose runs it with no variables set, with
 // the text of every file the checks read.

@@ -180,23 +180,23 @@ func parse[T any](d *deployment, path string) (T, error) {
 }
 
 // checkQueries requires every metric an alert or a dashboard panel
-// queries to exist, and every alert's runbook link to land on a README
-// heading.
+// queries to exist, and every alert's runbook link to land on a heading of
+// docs/operations.md.
 func checkQueries(d *deployment) (problems []string) {
 	rules, err := parse[ruleFile](d, "deploy/prometheus/alerts.yml")
 	if err != nil {
 		return []string{err.Error()}
 	}
 	anchors := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^#{2,4} (.+)$`).FindAllStringSubmatch(d.files["README.md"], -1) {
+	for _, m := range regexp.MustCompile(`(?m)^#{2,4} (.+)$`).FindAllStringSubmatch(d.files["docs/operations.md"], -1) {
 		// The anchor GitHub gives a heading.
 		anchors[strings.ReplaceAll(regexp.MustCompile(`[^a-z0-9 _-]`).ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")] = true
 	}
 	for _, g := range rules.Groups {
 		for _, r := range g.Rules {
 			problems = append(problems, checkQuery("alert "+r.Alert, r.Expr)...)
-			if _, anchor, _ := strings.Cut(r.Annotations["runbook_url"], "README.md#"); !anchors[anchor] {
-				problems = append(problems, fmt.Sprintf("alert %s links to %q, but no README heading has that anchor", r.Alert, r.Annotations["runbook_url"]))
+			if _, anchor, _ := strings.Cut(r.Annotations["runbook_url"], "docs/operations.md#"); !anchors[anchor] {
+				problems = append(problems, fmt.Sprintf("alert %s links to %q, but no heading of docs/operations.md has that anchor", r.Alert, r.Annotations["runbook_url"]))
 			}
 		}
 	}

@@ -1,0 +1,115 @@
+// Package benchdoc renders the benchmark page, docs/benchmarks.md, from
+// the report make bench writes (bench/results/latest.json): the prose
+// of benchmarks.md.tmpl around tables whose every figure comes from the
+// report, so the page is never typed by hand.
+package benchdoc
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/template"
+
+	"github.com/sluicehq/sluice/internal/bench"
+)
+
+//go:embed benchmarks.md.tmpl
+var pageTemplate string
+
+// Load reads a report as make bench writes it.
+func Load(path string) (*bench.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r bench.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Render renders the page for r.
+func Render(r *bench.Report) ([]byte, error) {
+	t, err := template.New("benchmarks.md.tmpl").Funcs(template.FuncMap{
+		"num":     num,
+		"f2":      func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"f3":      func(v float64) string { return fmt.Sprintf("%.3f", v) },
+		"cpu":     cpuCell,
+		"full":    func(run bench.RunResult) bool { return run.Median.TotalCPUPer1k > 0 },
+		"rate":    func(run bench.RunResult) bool { return run.Median.TotalCPUPer1k == 0 && run.Median.ChunksPerSec > 0 },
+		"unit":    func(c bench.CeilingResult) string { return c.Unit },
+		"verdict": verdict,
+		"target": func(q bench.Ratio) string {
+			if q.Target == "" {
+				return "—"
+			}
+			return q.Target
+		},
+		"itof": func(n int) float64 { return float64(n) },
+		"mib":  func(b int64) string { return num(float64(b) / (1 << 20)) },
+		"date": func(s string) string { d, _, _ := strings.Cut(s, "T"); return d },
+	}).Parse(pageTemplate)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// cpuCell is a run's CPU per 1,000 chunks by kind of process, and the
+// median of its totals.
+func cpuCell(m map[string]float64, total float64) string {
+	var producer, consumers, sim, pg, nats float64
+	for role, v := range m {
+		switch {
+		case role == "postgres":
+			pg += v
+		case role == "nats":
+			nats += v
+		case strings.Contains(role, "producer"):
+			producer += v
+		case strings.Contains(role, "consumer"), role == "river-peer":
+			consumers += v
+		default:
+			sim += v
+		}
+	}
+	p := fmt.Sprintf("%.3f", producer)
+	if producer == 0 {
+		p = "—"
+	}
+	return fmt.Sprintf("%s · %.3f · %.3f · %.3f · %.3f = %.3f", p, consumers, sim, pg, nats, total)
+}
+
+// verdict says whether a ratio met its target.
+func verdict(q bench.Ratio) string {
+	switch {
+	case q.Value == 0:
+		return "n/a (run missing)"
+	case q.Met == nil:
+		return "reported"
+	case *q.Met:
+		return "met"
+	}
+	return "missed"
+}
+
+// num renders a rate with thousands separators and no decimals.
+func num(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var out []byte
+	for i, c := range []byte(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, c)
+	}
+	return string(out)
+}
