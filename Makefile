@@ -54,6 +54,7 @@ PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u))
 
 test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium
 	$(GO) test -race -count=1 -timeout 15m ./...
+	cd bench && $(GO) test -count=1 ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
 chromium:
