@@ -76,9 +76,9 @@ func (e *Env) Subdir(prefix string) (string, error) {
 }
 
 // LocalPostgres starts a PostgreSQL server from the machine's binaries,
-// stopped when the environment closes.
-func (e *Env) LocalPostgres(ctx context.Context) (*Postgres, error) {
-	return startIn(e, "pg-", func(dir string) (*Postgres, error) { return StartLocalPostgres(ctx, dir) })
+// adjusted by opts, stopped when the environment closes.
+func (e *Env) LocalPostgres(ctx context.Context, opts ...PostgresOption) (*Postgres, error) {
+	return startIn(e, "pg-", func(dir string) (*Postgres, error) { return StartLocalPostgres(ctx, dir, opts...) })
 }
 
 // LocalPgvector starts PostgreSQL 17 with pgvector in the pgvector root

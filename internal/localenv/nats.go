@@ -144,9 +144,11 @@ func StartLocalNATS(ctx context.Context, bin, dir string, opts ...NATSOption) (*
 	n := newAuthNATS(fmt.Sprintf("nats://127.0.0.1:%d", port))
 	var tls *natsauth.TLS
 	if o.tls {
-		if n.TLS, tls, err = writeTLSFiles(filepath.Join(dir, "tls")); err != nil {
+		var server *TLSFiles
+		if n.TLS, server, err = WriteTLSFiles(filepath.Join(dir, "tls")); err != nil {
 			return nil, err
 		}
+		tls = &natsauth.TLS{CA: server.CA, Cert: server.Cert, Key: server.Key}
 	}
 	conf := filepath.Join(dir, "nats.conf")
 	content := n.serverConfig(tls)

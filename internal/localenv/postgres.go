@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -22,6 +23,11 @@ import (
 type Postgres struct {
 	// URL connects as a superuser to the "postgres" database.
 	URL string
+	// TLS is set when the server accepts TLS connections only
+	// (WithPostgresTLS): CA is the certificate authority that signed the
+	// server's certificate, which URL names as sslrootcert. The server
+	// asks for no client certificate, so Cert and Key are empty.
+	TLS *TLSFiles
 
 	srv     *server
 	dataDir string
@@ -73,12 +79,38 @@ func serviceUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
+// PostgresOption adjusts a server StartLocalPostgres starts.
+type PostgresOption func(*postgresOptions)
+
+type postgresOptions struct{ tls bool }
+
+// WithPostgresTLS makes the server accept TLS connections only, with
+// scram-sha-256 passwords: ssl=on with a certificate for 127.0.0.1 and
+// localhost signed by a CA generated for it, and a pg_hba.conf whose only
+// accepting line is hostssl (see tlsHBA). The superuser gets a random
+// password; Postgres.URL carries it with sslmode=verify-full and
+// sslrootcert naming the CA, and Postgres.TLS holds the CA.
+func WithPostgresTLS() PostgresOption { return func(o *postgresOptions) { o.tls = true } }
+
+// tlsHBA is the pg_hba.conf of a WithPostgresTLS server: a password over
+// TLS from loopback, and an explicit refusal of any connection without
+// TLS. The server listens on no Unix socket, so no local line is needed.
+const tlsHBA = `# TYPE    DATABASE  USER  ADDRESS       METHOD
+hostssl   all       all   127.0.0.1/32  scram-sha-256
+hostnossl all       all   all           reject
+`
+
 // StartLocalPostgres initialises a throwaway cluster under dir and starts it
 // on a free loopback port. The server is tuned for tests: fsync is off (the
 // data survives a process crash, which is what crash tests exercise, but not
 // an OS crash), while synchronous_commit stays on so a committed row is in
-// the WAL before the commit returns.
-func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
+// the WAL before the commit returns. Without options it trusts every
+// loopback connection, TLS or not.
+func StartLocalPostgres(ctx context.Context, dir string, opts ...PostgresOption) (*Postgres, error) {
+	var o postgresOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	binDir, err := postgresBinDir()
 	if err != nil {
 		return nil, err
@@ -91,15 +123,23 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 	if err := os.MkdirAll(dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	if cred != nil {
-		for _, d := range []string{dir, dataDir} {
-			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
-				return nil, fmt.Errorf("chown %s to postgres: %w", d, err)
-			}
+	for _, d := range []string{dir, dataDir} {
+		if err := chown(d, cred); err != nil {
+			return nil, err
 		}
 	}
-	initdb := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"),
-		"-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	initArgs := []string{"-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	var password string
+	if o.tls {
+		password = randomPassword()
+		pwfile := filepath.Join(dir, "superuser-password")
+		if err := writeOwned(pwfile, []byte(password+"\n"), cred); err != nil {
+			return nil, err
+		}
+		defer os.Remove(pwfile)
+		initArgs = append(initArgs, "--pwfile="+pwfile)
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"), initArgs...)
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
 	initdb.Dir = dir
 	if out, err := initdb.CombinedOutput(); err != nil {
@@ -121,10 +161,63 @@ func StartLocalPostgres(ctx context.Context, dir string) (*Postgres, error) {
 			Cred:  cred,
 		}},
 	}
+	if o.tls {
+		if err := pg.requireTLS(dir, port, password, cred); err != nil {
+			return nil, err
+		}
+	}
 	if err := pg.Start(ctx); err != nil {
 		return nil, err
 	}
 	return pg, nil
+}
+
+// requireTLS writes the server's certificate and a TLS-only pg_hba.conf
+// into the cluster under dir, turns ssl on, and points p.URL at port over
+// TLS as the superuser with password.
+func (p *Postgres) requireTLS(dir string, port int, password string, cred *syscall.Credential) error {
+	tlsDir := filepath.Join(dir, "tls")
+	client, server, err := WriteTLSFiles(tlsDir)
+	if err != nil {
+		return err
+	}
+	// PostgreSQL refuses a key file that others may read, and must own
+	// it: the files stay 0600 and go to the server's user.
+	for _, path := range []string{tlsDir, server.Cert, server.Key} {
+		if err := chown(path, cred); err != nil {
+			return err
+		}
+	}
+	if err := writeOwned(filepath.Join(p.dataDir, "pg_hba.conf"), []byte(tlsHBA), cred); err != nil {
+		return err
+	}
+	p.srv.cmd.Args = append(p.srv.cmd.Args, "-c", "ssl=on", "-c", "ssl_cert_file="+server.Cert, "-c", "ssl_key_file="+server.Key)
+	p.TLS = &TLSFiles{CA: client.CA}
+	u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", password),
+		Host: fmt.Sprintf("127.0.0.1:%d", port), Path: "/postgres",
+		RawQuery: url.Values{"sslmode": {"verify-full"}, "sslrootcert": {client.CA}}.Encode()}
+	p.URL = u.String()
+	return nil
+}
+
+// writeOwned writes a file only its owner may read, owned by cred's user
+// when cred is set.
+func writeOwned(path string, data []byte, cred *syscall.Credential) error {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return err
+	}
+	return chown(path, cred)
+}
+
+// chown gives path to cred's user; a nil cred leaves it alone.
+func chown(path string, cred *syscall.Credential) error {
+	if cred == nil {
+		return nil
+	}
+	if err := os.Chown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+		return fmt.Errorf("chown %s to postgres: %w", path, err)
+	}
+	return nil
 }
 
 // serverSettings are the postgres arguments every throwaway server runs

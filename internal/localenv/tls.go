@@ -12,24 +12,24 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/sluicehq/sluice/internal/natsauth"
 )
 
-// TLSFiles are the PEM files a client needs to reach a server that
-// requires TLS with client certificates.
+// TLSFiles are the PEM files one side of a TLS connection holds: a client
+// that verifies its server and presents a certificate of its own, or the
+// server.
 type TLSFiles struct {
 	// CA is the certificate authority that signed the server's and the
 	// client's certificates.
 	CA string
-	// Cert and Key are the client's certificate and private key.
+	// Cert and Key are this side's certificate and private key.
 	Cert, Key string
 }
 
-// writeTLSFiles generates a throwaway CA, a server certificate for
+// WriteTLSFiles generates a throwaway CA, a server certificate for
 // 127.0.0.1 and localhost and a client certificate, writes them under dir,
-// and returns the client's files and the server's.
-func writeTLSFiles(dir string) (*TLSFiles, *natsauth.TLS, error) {
+// readable by this process's user only, and returns the client's files and
+// the server's.
+func WriteTLSFiles(dir string) (client, server *TLSFiles, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, err
 	}
@@ -46,20 +46,20 @@ func writeTLSFiles(dir string) (*TLSFiles, *natsauth.TLS, error) {
 	if ca, err = x509.ParseCertificate(caDER); err != nil {
 		return nil, nil, err
 	}
-	server := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: "nats-server"},
+	serverTpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "localhost"},
 		DNSNames:    []string{"localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	client := &x509.Certificate{
+	clientTpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "sluice"},
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
 	files := map[string][]byte{"ca.pem": pemBlock("CERTIFICATE", caDER)}
-	for name, tpl := range map[string]*x509.Certificate{"server": server, "client": client} {
+	for name, tpl := range map[string]*x509.Certificate{"server": serverTpl, "client": clientTpl} {
 		key, der, err := issue(tpl, ca, caKey)
 		if err != nil {
 			return nil, nil, err
@@ -78,7 +78,7 @@ func writeTLSFiles(dir string) (*TLSFiles, *natsauth.TLS, error) {
 	}
 	path := func(name string) string { return filepath.Join(dir, name) }
 	return &TLSFiles{CA: path("ca.pem"), Cert: path("client.pem"), Key: path("client-key.pem")},
-		&natsauth.TLS{CA: path("ca.pem"), Cert: path("server.pem"), Key: path("server-key.pem")}, nil
+		&TLSFiles{CA: path("ca.pem"), Cert: path("server.pem"), Key: path("server-key.pem")}, nil
 }
 
 // issue creates a key and a certificate for tpl, signed by parent's key,

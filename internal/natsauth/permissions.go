@@ -44,9 +44,11 @@ func pull(stream string, durables ...string) []string {
 	return out
 }
 
-// verifyIngest lets a publisher of chunk jobs read a message back by
-// sequence, to verify a deduplicated PubAck (internal/redrive).
-var verifyIngest = jsAPI + "STREAM.MSG.GET." + broker.IngestStream
+// readIngest lets the operator read INGEST's messages by sequence:
+// reconcile compares the stream with the manifest. Publishers verify a
+// deduplicated PubAck from the stream's state alone (internal/redrive),
+// so that no service can read chunk text back.
+var readIngest = jsAPI + "STREAM.MSG.GET." + broker.IngestStream
 
 // For returns the permissions of role; an unknown role has none.
 func For(role Role) Permissions {
@@ -55,15 +57,15 @@ func For(role Role) Permissions {
 	case Owner:
 		return Permissions{Publish: []string{">"}, Subscribe: []string{">"}}
 	case Producer:
-		pub = append(pub, broker.ChunkSubjects, verifyIngest)
+		pub = append(pub, broker.ChunkSubjects)
 	case Consumer:
 		pub = pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer)
 	case Relay:
-		pub = append(pub, broker.DLQSubjects, broker.ChunkSubjects, verifyIngest)
+		pub = append(pub, broker.DLQSubjects, broker.ChunkSubjects)
 	case Replayer:
 		pub = pull(broker.DLQStream, broker.TriageConsumer, broker.ReplayerConsumer, broker.AlerterConsumer)
 	case Operator:
-		pub = append(pub, broker.ChunkSubjects, broker.ReplaySubjects, verifyIngest,
+		pub = append(pub, broker.ChunkSubjects, broker.ReplaySubjects, readIngest,
 			// reconcile --redrive clears stranded messages
 			jsAPI+"STREAM.MSG.DELETE."+broker.IngestStream,
 			jsAPI+"CONSUMER.INFO."+broker.IngestStream+".*",

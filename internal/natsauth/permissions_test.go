@@ -8,11 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/internal/testenv"
 )
 
@@ -155,6 +158,78 @@ func TestProducerPublishesChunksOnly(t *testing.T) {
 	if s.CachedInfo().Config.MaxMsgs == 1 {
 		t.Fatal("INGEST's bounds were changed by the producer")
 	}
+}
+
+// A publisher of chunk jobs cannot read INGEST's messages — another
+// source's chunk text included — and still verifies its deduplicated
+// PubAcks: a job whose first copy is in the stream counts as confirmed,
+// one whose message is gone is published again under its next
+// generation.
+func TestProducerVerifiesPubAcksWithoutReadingChunks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.owner.Publish(context.Background(), "ingest.chunks.other", []byte("another source's chunk text")); err != nil {
+		t.Fatal(err)
+	}
+	p := b.as(t, natsauth.Producer)
+	stream, err := p.js.Stream(short(t), broker.IngestStream)
+	if err != nil {
+		t.Fatalf("producer reads INGEST's information: %v", err)
+	}
+	if msg, err := stream.GetMsg(short(t), 1); err == nil {
+		t.Fatalf("the producer read another source's message: %q", msg.Data)
+	}
+	p.refused("$JS.API.STREAM.MSG.GET." + broker.IngestStream)
+
+	ctx := context.Background()
+	pool := testenv.NewDatabase(t).Pool
+	jobs := pendingJobs(t, pool, "a", "b")
+	pub := redrive.NewPublisher(pool, p.js, redrive.PublisherConfig{})
+	if res, err := pub.Publish(ctx, jobs); err != nil || res.Confirmed != 2 || len(res.Failed) != 0 {
+		t.Fatalf("first publish: %+v, %v", res, err)
+	}
+	res, err := pub.Publish(ctx, jobs)
+	if err != nil || res.Confirmed != 2 || res.Regenerated != 0 || len(res.Failed) != 0 {
+		t.Fatalf("deduplicated publish of present messages: %+v, %v; want both confirmed, none regenerated", res, err)
+	}
+	// a's message (sequence 2) leaves the stream between the others, as
+	// an acknowledgement out of order would take it.
+	owned, err := b.owner.Stream(ctx, broker.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := owned.DeleteMsg(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	res, err = pub.Publish(ctx, jobs)
+	if err != nil || res.Confirmed != 2 || res.Regenerated != 1 || len(res.Failed) != 0 {
+		t.Fatalf("deduplicated publish after a's message left: %+v, %v; want a regenerated, both confirmed", res, err)
+	}
+	if n := b.msgs(t, broker.IngestStream); n != 3 {
+		t.Fatalf("INGEST holds %d messages; want the other source's, b's and a's next generation", n)
+	}
+}
+
+// pendingJobs records one pending single-chunk document of source "s" per
+// name and returns the jobs the publisher sends for them.
+func pendingJobs(t *testing.T, pool *pgxpool.Pool, names ...string) []redrive.Job {
+	t.Helper()
+	c := manifest.MakeChunks(len(names))
+	hashes, raws := make([]string, len(names)), make([][]byte, len(names))
+	jobs := make([]redrive.Job, len(names))
+	for i, n := range names {
+		if _, err := pool.Exec(t.Context(), `INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+			VALUES ($1, 's', $1, 1, 'h', 1, 'pending')`, n); err != nil {
+			t.Fatal(err)
+		}
+		c.Add(n, 0, 1)
+		hashes[i], raws[i] = "h", []byte(n)
+		jobs[i] = redrive.Job{DocID: n, Version: 1, Source: "s", Raw: raws[i]}
+	}
+	if err := manifest.RecordPending(t.Context(), pool, "run", c, hashes, raws); err != nil {
+		t.Fatal(err)
+	}
+	return jobs
 }
 
 func TestConsumerPullsAndAcksButCannotPublish(t *testing.T) {

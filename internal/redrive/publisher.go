@@ -2,7 +2,6 @@ package redrive
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -54,6 +53,9 @@ type Publisher struct {
 	mu sync.Mutex
 	// held are PubAcks not yet recorded, oldest first (ConfirmDelay).
 	held []confirmation
+	// ingestCreated is when INGEST was created, as last seen: verify
+	// tells by it a stream declared again after a publish (see verify).
+	ingestCreated time.Time
 }
 
 // NewPublisher returns a publisher.
@@ -126,6 +128,7 @@ type confirmation struct {
 }
 
 func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, depth int) error {
+	created := p.knownIngestCreated(ctx)
 	futures := make([]jetstream.PubAckFuture, len(jobs))
 	for i, j := range jobs {
 		msg := &nats.Msg{Subject: messages.ChunkSubject(j.Source), Data: j.Raw, Header: nats.Header{}}
@@ -157,7 +160,7 @@ func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, 
 			return ctx.Err()
 		}
 	}
-	present, gone, err := p.verify(ctx, duplicates)
+	present, gone, err := p.verify(ctx, duplicates, created)
 	if err != nil {
 		for _, d := range duplicates {
 			res.Failed = append(res.Failed, d.job)
@@ -190,7 +193,16 @@ func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, 
 // message leaves the stream only when a consumer acknowledges it, which it
 // does after committing the chunk's outcome, so a gone message of a chunk
 // that regenerate finds still pending was lost, not consumed.
-func (p *Publisher) verify(ctx context.Context, dups []confirmation) (present []confirmation, gone []Job, err error) {
+//
+// It reads the stream's state, never a message: a publisher needs no
+// right to read chunks back. JetStream never gives a sequence twice in one
+// stream's life, so the first copy is present when its sequence lies
+// between the stream's first and last and is not among the deleted ones.
+// A stream created since created, the time INGEST was seen created before
+// the publishes, numbers other messages with the same sequences: then
+// every duplicate counts as gone, and is published again under its next
+// generation.
+func (p *Publisher) verify(ctx context.Context, dups []confirmation, created time.Time) (present []confirmation, gone []Job, err error) {
 	if len(dups) == 0 {
 		return nil, nil, nil
 	}
@@ -198,20 +210,77 @@ func (p *Publisher) verify(ctx context.Context, dups []confirmation) (present []
 	if err != nil {
 		return nil, nil, fmt.Errorf("verify deduplicated publishes: %w", err)
 	}
+	info := stream.CachedInfo()
+	p.seeIngestCreated(info.Created)
+	if !info.Created.Equal(created) {
+		return nil, jobsOf(dups), nil
+	}
+	state := info.State
+	var deleted map[uint64]bool
 	for _, d := range dups {
-		msg, err := stream.GetMsg(ctx, d.seq)
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
+		if d.seq < state.FirstSeq || d.seq > state.LastSeq {
 			gone = append(gone, d.job)
-		case err != nil:
-			return nil, nil, fmt.Errorf("verify deduplicated publish %s: %w", d.job.MsgID(), err)
-		case msg.Header.Get(jetstream.MsgIDHeader) != d.job.MsgID():
+			continue
+		}
+		if deleted == nil && state.NumDeleted > 0 {
+			if deleted, err = deletedSeqs(ctx, stream); err != nil {
+				return nil, nil, fmt.Errorf("verify deduplicated publish %s: %w", d.job.MsgID(), err)
+			}
+		}
+		if deleted[d.seq] {
 			gone = append(gone, d.job)
-		default:
+		} else {
 			present = append(present, d)
 		}
 	}
 	return present, gone, nil
+}
+
+// deletedSeqs returns the sequences deleted between stream's first and
+// last: acknowledged out of order, or lost.
+func deletedSeqs(ctx context.Context, stream jetstream.Stream) (map[uint64]bool, error) {
+	info, err := stream.Info(ctx, jetstream.WithDeletedDetails(true))
+	if err != nil {
+		return nil, err
+	}
+	deleted := make(map[uint64]bool, len(info.State.Deleted))
+	for _, seq := range info.State.Deleted {
+		deleted[seq] = true
+	}
+	return deleted, nil
+}
+
+func jobsOf(cs []confirmation) []Job {
+	jobs := make([]Job, len(cs))
+	for i, c := range cs {
+		jobs[i] = c.job
+	}
+	return jobs
+}
+
+// knownIngestCreated is when INGEST was created as this publisher last
+// saw it, asking the server the first time. Without an answer it is the
+// zero time, which makes verify count every duplicate as gone.
+func (p *Publisher) knownIngestCreated(ctx context.Context) time.Time {
+	p.mu.Lock()
+	created := p.ingestCreated
+	p.mu.Unlock()
+	if !created.IsZero() {
+		return created
+	}
+	stream, err := p.js.Stream(ctx, broker.IngestStream)
+	if err != nil {
+		return time.Time{}
+	}
+	created = stream.CachedInfo().Created
+	p.seeIngestCreated(created)
+	return created
+}
+
+func (p *Publisher) seeIngestCreated(created time.Time) {
+	p.mu.Lock()
+	p.ingestCreated = created
+	p.mu.Unlock()
 }
 
 // regenerate moves vanished jobs that are still owed to their next
