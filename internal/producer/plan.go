@@ -11,11 +11,12 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // plan is what one batch will write and publish.
@@ -379,7 +380,7 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
 			}
 		}
-		return pipeline.WriteDeadLetters(ctx, tx, pl.parked)
+		return deadletter.Write(ctx, tx, pl.parked)
 	})
 }
 
@@ -424,11 +425,11 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	if err := manifest.SupersedeBeyond(ctx, tx, ids, versions, counts); err != nil {
 		return fmt.Errorf("supersede old chunks: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE dead_letters d SET resolved_at = now(), resolution = $3
-		FROM unnest($1::text[], $2::int8[]) AS t(doc_id, version)
-		WHERE d.doc_id = ANY($1) AND d.doc_id = t.doc_id AND d.version < t.version AND d.resolved_at IS NULL`,
-		ids, versions, manifest.Superseded); err != nil {
+	older := make([]int64, len(versions))
+	for i, v := range versions {
+		older[i] = v - 1
+	}
+	if _, err := deadletter.Resolve(ctx, tx, manifest.Chunks{DocIDs: ids, Versions: older}, manifest.Superseded); err != nil {
 		return fmt.Errorf("resolve superseded dead letters: %w", err)
 	}
 	var gone []string
@@ -440,13 +441,10 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	if len(gone) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = ANY($1)`, gone); err != nil {
+	if err := vectorstore.DeleteDocuments(ctx, tx, gone); err != nil {
 		return fmt.Errorf("prune chunks of emptied documents: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings_previous WHERE doc_id = ANY($1)`, gone); err != nil {
-		return fmt.Errorf("prune chunks of emptied documents: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE documents SET live_version = NULL WHERE doc_id = ANY($1)`, gone); err != nil {
+	if err := manifest.ClearLiveVersions(ctx, tx, gone); err != nil {
 		return fmt.Errorf("prune chunks of emptied documents: %w", err)
 	}
 	return nil
@@ -469,5 +467,5 @@ func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 	if err := manifest.KeepEscalatedText(ctx, tx, kept); err != nil {
 		return err
 	}
-	return pipeline.WriteDeadLetters(ctx, tx, dls)
+	return deadletter.Write(ctx, tx, dls)
 }
