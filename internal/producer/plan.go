@@ -74,7 +74,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	now := p.now().UTC()
 	for i, d := range docs {
 		docID := ids[i]
-		meta, hash, rejected := Admit(d)
+		meta, hash, rejected := corpus.Admit(d)
 		cur, seen := current[docID]
 		if seen && cur.Hash == hash {
 			pl.unchanged = append(pl.unchanged, docID)
@@ -185,36 +185,6 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 	return nil
 }
 
-// Admit checks what a document's jobs will carry besides text: its native
-// id and its metadata. It returns the canonical metadata and the
-// document's hash (documents.content_hash), and, for a document it
-// rejects, the classified reason; a rejected document is parked alone,
-// and the run goes on. The same document read again admits the same.
-func Admit(d corpus.Document) (json.RawMessage, string, error) {
-	var rejected error
-	meta, err := metadataJSON(d.Metadata)
-	switch {
-	case messages.ValidateNativeID(d.NativeID) != nil:
-		rejected = classify.Permanent(classify.ClassInvalidMessage,
-			fmt.Errorf("document id: %w", messages.ValidateNativeID(d.NativeID)))
-	case err != nil:
-		rejected = classify.Permanent(classify.ClassInvalidMessage, fmt.Errorf("metadata: %w", err))
-	case len(meta) > messages.MaxMetadataBytes:
-		rejected = classify.Permanentf(classify.ClassTooLarge, "metadata is %d bytes, over the %d-byte limit", len(meta), messages.MaxMetadataBytes)
-	}
-	if rejected != nil {
-		meta = nil
-	}
-	hash, err := documentHash(d, meta, rejected)
-	if err != nil {
-		// Only the text can fail to hash; a valid document's text always
-		// hashes, so this document is as unreadable as it gets.
-		rejected = classify.Permanent(classify.ClassInvalidEncoding, err)
-		hash, _ = documentHash(d, nil, rejected)
-	}
-	return meta, hash, rejected
-}
-
 // chunkJobs splits a readable document and encodes a job per chunk. A
 // chunk whose job cannot be encoded (over the message limit, say) rejects
 // the whole document: half a document is never published. The whole
@@ -322,21 +292,6 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 		ErrorDetail: messages.TruncateDetail(detail),
 		Stage:       "produce", Attempts: 1, FailedAt: now, Payload: payload,
 	}
-}
-
-// documentHash identifies a document's content, so an unchanged document
-// is skipped. Unreadable and rejected documents hash their status, size
-// and reason: re-running over the same bad record does not park it again.
-func documentHash(d corpus.Document, meta json.RawMessage, rejected error) (string, error) {
-	text := d.Text
-	if d.Status != corpus.StatusOK || rejected != nil {
-		reason := ""
-		if rejected != nil {
-			reason = classify.Classify(rejected).Class
-		}
-		text = fmt.Sprintf("\x00%s:%d:%s", d.Status, d.Size, reason)
-	}
-	return messages.ContentHash(text, meta)
 }
 
 // record writes the batch's documents and manifest rows, and the dead

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -357,7 +357,7 @@ func diffJobs(before, after messages.ChunkJob) Diff {
 // secretRule names the first secret or policy rule (the consumer's
 // default ones) that job's text or metadata matches, or "".
 func secretRule(job messages.ChunkJob) string {
-	if err := pipeline.NewPolicy(pipeline.DefaultRules(), nil).Check(&job); err != nil {
+	if err := compliance.NewPolicy(compliance.DefaultRules(), nil).Check(&job); err != nil {
 		var e *classify.Error
 		if errors.As(err, &e) && e.Code != "" {
 			return e.Code
