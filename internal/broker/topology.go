@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sluicehq/sluice/internal/policy"
 )
 
 // Stream and durable consumer names (DESIGN §4).
@@ -53,9 +55,10 @@ const (
 	DefaultMaxAckPending = 4096
 	// DefaultDuplicateWindow is the streams' publish dedupe window.
 	DefaultDuplicateWindow = 2 * time.Minute
-	// DefaultDLQMaxAge is how long the DLQ stream keeps a dead letter: a
-	// quarter, as long as triage keeps its payload.
-	DefaultDLQMaxAge = 90 * 24 * time.Hour
+	// DefaultDLQMaxAge is how long the DLQ stream keeps a dead letter: as
+	// long as triage keeps its payload (policy.DefaultPayloadRetention, a
+	// quarter).
+	DefaultDLQMaxAge = policy.DefaultPayloadRetention
 	// DefaultMaxDeliveries is the application's delivery cap, enforced by
 	// the pipeline (MAX_DELIVERIES).
 	DefaultMaxDeliveries = 5

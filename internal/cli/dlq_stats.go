@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -28,11 +28,11 @@ type dlqStats struct {
 	// ByClass has one row per (error_class, disposition), largest first.
 	ByClass []classStats `json:"by_class"`
 	// Replay is the replay readiness of the unresolved ones the replayer
-	// replays on its own (dlq.Replayable).
+	// replays on its own (deadletter.Replayable).
 	Replay replayReadiness `json:"replay"`
 	// Passes are the failures by replay generation over the last
-	// dlq.PassWindow: whether the DLQ drains or plateaus.
-	Passes []dlq.Pass `json:"replay_passes"`
+	// deadletter.PassWindow: whether the DLQ drains or plateaus.
+	Passes []deadletter.Pass `json:"replay_passes"`
 }
 
 // classStats is one row of the by-class diagnostic query. A row whose
@@ -130,7 +130,7 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 			SELECT next_retry_at,
 			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
 			FROM dead_letters
-			WHERE resolved_at IS NULL AND `+dlq.ReplayableSQL()+`
+			WHERE resolved_at IS NULL AND `+deadletter.ReplayableSQL()+`
 		)
 		SELECT (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
 		       count(*) FILTER (WHERE dispatched),
@@ -144,11 +144,11 @@ func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
 		return nil, fmt.Errorf("replay readiness: %w", err)
 	}
 	st.AsOf, r.NextDue = st.AsOf.UTC(), utcPtr(r.NextDue)
-	if st.Passes, err = dlq.ReplayPasses(ctx, pool, st.AsOf.Add(-dlq.PassWindow)); err != nil {
+	if st.Passes, err = deadletter.ReplayPasses(ctx, pool, st.AsOf.Add(-deadletter.PassWindow)); err != nil {
 		return nil, err
 	}
 	if st.Passes == nil {
-		st.Passes = []dlq.Pass{}
+		st.Passes = []deadletter.Pass{}
 	}
 	if st.ByClass == nil {
 		st.ByClass = []classStats{} // a JSON array, never null
@@ -205,7 +205,7 @@ func printDLQStats(w io.Writer, st *dlqStats) error {
 	fmt.Fprintf(tw, "  replay dispatched, outcome pending\t%d\n", r.Dispatched)
 	fmt.Fprintf(tw, "  no retry time (operator only)\t%d\n", r.Unscheduled)
 	if len(st.Passes) > 0 {
-		fmt.Fprintf(tw, "\nreplay passes (failures by replay generation, last %s):\n", dlq.PassWindow)
+		fmt.Fprintf(tw, "\nreplay passes (failures by replay generation, last %s):\n", deadletter.PassWindow)
 		for _, p := range st.Passes {
 			if p.Gen == 0 {
 				fmt.Fprintf(tw, "  generation %d\t%d\n", p.Gen, p.Failed)
@@ -214,7 +214,7 @@ func printDLQStats(w io.Writer, st *dlqStats) error {
 			fmt.Fprintf(tw, "  generation %d\t%d\t(%.0f%% of the pass before failed again)\n", p.Gen, p.Failed, 100*p.CarriedOver)
 		}
 		verdict := "draining"
-		if dlq.Carryover(st.Passes) >= dlq.PlateauCarryover {
+		if deadletter.Carryover(st.Passes) >= deadletter.PlateauCarryover {
 			verdict = "plateaued: the latest replays failed again for most of what they took"
 		}
 		fmt.Fprintf(tw, "  %s\n", verdict)

@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/shape"
 )
 
@@ -132,12 +132,12 @@ func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 // readDepth reads the unresolved depth by class and by source, and the
 // replay readiness, in one pass over the table (grouping sets), so the
 // overview costs one scan however large the DLQ. Ready counts what the
-// replayer replays on its own (dlq.Replayable), as
+// replayer replays on its own (deadletter.Replayable), as
 // sluice_dlq_ready_to_replay and `sluice dlq stats` do.
 func (o *overview) readDepth(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, err := pool.Query(ctx, `
 		WITH t AS (
-			SELECT disposition, error_class, source_id, next_retry_at, attempts, `+dlq.ReplayableSQL()+` AS replayable,
+			SELECT disposition, error_class, source_id, next_retry_at, attempts, `+deadletter.ReplayableSQL()+` AS replayable,
 			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
 			FROM dead_letters WHERE resolved_at IS NULL)
 		SELECT grouping(source_id) = 1, coalesce(disposition, ''), coalesce(error_class, ''), coalesce(source_id, ''), count(*),

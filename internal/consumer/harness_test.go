@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/consumer"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/embedder"
@@ -93,7 +94,7 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 		log = zerolog.New(o.log)
 	}
 	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
+		Policy: compliance.NewPolicy(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
 	if err != nil {
 		t.Fatal(err)
 	}

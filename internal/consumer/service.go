@@ -1,204 +1,18 @@
 package consumer
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
-	"github.com/sluicehq/sluice/internal/crashpoint"
-	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
-	"github.com/sluicehq/sluice/pkg/classify"
-	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
-
-// PipelineSettings are the settings of the ingest pipeline, shared by the
-// consumer and the replayer, which must agree on them.
-type PipelineSettings struct {
-	Common           config.Common
-	Embedder         config.Embedder
-	MaxDeliveries    int
-	AmbiguousRetries int
-	MaxReplays       int
-	EmbedMaxInputs   int
-	ParkRetryDelay   time.Duration
-	SoftTimeLimit    time.Duration
-	AllowSources     string
-	PolicyRules      string
-	// BackoffBase and BackoffMax space redeliveries of transient
-	// failures. Default to classify.DefaultBackoffBase and
-	// pipeline.DefaultBackoffMax.
-	BackoffBase, BackoffMax time.Duration
-	// HaltRejectionRatio and HaltMinChunks halt a run whose parked share
-	// of settled chunks crosses the ratio. Default to 0 (never) and
-	// pipeline.DefaultHaltMinChunks.
-	HaltRejectionRatio float64
-	HaltMinChunks      int
-	// RequestsPerMinute and TokensPerMinute are the embedder's rate
-	// budget. Default to 0: unlimited.
-	RequestsPerMinute, TokensPerMinute int
-	// HoldDelay spaces deliveries of a halted run's jobs. Defaults to
-	// pipeline.DefaultHoldDelay.
-	HoldDelay time.Duration
-	// PolicyFile is the per-source policy (see package policy). Defaults
-	// to none: these settings apply to every source.
-	PolicyFile string
-	// PayloadRetention, EscalationRetention and RetentionMandate are the
-	// retention defaults; the dlq-replayer registers them, other services
-	// take the policy package's defaults.
-	PayloadRetention, EscalationRetention, RetentionMandate time.Duration
-
-	table *policy.Table
-}
-
-// commitBudget is what a batch's deadline allows for its commits beyond
-// the embed stage.
-const commitBudget = 30 * time.Second
-
-// Policy loads POLICY_FILE over the settings from flags and environment,
-// once; later calls return the same table.
-func (c *PipelineSettings) Policy() (*policy.Table, error) {
-	if c.table != nil {
-		return c.table, nil
-	}
-	mandate := cmp.Or(c.RetentionMandate, policy.DefaultRetentionMandate)
-	t, err := policy.Load(c.PolicyFile, c.policyDefaults(), mandate)
-	if err != nil {
-		return nil, err
-	}
-	c.table = t
-	return t, nil
-}
-
-// policyDefaults are the settings flags and environment give, which the
-// policy file's default section overrides.
-func (c *PipelineSettings) policyDefaults() policy.Settings {
-	return policy.Settings{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries, MaxReplays: c.MaxReplays,
-		BackoffBase: cmp.Or(c.BackoffBase, classify.DefaultBackoffBase), BackoffMax: cmp.Or(c.BackoffMax, pipeline.DefaultBackoffMax),
-		BreakerFailures: c.Embedder.BreakerFailures, BreakerDelay: c.Embedder.BreakerDelay, SoftTimeLimit: c.softTimeLimit(),
-		RequestsPerMinute: c.RequestsPerMinute, TokensPerMinute: c.TokensPerMinute,
-		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: cmp.Or(c.HaltMinChunks, pipeline.DefaultHaltMinChunks),
-		PayloadRetention: cmp.Or(c.PayloadRetention, policy.DefaultPayloadRetention), EscalationRetention: cmp.Or(c.EscalationRetention, policy.DefaultEscalationRetention)}
-}
-
-// softTimeLimit is SOFT_TIME_LIMIT, or when unset the longest one embed
-// call may take (every in-process attempt timing out) plus a margin.
-func (c *PipelineSettings) softTimeLimit() time.Duration {
-	if c.SoftTimeLimit > 0 {
-		return c.SoftTimeLimit
-	}
-	return embedder.ResilientOptions{Timeout: c.Embedder.Timeout}.WorstCase() + 5*time.Second
-}
-
-// BatchDeadline is the deadline of one attempt at a batch: the longest
-// soft time limit of any source (a batch's sources embed side by side)
-// plus its commits.
-func (c *PipelineSettings) BatchDeadline() time.Duration {
-	limit := c.softTimeLimit()
-	if c.table != nil {
-		limit = c.table.Longest(func(s policy.Settings) time.Duration { return s.SoftTimeLimit })
-	}
-	return limit + commitBudget
-}
-
-// Validate says what is wrong with the pipeline settings and how to fix
-// it.
-func (c *PipelineSettings) Validate() error {
-	var errs []error
-	if err := c.Embedder.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.SoftTimeLimit < 0 {
-		errs = append(errs, fmt.Errorf("SOFT_TIME_LIMIT %s: use a positive duration, or 0 to derive it from EMBEDDER_TIMEOUT", c.SoftTimeLimit))
-	}
-	if len(errs) == 0 {
-		if _, err := c.Policy(); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Register registers the pipeline settings on l; metricsAddr is the
-// service's default metrics address.
-func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
-	config.RegisterCommon(l, &c.Common, metricsAddr)
-	config.RegisterEmbedder(l, &c.Embedder)
-	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", pipeline.DefaultMaxDeliveries, "delivery cap before a transient failure is parked")
-	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", pipeline.DefaultAmbiguousRetries, "retries of an unrecognised error before parking")
-	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", pipeline.DefaultMaxReplays, "replay generations before a chunk is quarantined as replay_exhausted")
-	l.Int(&c.EmbedMaxInputs, "embed-max-inputs", "EMBED_MAX_INPUTS", pipeline.DefaultEmbedMaxInputs, "inputs per embedding request")
-	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", pipeline.DefaultParkRetryDelay, "delay before the replayer retries a transient_exhausted chunk")
-	l.Duration(&c.SoftTimeLimit, "soft-time-limit", "SOFT_TIME_LIMIT", 0, "bound of one batch's embed stage; work that keeps hitting it is parked as timeout_exhausted (0 derives it from EMBEDDER_TIMEOUT and in-process retries)")
-	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
-	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
-	l.Duration(&c.BackoffBase, "backoff-base", "BACKOFF_BASE", classify.DefaultBackoffBase, "ceiling of the first redelivery delay of a transient failure (doubles per delivery, full jitter)")
-	l.Duration(&c.BackoffMax, "backoff-max", "BACKOFF_MAX", pipeline.DefaultBackoffMax, "ceiling of any redelivery delay")
-	l.Int(&c.RequestsPerMinute, "rate-requests-per-minute", "RATE_REQUESTS_PER_MINUTE", 0, "embedder request budget per minute, adaptive on 429s (0 unlimited)")
-	l.Int(&c.TokensPerMinute, "rate-tokens-per-minute", "RATE_TOKENS_PER_MINUTE", 0, "embedder input-token budget per minute (0 unlimited)")
-	l.Float(&c.HaltRejectionRatio, "halt-rejection-ratio", "HALT_REJECTION_RATIO", 0, "halt a run once this share of its settled chunks is parked (0 never halts)")
-	l.Int(&c.HaltMinChunks, "halt-min-chunks", "HALT_MIN_CHUNKS", pipeline.DefaultHaltMinChunks, "settled chunks of a run before its rejection ratio is judged")
-	l.Duration(&c.HoldDelay, "hold-delay", "HOLD_DELAY", pipeline.DefaultHoldDelay, "how long a halted run's job waits before it is delivered again (held deliveries spend no budget)")
-	l.String(&c.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML; see deploy/policy.example.yaml); flags and environment give its defaults")
-}
-
-// Build creates the embedder and the pipeline on a started runtime.
-func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
-	if err := c.Validate(); err != nil {
-		return nil, nil, err
-	}
-	rules, err := pipeline.ParseRules(splitNonEmpty(c.PolicyRules, ";"))
-	if err != nil {
-		return nil, nil, err
-	}
-	table, err := c.Policy()
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := vectorstore.Open(ctx, rt.Pool, c.Common.EmbeddingDims)
-	if err != nil {
-		return nil, nil, err
-	}
-	def := table.Default()
-	var budget *embedder.Budget
-	if def.RequestsPerMinute > 0 || def.TokensPerMinute > 0 {
-		budget = embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil)
-	}
-	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, rt.Registry, rt)
-	if err != nil {
-		return nil, nil, err
-	}
-	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
-		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
-		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
-		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
-		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
-			Policy: pipeline.NewPolicy(append(pipeline.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
-			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
-	if err != nil {
-		return nil, nil, err
-	}
-	return pipe, emb, nil
-}
-
-// embedderSettings are the embedder settings with the policy's
-// embedder-wide values (breaker) applied.
-func (c *PipelineSettings) embedderSettings(def policy.Settings) config.Embedder {
-	e := c.Embedder
-	e.BreakerFailures, e.BreakerDelay = def.BreakerFailures, def.BreakerDelay
-	return e
-}
 
 // DefaultWorkers is ServiceConfig.Workers' default. Three loops keep a
 // consumer's CPU as busy as two on clean work, and let work go on while
@@ -208,7 +22,7 @@ const DefaultWorkers = 3
 
 // ServiceConfig is the consumer service's configuration.
 type ServiceConfig struct {
-	PipelineSettings
+	ingest.PipelineSettings
 	// Workers is the number of concurrent pull loops per durable.
 	// Defaults to DefaultWorkers.
 	Workers int
@@ -293,38 +107,4 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")
 	return err
-}
-
-// NewEmbedder builds the OpenAI client behind failsafe-go policies, paced
-// by budget (nil for none), and exports the breaker state as
-// sluice_circuit_breaker_state.
-func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
-	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
-	if err != nil {
-		return nil, err
-	}
-	state := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: "sluice_circuit_breaker_state",
-		Help: "Embedder circuit breaker: 0 closed, 1 half-open, 2 open.",
-	})
-	if reg != nil {
-		reg.MustRegister(state)
-	}
-	return embedder.NewResilient(client, embedder.ResilientOptions{
-		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget,
-		OnStateChange: func(from, to string) {
-			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])
-			rt.Log.Warn().Str("from", from).Str("to", to).Msg("embedder circuit breaker")
-		},
-	})
-}
-
-func splitNonEmpty(s, sep string) []string {
-	var out []string
-	for _, p := range strings.Split(s, sep) {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -14,6 +14,11 @@
 // with the inputs themselves (a missing path, an unreadable directory) end a
 // walk with an error.
 //
+// Admit is the check of what a document's jobs will carry besides text
+// (its native id and metadata) and the document's content hash: the
+// producer admits every document it reads, and a correction of a dead
+// letter re-derived from its source admits it the same way.
+//
 // The package touches no infrastructure: it reads the file system and an
 // io.Reader, nothing else.
 package corpus

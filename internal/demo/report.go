@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
@@ -40,7 +40,7 @@ func readStatus(ctx context.Context, pool *pgxpool.Pool) (status, error) {
 		       (SELECT count(*) FROM outbox WHERE published_at IS NULL),
 		       (SELECT count(*) FROM dead_letters),
 		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL),
-		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL AND `+dlq.ReplayableSQL()+`),
+		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NULL AND `+deadletter.ReplayableSQL()+`),
 		       (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
 		       (SELECT count(*) FROM dead_letters WHERE disposition = 'escalate')`,
 		manifest.DocReady, manifest.DocFailed, manifest.DocEmpty,

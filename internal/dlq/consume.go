@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -77,7 +77,7 @@ func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handle
 		return
 	}
 	l := Letter{DeadLetter: dl, OutboxID: outboxID(msg.Headers().Get(jetstream.MsgIDHeader)), Delivered: 1,
-		PayloadInPostgres: msg.Headers().Get(pipeline.HeaderPayloadInPostgres) != ""}
+		PayloadInPostgres: msg.Headers().Get(deadletter.HeaderPayloadInPostgres) != ""}
 	if meta, err := msg.Metadata(); err == nil {
 		l.Delivered = int(meta.NumDelivered)
 	}
@@ -101,8 +101,8 @@ func settle(ctx context.Context, msg jetstream.Msg, log zerolog.Logger, h Handle
 func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
 	return func(ctx context.Context, l Letter) (Result, error) {
 		if l.PayloadInPostgres && l.Payload == nil {
-			err := pool.QueryRow(ctx, `SELECT payload FROM dead_letter_payloads WHERE outbox_id = $1`, l.OutboxID).Scan(&l.Payload)
-			if err != nil {
+			var err error
+			if l.Payload, err = deadletter.Payload(ctx, pool, l.OutboxID); err != nil {
 				return Result{}, fmt.Errorf("read payload of dead letter %s (outbox %d): %w", l.DeadLetterID, l.OutboxID, err)
 			}
 		}

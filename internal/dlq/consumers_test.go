@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/dlq"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
@@ -160,7 +160,7 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 			}
 			dls = append(dls, l.DeadLetter)
 		}
-		return pipeline.WriteDeadLetters(ctx, tx, dls)
+		return deadletter.Write(ctx, tx, dls)
 	})
 	if err != nil {
 		t.Fatal(err)

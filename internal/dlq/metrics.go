@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/deadletter"
 )
 
 // statsQueryTimeout bounds the query behind the depth gauges, so that a slow
@@ -61,7 +63,7 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 			"Unresolved dead letters the replayer re-embeds on its own (retry disposition: transient_exhausted, timeout_exhausted) whose next_retry_at has passed; staying above zero means the replay drain has stopped.",
 			nil, nil),
 		carryover: prometheus.NewDesc("sluice_dlq_replay_carryover",
-			"Share of the previous replay pass's failures that failed again in the latest pass, over the last day (see dlq.ReplayPasses): near 1 means the DLQ has plateaued, near 0 that it drains.",
+			"Share of the previous replay pass's failures that failed again in the latest pass, over the last day (see deadletter.ReplayPasses): near 1 means the DLQ has plateaued, near 0 that it drains.",
 			nil, nil),
 		up: prometheus.NewDesc("sluice_dlq_stats_up",
 			"1 when the query behind sluice_dlq_depth and sluice_dlq_ready_to_replay succeeded in this scrape, else 0.",
@@ -86,7 +88,7 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	rows, err := c.pool.Query(ctx, `
 		SELECT disposition, error_class, count(*),
-		       count(*) FILTER (WHERE `+ReplayableSQL()+` AND next_retry_at <= now())
+		       count(*) FILTER (WHERE `+deadletter.ReplayableSQL()+` AND next_retry_at <= now())
 		FROM dead_letters
 		WHERE resolved_at IS NULL
 		GROUP BY disposition, error_class`)
@@ -118,13 +120,13 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, g := range groups {
 		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(g.n), g.disposition, g.class)
 	}
-	passes, err := ReplayPasses(ctx, c.pool, time.Now().Add(-PassWindow))
+	passes, err := deadletter.ReplayPasses(ctx, c.pool, time.Now().Add(-deadletter.PassWindow))
 	if err != nil {
 		c.fail(ch, err)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(ready))
-	ch <- prometheus.MustNewConstMetric(c.carryover, prometheus.GaugeValue, Carryover(passes))
+	ch <- prometheus.MustNewConstMetric(c.carryover, prometheus.GaugeValue, deadletter.Carryover(passes))
 	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, 1)
 }
 

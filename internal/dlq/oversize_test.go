@@ -11,8 +11,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/dlq"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
@@ -41,7 +41,7 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 		}
 		// In one batch, the big one second: its payload must be kept
 		// under its own outbox id, not its neighbour's.
-		return pipeline.WriteDeadLetters(ctx, tx, []messages.DeadLetter{small, big})
+		return deadletter.Write(ctx, tx, []messages.DeadLetter{small, big})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -25,7 +26,7 @@ func TestReplayPassesShowAPlateau(t *testing.T) {
 	b.handle(t, letter("a", 0, 1, "transient_exhausted"), letter("b", 0, 2, "transient_exhausted"),
 		letter("c", 0, 3, "timeout_exhausted"), letter("d", 0, 4, "transient_exhausted"), newLetter("src", "q", 0, 5, now))
 	b.handle(t, letter("a", 1, 6, "transient_exhausted"), letter("b", 1, 7, "timeout_exhausted"))
-	passes, err := dlq.ReplayPasses(t.Context(), b.db.Pool, now.Add(-time.Hour))
+	passes, err := deadletter.ReplayPasses(t.Context(), b.db.Pool, now.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +37,11 @@ func TestReplayPassesShowAPlateau(t *testing.T) {
 		t.Errorf("sluice_dlq_replay_carryover %v while draining, want 0.5", got)
 	}
 	b.handle(t, letter("a", 2, 8, "transient_exhausted"), letter("b", 2, 9, "transient_exhausted"))
-	passes, err = dlq.ReplayPasses(t.Context(), b.db.Pool, now.Add(-time.Hour))
+	passes, err = deadletter.ReplayPasses(t.Context(), b.db.Pool, now.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dlq.Carryover(passes) != 1 {
+	if deadletter.Carryover(passes) != 1 {
 		t.Fatalf("passes %+v; want the last pass to carry everything over", passes)
 	}
 	if got, _ := metricValue(t, b.reg, "sluice_dlq_replay_carryover", nil); got != 1 {

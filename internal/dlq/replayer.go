@@ -2,12 +2,12 @@ package dlq
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -50,7 +50,7 @@ func NewReplayer(pipe *pipeline.Pipeline, maxDeliveries int, log zerolog.Logger,
 
 // Handle is the replayer's dlq.Handler.
 func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
-	if !Replayable(l.Disposition, l.ErrorClass) {
+	if !deadletter.Replayable(l.Disposition, l.ErrorClass) {
 		r.replays.WithLabelValues("skipped").Inc()
 		return Result{}, nil
 	}
@@ -59,7 +59,7 @@ func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
 			return Result{Retry: true, Delay: wait}, nil
 		}
 	}
-	raw, err := ReplayJob(l.DeadLetter, "")
+	raw, err := deadletter.ReplayJob(l.DeadLetter, "")
 	if err != nil {
 		// The payload is not a job we can re-drive; an operator must look.
 		r.log.Error().Err(err).Str("dead_letter_id", l.DeadLetterID).Msg("dead letter cannot be replayed")
@@ -86,26 +86,4 @@ func (r *Replayer) Handle(ctx context.Context, l Letter) (Result, error) {
 	}
 	r.log.Info().Str("dead_letter_id", l.DeadLetterID).Int("replay_gen", l.ReplayGen+1).Str("outcome", job.Outcome.String()).Msg("replayed")
 	return Result{}, nil
-}
-
-// ReplayJob rebuilds the job a dead letter carries as the next replay
-// generation: the original payload, with replay_gen + 1, the dead letter's
-// id and, for operator replays, the replay id.
-func ReplayJob(dl messages.DeadLetter, replayID string) ([]byte, error) {
-	job, err := messages.DecodeChunkJob(dl.Payload)
-	if err != nil {
-		return nil, fmt.Errorf("dead letter %s: payload is not a chunk job: %w", dl.DeadLetterID, err)
-	}
-	next := NextGeneration(job, dl, replayID)
-	return next.Encode()
-}
-
-// NextGeneration returns job, the chunk dead letter dl carries (as it is
-// or corrected), as the next replay generation: replay_gen + 1, the dead
-// letter's id and, for operator replays, the replay id.
-func NextGeneration(job messages.ChunkJob, dl messages.DeadLetter, replayID string) messages.ChunkJob {
-	job.ReplayGen = dl.ReplayGen + 1
-	job.DeadLetterID = dl.DeadLetterID
-	job.ReplayID = replayID
-	return job
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
-	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/quality"
 	"github.com/sluicehq/sluice/internal/retention"
@@ -21,7 +21,7 @@ import (
 
 // ServiceConfig is the dlq-replayer service's configuration.
 type ServiceConfig struct {
-	consumer.PipelineSettings
+	ingest.PipelineSettings
 	// Roles are the DLQ consumers this process runs, comma-separated:
 	// triage, replayer, alerter. Defaults to DefaultRoles, all three.
 	Roles string

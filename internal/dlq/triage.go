@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/policy"
-	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // TriageOptions configures a Triage. The zero value gives the defaults.
@@ -133,73 +131,15 @@ func NewTriage(opts TriageOptions, deps TriageDeps) *Triage {
 	return t
 }
 
-// upsertDeadLetter records one failure. The conflict clause is the whole
-// idempotency story: only a strictly newer outbox id touches an existing
-// row. A chunk the manifest already shows stored at this version or later
-// (the replayer can store it before triage sees the dead letter) is
-// recorded as resolved at once; any other new failure unresolves the row.
-// replayed_at and replay_id belong to the operator's replay bookkeeping and
-// are never touched here.
-const upsertDeadLetter = `
-INSERT INTO dead_letters (
-	dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, run_id,
-	disposition, error_class, error_code, error_detail, stage, attempts, replay_gen,
-	payload, last_outbox_id, first_failed_at, last_failed_at, next_retry_at, resolved_at)
-VALUES (
-	$1, $2, $3, $4::bigint, $5, $6, NULLIF($7, ''),
-	$8, $9, NULLIF($10, ''), $11, $12, $13, $14,
-	$15, $16, $17, $17, $18,
-	CASE WHEN $4::bigint > 0 AND EXISTS (
-		SELECT 1 FROM ingest_manifest m
-		WHERE m.doc_id = $2 AND m.chunk_index = $3 AND m.status = ` + manifest.SQLStored + ` AND m.version >= $4::bigint)
-	THEN now() END)
-ON CONFLICT (doc_id, chunk_index) DO UPDATE SET
-	version           = EXCLUDED.version,
-	source_id         = EXCLUDED.source_id,
-	source_native_id  = COALESCE(NULLIF(EXCLUDED.source_native_id, ''), dead_letters.source_native_id),
-	run_id            = EXCLUDED.run_id,
-	disposition       = EXCLUDED.disposition,
-	error_class       = EXCLUDED.error_class,
-	error_code        = EXCLUDED.error_code,
-	error_detail      = EXCLUDED.error_detail,
-	stage             = EXCLUDED.stage,
-	attempts          = dead_letters.attempts + EXCLUDED.attempts,
-	replay_gen        = EXCLUDED.replay_gen,
-	payload           = EXCLUDED.payload,
-	payload_purged_at = NULL,
-	last_outbox_id    = EXCLUDED.last_outbox_id,
-	last_failed_at    = EXCLUDED.last_failed_at,
-	next_retry_at     = EXCLUDED.next_retry_at,
-	resolved_at       = EXCLUDED.resolved_at
-WHERE dead_letters.last_outbox_id < EXCLUDED.last_outbox_id
-RETURNING xmax = 0, resolved_at IS NOT NULL`
-
 // Handle records l in dead_letters. It is a Handler. It fails only when
 // the database does, and then the message is redelivered; a redelivery is
 // harmless.
 func (t *Triage) Handle(ctx context.Context, l Letter) (Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
 	defer cancel()
-	payload := l.Payload
-	if payload == nil {
-		// NULL is reserved for "purged by retention" (payload_purged_at
-		// says when); an empty job is kept as empty bytes.
-		payload = []byte{}
-	}
-	var inserted, resolved bool
-	err := t.pool.QueryRow(ctx, upsertDeadLetter,
-		l.DeadLetterID, l.DocID, l.ChunkIndex, l.DocVersion, l.SourceID, l.SourceNativeID, l.RunID,
-		l.Disposition, l.ErrorClass, l.ErrorCode, messages.TruncateDetail(l.ErrorDetail), l.Stage,
-		max(l.Attempts, 1), l.ReplayGen, payload, max(l.OutboxID, 0), l.FailedAt.UTC(), l.NextRetryAt,
-	).Scan(&inserted, &resolved)
-	outcome := "updated"
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		outcome = "skipped"
-	case err != nil:
-		return Result{}, fmt.Errorf("triage dead letter %s: %w", l.DeadLetterID, err)
-	case inserted:
-		outcome = "inserted"
+	outcome, resolved, err := deadletter.Record(ctx, t.pool, l.DeadLetter, l.OutboxID)
+	if err != nil {
+		return Result{}, fmt.Errorf("triage: %w", err)
 	}
 	t.metrics.triaged.WithLabelValues(outcome).Inc()
 	t.log.Debug().Str("dead_letter_id", l.DeadLetterID).Str("doc_id", l.DocID).Int("chunk_index", l.ChunkIndex).

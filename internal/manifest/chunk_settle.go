@@ -18,16 +18,12 @@ import (
 // held and recorded later, even after the store began, is not when
 // JetStream had the job. Only when published[i] is zero (unknown) is a
 // recorded PubAck kept.
-// The same statement resolves the chunks' open dead letters, so replays
-// and late redeliveries close the loop at no extra round trip. Only
-// Pending and Parked chunks move.
+// Only Pending and Parked chunks move. The store resolves the chunks'
+// open dead letters in the same transaction (deadletter.Resolve), so
+// replays and late redeliveries close the loop.
 func MarkStored(ctx context.Context, q Querier, c Chunks, attempts []int32, published []time.Time) error {
 	_, err := q.Exec(ctx, lockedInKeyOrder(`unnest($1::text[], $2::int4[], $3::int8[], $4::int4[], $5::timestamptz[]) AS t(doc_id, chunk_index, version, attempts, published)`,
-		`m.version = t.version AND m.status IN ('pending', 'parked')`)+`,
-		resolved AS (
-			UPDATE dead_letters d SET resolved_at = now()
-			FROM t WHERE d.doc_id = t.doc_id AND d.chunk_index = t.chunk_index
-			  AND d.version <= t.version AND d.resolved_at IS NULL)
+		`m.version = t.version AND m.status IN ('pending', 'parked')`)+`
 		UPDATE ingest_manifest m
 		SET status = 'stored', attempts = t.attempts, last_error_class = NULL, job = NULL,
 		    published_at = coalesce(t.published, m.published_at), updated_at = now()`+fromLocked,

@@ -1,5 +1,7 @@
 package manifest
 
+import "github.com/sluicehq/sluice/pkg/vectorstore"
+
 // DocStatus is a document's status in documents, one of the values its
 // CHECK constraint allows.
 type DocStatus string
@@ -13,7 +15,7 @@ const (
 	// DocProcessing is a version some of whose chunks are stored.
 	DocProcessing DocStatus = "processing"
 	// DocReady is a version whose every chunk is stored: it is searchable.
-	DocReady DocStatus = "ready"
+	DocReady DocStatus = vectorstore.DocReady
 	// DocFailed is a version with a parked chunk, or an unreadable or
 	// rejected document.
 	DocFailed DocStatus = "failed"

@@ -174,3 +174,23 @@ func CompleteDocuments(ctx context.Context, q Querier, docs []string) ([]Complet
 	}
 	return done, nil
 }
+
+// ClearLiveVersions records that the documents ids have no version left
+// to serve while a newer one is indexed: their vectors are gone.
+func ClearLiveVersions(ctx context.Context, q Querier, ids []string) error {
+	if _, err := q.Exec(ctx, `UPDATE documents SET live_version = NULL WHERE doc_id = ANY($1)`, ids); err != nil {
+		return fmt.Errorf("clear live versions: %w", err)
+	}
+	return nil
+}
+
+// ForgetHashes forgets the content hash of the documents ids, so that
+// the producer's next run over their source, which compares hashes,
+// sends them again as a new version. It returns how many it changed.
+func ForgetHashes(ctx context.Context, q Querier, ids []string) (int64, error) {
+	tag, err := q.Exec(ctx, `UPDATE documents SET content_hash = '', updated_at = now() WHERE doc_id = ANY($1) AND content_hash <> ''`, ids)
+	if err != nil {
+		return 0, fmt.Errorf("forget content hashes: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

@@ -10,10 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
-	"github.com/sluicehq/sluice/pkg/outbox"
 )
 
 // parkAll commits every Parked job's failure in one fresh transaction —
@@ -105,7 +104,7 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 	if err := manifest.RedactJobs(ctx, tx, escalated); err != nil {
 		return err
 	}
-	return WriteDeadLetters(ctx, tx, dead)
+	return deadletter.Write(ctx, tx, dead)
 }
 
 // redact makes an escalated job's dead letter carry the redacted job
@@ -174,56 +173,6 @@ func (p *Pipeline) nameUndecodable(j *Job, dl *messages.DeadLetter) {
 	if dl.SourceID == "" {
 		dl.SourceID = "unknown"
 	}
-}
-
-// HeaderPayloadInPostgres marks a dead letter published without its
-// payload, because with it the message would pass the broker's
-// max_payload. The payload is in dead_letter_payloads under the outbox
-// row's id (the message id's "dl:<id>"); the DLQ consumers read it from
-// there (see dlq.WithPayloads).
-const HeaderPayloadInPostgres = "Sluice-Payload-In-Postgres"
-
-// headerRoom is what a dead letter's headers may take of the broker's
-// max_payload.
-const headerRoom = 4 << 10
-
-// WriteDeadLetters writes dls to the outbox in tx, in one statement, each
-// on the DLQ subject for its disposition and source. A dead letter too
-// large for the DLQ stream is written without its payload, which is kept
-// in PostgreSQL instead: it still reaches triage, the replayer and the
-// alerter, whole.
-func WriteDeadLetters(ctx context.Context, tx outbox.Tx, dls []messages.DeadLetter) error {
-	msgs := make([]outbox.Message, len(dls))
-	kept := make([][]byte, len(dls))
-	for i, dl := range dls {
-		payload, err := dl.Encode()
-		if err != nil {
-			return fmt.Errorf("encode dead letter: %w", err)
-		}
-		headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass}
-		if len(payload)+headerRoom > broker.MaxPayload {
-			kept[i] = dl.Payload
-			dl.Payload = nil
-			if payload, err = dl.Encode(); err != nil {
-				return fmt.Errorf("encode dead letter: %w", err)
-			}
-			headers[HeaderPayloadInPostgres] = "true"
-		}
-		msgs[i] = outbox.Message{Subject: messages.DLQSubject(dl.Disposition, dl.SourceID), Headers: headers, Payload: payload}
-	}
-	ids, err := outbox.WriteAll(ctx, tx, msgs)
-	if err != nil {
-		return err
-	}
-	for i, payload := range kept {
-		if payload == nil {
-			continue
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO dead_letter_payloads (outbox_id, payload) VALUES ($1, $2)`, ids[i], payload); err != nil {
-			return fmt.Errorf("keep dead letter payload: %w", err)
-		}
-	}
-	return nil
 }
 
 // recordAttempts notes the attempt count and error class of jobs going back

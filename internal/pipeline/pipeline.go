@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -29,7 +30,7 @@ type Pipeline struct {
 	pool    *pgxpool.Pool
 	store   vectorstore.Store
 	emb     Embedder
-	policy  *Policy
+	policy  *compliance.Policy
 	sources *policy.Table
 	log     zerolog.Logger
 	metrics *Metrics
@@ -46,7 +47,7 @@ type Deps struct {
 	Store    vectorstore.Store
 	Embedder Embedder
 	// Policy is the compliance stage; nil admits everything.
-	Policy *Policy
+	Policy *compliance.Policy
 	// Sources is the per-source policy; nil applies Config to every
 	// source.
 	Sources *policy.Table

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -74,6 +75,9 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		}
 		if err := manifest.MarkStored(ctx, tx, chunks, attempts, published); err != nil {
 			return fmt.Errorf("mark stored: %w", err)
+		}
+		if _, err := deadletter.Resolve(ctx, tx, chunks, ""); err != nil {
+			return err
 		}
 		var err error
 		if ready, err = p.complete(ctx, tx, docs); err != nil {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/sluicehq/sluice/internal/broker"
 )
 
 // Settings is the policy that applies to one source, every value
@@ -65,8 +63,8 @@ const (
 	DefaultEscalationRetention = DefaultRetentionMandate
 	// DefaultPayloadRetention is how long a dead letter's payload is
 	// kept: a quarter, long enough to see a pattern and replay, and equal
-	// to the DLQ stream's default MaxAge.
-	DefaultPayloadRetention = broker.DefaultDLQMaxAge
+	// to the DLQ stream's default MaxAge (broker.DefaultDLQMaxAge).
+	DefaultPayloadRetention = 90 * 24 * time.Hour
 	// DefaultHistoryRetention is how long a dead letter's history is
 	// kept: a year of trends and replay outcomes. It holds no chunk text,
 	// so it may outlive the payloads.

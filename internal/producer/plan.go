@@ -11,11 +11,12 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // plan is what one batch will write and publish.
@@ -73,7 +74,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	now := p.now().UTC()
 	for i, d := range docs {
 		docID := ids[i]
-		meta, hash, rejected := Admit(d)
+		meta, hash, rejected := corpus.Admit(d)
 		cur, seen := current[docID]
 		if seen && cur.Hash == hash {
 			pl.unchanged = append(pl.unchanged, docID)
@@ -182,36 +183,6 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 		sum.ParkedDocs += len(escalated)
 	}
 	return nil
-}
-
-// Admit checks what a document's jobs will carry besides text: its native
-// id and its metadata. It returns the canonical metadata and the
-// document's hash (documents.content_hash), and, for a document it
-// rejects, the classified reason; a rejected document is parked alone,
-// and the run goes on. The same document read again admits the same.
-func Admit(d corpus.Document) (json.RawMessage, string, error) {
-	var rejected error
-	meta, err := metadataJSON(d.Metadata)
-	switch {
-	case messages.ValidateNativeID(d.NativeID) != nil:
-		rejected = classify.Permanent(classify.ClassInvalidMessage,
-			fmt.Errorf("document id: %w", messages.ValidateNativeID(d.NativeID)))
-	case err != nil:
-		rejected = classify.Permanent(classify.ClassInvalidMessage, fmt.Errorf("metadata: %w", err))
-	case len(meta) > messages.MaxMetadataBytes:
-		rejected = classify.Permanentf(classify.ClassTooLarge, "metadata is %d bytes, over the %d-byte limit", len(meta), messages.MaxMetadataBytes)
-	}
-	if rejected != nil {
-		meta = nil
-	}
-	hash, err := documentHash(d, meta, rejected)
-	if err != nil {
-		// Only the text can fail to hash; a valid document's text always
-		// hashes, so this document is as unreadable as it gets.
-		rejected = classify.Permanent(classify.ClassInvalidEncoding, err)
-		hash, _ = documentHash(d, nil, rejected)
-	}
-	return meta, hash, rejected
 }
 
 // chunkJobs splits a readable document and encodes a job per chunk. A
@@ -323,21 +294,6 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 	}
 }
 
-// documentHash identifies a document's content, so an unchanged document
-// is skipped. Unreadable and rejected documents hash their status, size
-// and reason: re-running over the same bad record does not park it again.
-func documentHash(d corpus.Document, meta json.RawMessage, rejected error) (string, error) {
-	text := d.Text
-	if d.Status != corpus.StatusOK || rejected != nil {
-		reason := ""
-		if rejected != nil {
-			reason = classify.Classify(rejected).Class
-		}
-		text = fmt.Sprintf("\x00%s:%d:%s", d.Status, d.Size, reason)
-	}
-	return messages.ContentHash(text, meta)
-}
-
 // record writes the batch's documents and manifest rows, and the dead
 // letters of unreadable documents, and marks its unchanged documents read
 // by the run, in one transaction.
@@ -379,7 +335,7 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
 			}
 		}
-		return pipeline.WriteDeadLetters(ctx, tx, pl.parked)
+		return deadletter.Write(ctx, tx, pl.parked)
 	})
 }
 
@@ -424,11 +380,11 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	if err := manifest.SupersedeBeyond(ctx, tx, ids, versions, counts); err != nil {
 		return fmt.Errorf("supersede old chunks: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE dead_letters d SET resolved_at = now(), resolution = $3
-		FROM unnest($1::text[], $2::int8[]) AS t(doc_id, version)
-		WHERE d.doc_id = ANY($1) AND d.doc_id = t.doc_id AND d.version < t.version AND d.resolved_at IS NULL`,
-		ids, versions, manifest.Superseded); err != nil {
+	older := make([]int64, len(versions))
+	for i, v := range versions {
+		older[i] = v - 1
+	}
+	if _, err := deadletter.Resolve(ctx, tx, manifest.Chunks{DocIDs: ids, Versions: older}, manifest.Superseded); err != nil {
 		return fmt.Errorf("resolve superseded dead letters: %w", err)
 	}
 	var gone []string
@@ -440,13 +396,10 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	if len(gone) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = ANY($1)`, gone); err != nil {
+	if err := vectorstore.DeleteDocuments(ctx, tx, gone); err != nil {
 		return fmt.Errorf("prune chunks of emptied documents: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM chunk_embeddings_previous WHERE doc_id = ANY($1)`, gone); err != nil {
-		return fmt.Errorf("prune chunks of emptied documents: %w", err)
-	}
-	if _, err := tx.Exec(ctx, `UPDATE documents SET live_version = NULL WHERE doc_id = ANY($1)`, gone); err != nil {
+	if err := manifest.ClearLiveVersions(ctx, tx, gone); err != nil {
 		return fmt.Errorf("prune chunks of emptied documents: %w", err)
 	}
 	return nil
@@ -469,5 +422,5 @@ func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 	if err := manifest.KeepEscalatedText(ctx, tx, kept); err != nil {
 		return err
 	}
-	return pipeline.WriteDeadLetters(ctx, tx, dls)
+	return deadletter.Write(ctx, tx, dls)
 }

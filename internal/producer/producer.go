@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -369,16 +368,4 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 		sum.Owed += len(pending)
 	}
 	return nil
-}
-
-// metadataJSON renders document metadata as a JSON object.
-func metadataJSON(m map[string]any) (json.RawMessage, error) {
-	if len(m) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	return messages.CanonicalJSON(b)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/redrive"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -219,12 +220,12 @@ func (c *checker) markForReingest(ctx context.Context, docIDs []string) {
 	if len(docIDs) == 0 {
 		return
 	}
-	tag, err := c.pool.Exec(ctx, `UPDATE documents SET content_hash = '', updated_at = now() WHERE doc_id = ANY($1) AND content_hash <> ''`, docIDs)
+	n, err := manifest.ForgetHashes(ctx, c.pool, docIDs)
 	if err != nil {
 		c.fail("mark documents for re-ingestion", err)
 		return
 	}
-	c.rep.Redriven["marked_for_reingest"] = int(tag.RowsAffected())
+	c.rep.Redriven["marked_for_reingest"] = int(n)
 }
 
 // openDeadLetters counts stored chunks whose dead letter is still open; a
@@ -238,16 +239,37 @@ func (c *checker) openDeadLetters(ctx context.Context) error {
 	if !c.opts.Redrive || c.rep.OpenDeadLetters == 0 {
 		return nil
 	}
-	tag, err := c.pool.Exec(ctx, `
-		UPDATE dead_letters d SET resolved_at = now(), resolution = $1
-		FROM ingest_manifest m WHERE m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
-		  AND m.status = $1 AND d.version <= m.version AND d.resolved_at IS NULL`, manifest.Stored)
+	open, err := c.storedWithOpenDeadLetter(ctx, where)
 	if err != nil {
 		c.fail("resolve open dead letters", err)
 		return nil
 	}
-	c.rep.Redriven["stored_with_open_dead_letter"] = int(tag.RowsAffected())
+	n, err := deadletter.Resolve(ctx, c.pool, open, manifest.Stored)
+	if err != nil {
+		c.fail("resolve open dead letters", err)
+		return nil
+	}
+	c.rep.Redriven["stored_with_open_dead_letter"] = int(n)
 	return nil
+}
+
+// storedWithOpenDeadLetter returns the stored chunks, at their stored
+// version, that where (a FROM clause over dead_letters d and
+// ingest_manifest m) finds with an open dead letter.
+func (c *checker) storedWithOpenDeadLetter(ctx context.Context, where string) (manifest.Chunks, error) {
+	rows, err := c.pool.Query(ctx, `SELECT m.doc_id, m.chunk_index, m.version `+where)
+	if err != nil {
+		return manifest.Chunks{}, err
+	}
+	var open manifest.Chunks
+	var docID string
+	var index int
+	var version int64
+	_, err = pgx.ForEachRow(rows, []any{&docID, &index, &version}, func() error {
+		open.Add(docID, index, version)
+		return nil
+	})
+	return open, err
 }
 
 // unpublished counts pending chunks never confirmed; a repair publishes

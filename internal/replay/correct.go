@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/compliance"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -176,7 +176,7 @@ func (c Correction) Execute(ctx context.Context, pool *pgxpool.Pool, js jetstrea
 			scope: p.scope, selected: 1}); err != nil {
 			return err
 		}
-		return mark(ctx, tx, replayID, []string{c.DeadLetterID})
+		return deadletter.MarkReplayed(ctx, tx, replayID, []string{c.DeadLetterID})
 	})
 	if err != nil {
 		return nil, err
@@ -185,7 +185,7 @@ func (c Correction) Execute(ctx context.Context, pool *pgxpool.Pool, js jetstrea
 	dispatched, failed, derr := dispatch(ctx, js, []job{p.job}, 0)
 	rep.Dispatched = len(dispatched) == 1
 	if len(failed) > 0 {
-		derr = errors.Join(derr, unmark(ctx, pool, replayID, failed), c.undo(ctx, pool, p))
+		derr = errors.Join(derr, deadletter.UnmarkReplayed(ctx, pool, replayID, failed), c.undo(ctx, pool, p))
 	}
 	derr = errors.Join(derr, recordDispatched(ctx, pool, replayID, len(dispatched)))
 	if derr != nil {
@@ -263,7 +263,7 @@ func (c Correction) prepare(ctx context.Context, q querier, replayID string, loc
 		return nil, err
 	}
 	dl := messages.DeadLetter{DeadLetterID: c.DeadLetterID, ReplayGen: r.gen}
-	next := dlq.NextGeneration(after, dl, replayID)
+	next := deadletter.NextGeneration(after, dl, replayID)
 	raw, err := next.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("%w: the corrected job: %v (the producer parks a chunk whose job is over %d bytes as too_large)",
@@ -357,7 +357,7 @@ func diffJobs(before, after messages.ChunkJob) Diff {
 // secretRule names the first secret or policy rule (the consumer's
 // default ones) that job's text or metadata matches, or "".
 func secretRule(job messages.ChunkJob) string {
-	if err := pipeline.NewPolicy(pipeline.DefaultRules(), nil).Check(&job); err != nil {
+	if err := compliance.NewPolicy(compliance.DefaultRules(), nil).Check(&job); err != nil {
 		var e *classify.Error
 		if errors.As(err, &e) && e.Code != "" {
 			return e.Code

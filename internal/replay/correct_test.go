@@ -15,7 +15,6 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
-	"github.com/sluicehq/sluice/internal/producer"
 	"github.com/sluicehq/sluice/internal/replay"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -318,7 +317,7 @@ func TestRederive(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := readDoc(t, dir)
-	meta, docHash, err := producer.Admit(doc)
+	meta, docHash, err := corpus.Admit(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

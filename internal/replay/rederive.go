@@ -11,7 +11,6 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
-	"github.com/sluicehq/sluice/internal/producer"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -77,7 +76,7 @@ func (r Rederivation) Apply(ctx context.Context, pool *pgxpool.Pool, c *Correcti
 	if err != nil {
 		return err
 	}
-	meta, hash, rejected := producer.Admit(doc)
+	meta, hash, rejected := corpus.Admit(doc)
 	if doc.Status != corpus.StatusOK || rejected != nil {
 		return fmt.Errorf("%w: %q in %s is no longer readable as it was (status %s)", ErrSourceChanged, native, r.From, doc.Status)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -269,7 +269,7 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 		}
 		var ids []string
 		for _, c := range cands {
-			raw, err := dlq.ReplayJob(messages.DeadLetter{DeadLetterID: c.id, ReplayGen: c.gen, Payload: c.payload}, replayID)
+			raw, err := deadletter.ReplayJob(messages.DeadLetter{DeadLetterID: c.id, ReplayGen: c.gen, Payload: c.payload}, replayID)
 			if err != nil {
 				continue
 			}
@@ -280,7 +280,7 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 			scope: s, selected: len(cands), alreadyStored: preview.AlreadyStored}); err != nil {
 			return err
 		}
-		return mark(ctx, tx, replayID, ids)
+		return deadletter.MarkReplayed(ctx, tx, replayID, ids)
 	})
 	if err != nil {
 		return nil, err
@@ -288,29 +288,13 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 	dispatched, failed, derr := dispatch(ctx, js, jobs, s.RatePerSecond)
 	preview.Dispatched = len(dispatched)
 	if len(failed) > 0 {
-		derr = errors.Join(derr, unmark(ctx, pool, replayID, failed))
+		derr = errors.Join(derr, deadletter.UnmarkReplayed(ctx, pool, replayID, failed))
 	}
 	derr = errors.Join(derr, recordDispatched(ctx, pool, replayID, len(dispatched)))
 	if derr != nil {
 		return preview, fmt.Errorf("dispatched %d of %d (the rest are unmarked; run the replay again): %w", len(dispatched), len(jobs), derr)
 	}
 	return preview, nil
-}
-
-// mark marks the dead letters ids replayed by replay replayID, before
-// anything is dispatched.
-func mark(ctx context.Context, db execer, replayID string, ids []string) error {
-	_, err := db.Exec(ctx, `UPDATE dead_letters SET replayed_at = now(), replay_id = $1 WHERE dead_letter_id = ANY($2)`, replayID, ids)
-	return err
-}
-
-// unmark clears replay replayID's mark from the dead letters ids, whose
-// dispatch failed, so that a later replay takes them. It runs even when
-// ctx is cancelled.
-func unmark(ctx context.Context, db execer, replayID string, ids []string) error {
-	_, err := db.Exec(context.WithoutCancel(ctx),
-		`UPDATE dead_letters SET replayed_at = NULL, replay_id = NULL WHERE replay_id = $1 AND dead_letter_id = ANY($2)`, replayID, ids)
-	return err
 }
 
 // recordDispatched records in replay replayID's audit row how many of

@@ -2,7 +2,7 @@
 // about failed chunks, on a schedule, with no operator action.
 //
 // A Purger runs Steps, one per table. Each step's statement belongs to the
-// package that owns its table (dlq for dead_letters, dead_letter_payloads
+// package that owns its table (deadletter for dead_letters, dead_letter_payloads
 // and dead_letter_history; manifest for ingest_manifest and
 // escalated_chunks) and removes at most a batch of rows per call, so a
 // large first purge never holds locks for long; the Purger calls it again

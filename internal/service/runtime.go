@@ -61,7 +61,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 		rt.Close()
 		return nil, err
 	}
-	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return rt.Pool.Ping(ctx) }}}
+	checks := []telemetry.Check{{Name: "postgres", Fn: func(ctx context.Context) error { return config.RedactError(rt.Pool.Ping(ctx)) }}}
 	if !opts.NoNATS {
 		if err := rt.connectNATS(ctx, name, c, opts); err != nil {
 			rt.Close()

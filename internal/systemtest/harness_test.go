@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/cli"
+	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/consumer"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/dlq"
@@ -112,7 +113,7 @@ func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeli
 		cfg.Backoff = classify.Backoff{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 	}
 	pipe, err := pipeline.New(cfg, pipeline.Deps{Pool: s.db.Pool, Store: store, Embedder: emb,
-		Policy: pipeline.NewPolicy(pipeline.DefaultRules(), nil), Log: zerolog.Nop()})
+		Policy: compliance.NewPolicy(compliance.DefaultRules(), nil), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

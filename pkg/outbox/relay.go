@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -159,7 +158,7 @@ func (r *Relay) Run(ctx context.Context) error {
 			continue
 		}
 		r.gauge(ctx)
-		wait.Sleep(ctx, r.cfg.PollInterval, wake)
+		r.pause(ctx, wake)
 	}
 	return nil
 }
@@ -347,8 +346,22 @@ func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
 		}()
 		if ctx.Err() == nil {
 			r.log.Debug().Err(err).Msg("outbox listen; polling meanwhile")
-			wait.Sleep(ctx, r.cfg.PollInterval, nil)
+			r.pause(ctx, nil)
 		}
+	}
+}
+
+// pause waits PollInterval, or less when ctx ends or wake (nil for
+// none) receives. It is the relay's one pause between polls; the
+// module's own loops use internal/wait, which a pkg/ package does not
+// import.
+func (r *Relay) pause(ctx context.Context, wake <-chan struct{}) {
+	t := time.NewTimer(r.cfg.PollInterval)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-wake:
 	}
 }
 

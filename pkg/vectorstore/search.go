@@ -7,9 +7,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/sluicehq/sluice/internal/manifest"
 )
+
+// DocReady is the status of a documents row whose version has every
+// chunk stored. Search serves a ready document's current version, and
+// any other document's live version (the one it served before a newer
+// version began). The statuses are internal/manifest's; this one lives
+// here because the search statements name it.
+const DocReady = "ready"
+
+// sqlDocReady is DocReady as an SQL literal.
+const sqlDocReady = "'" + DocReady + "'"
 
 // Both search statements take the same parameters: $1 the query as
 // float4[], $2 a source_id or ” for all, $3 K. A ready document serves its
@@ -31,7 +39,7 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 	        c.embedding <=> $1::float4[]::vector AS distance
 	 FROM chunk_embeddings c
 	 JOIN documents d ON d.doc_id = c.doc_id
-	 WHERE ((d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version))
+	 WHERE ((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
 	   AND ($2::text = '' OR d.source_id = $2::text)
 	 ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
 	 LIMIT $3)
@@ -40,7 +48,7 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 	        p.embedding <=> $1::float4[]::vector AS distance
 	 FROM chunk_embeddings_previous p
 	 JOIN documents d ON d.doc_id = p.doc_id AND d.live_version = p.version
-	 WHERE d.status <> ` + manifest.SQLDocReady + ` AND ($2::text = '' OR d.source_id = $2::text)
+	 WHERE d.status <> ` + sqlDocReady + ` AND ($2::text = '' OR d.source_id = $2::text)
 	 ORDER BY 6, 1, 2
 	 LIMIT $3)
 ) hits
@@ -65,7 +73,7 @@ CROSS JOIN LATERAL (
 	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
 	FROM unnest(c.embedding, q.v) AS u(a, b)
 ) s
-WHERE ((d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version))
+WHERE ((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
   AND ($2::text = '' OR d.source_id = $2::text)
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`

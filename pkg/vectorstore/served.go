@@ -3,8 +3,6 @@ package vectorstore
 import (
 	"context"
 	"fmt"
-
-	"github.com/sluicehq/sluice/internal/manifest"
 )
 
 // retainSQL copies, before they are replaced, the rows of the given
@@ -54,11 +52,11 @@ SELECT count(*) FROM (
 	SELECT doc_id, chunk_index FROM (
 		SELECT c.doc_id, c.chunk_index FROM chunk_embeddings c
 		JOIN documents d ON d.doc_id = c.doc_id
-		WHERE (d.status = ` + manifest.SQLDocReady + ` AND c.version = d.version) OR (d.status <> ` + manifest.SQLDocReady + ` AND c.version = d.live_version)
+		WHERE (d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version)
 		UNION ALL
 		SELECT p.doc_id, p.chunk_index FROM chunk_embeddings_previous p
 		JOIN documents d ON d.doc_id = p.doc_id AND d.live_version = p.version
-		WHERE d.status <> ` + manifest.SQLDocReady + `
+		WHERE d.status <> ` + sqlDocReady + `
 	) served
 	GROUP BY doc_id, chunk_index HAVING count(*) > 1
 ) twice`

@@ -1,10 +1,10 @@
-package dlq_test
+package deadletter_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/dlq"
+	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -23,11 +23,11 @@ func TestReplayableInGoAndSQL(t *testing.T) {
 	for _, d := range dispositions {
 		for _, c := range classes {
 			want := d == messages.DispositionRetry && (c == classify.ClassTransientExhausted || c == classify.ClassTimeoutExhausted)
-			if got := dlq.Replayable(d, c); got != want {
+			if got := deadletter.Replayable(d, c); got != want {
 				t.Errorf("Replayable(%s, %s) = %v, want %v", d, c, got, want)
 			}
 			var got bool
-			if err := pool.QueryRow(context.Background(), `SELECT `+dlq.ReplayableSQL()+
+			if err := pool.QueryRow(context.Background(), `SELECT `+deadletter.ReplayableSQL()+
 				` FROM (VALUES ($1::text, $2::text)) AS t(disposition, error_class)`, d, c).Scan(&got); err != nil {
 				t.Fatal(err)
 			}

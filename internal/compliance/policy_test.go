@@ -1,4 +1,4 @@
-package pipeline_test
+package compliance_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -15,7 +15,7 @@ import (
 
 func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
 	t.Parallel()
-	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
 	for _, tc := range []struct{ rule, text string }{
 		{"private_key", "x -----BEGIN RSA PRIVATE KEY----- y"},
 		{"private_key", "-----BEGIN OPENSSH PRIVATE KEY-----"},
@@ -33,7 +33,7 @@ func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
 
 // assertEscalation checks that text is escalated by rule, or passes when
 // rule is empty, and that an escalation never quotes the text.
-func assertEscalation(t *testing.T, policy *pipeline.Policy, rule, text string) {
+func assertEscalation(t *testing.T, policy *compliance.Policy, rule, text string) {
 	t.Helper()
 	err := policy.Check(&messages.ChunkJob{Text: text})
 	var ce *classify.Error
@@ -51,7 +51,7 @@ func assertEscalation(t *testing.T, policy *pipeline.Policy, rule, text string) 
 // knows, under the scanner's rule name, besides the historical ones.
 func TestPolicyUsesSecretRules(t *testing.T) {
 	t.Parallel()
-	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
 	for _, tc := range []struct{ rule, text string }{
 		{secrets.RuleStripeKey, "billing: sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"},
 		{secrets.RulePassword, "DB_PASSWORD=s3cr3t-Hunter2"},
@@ -71,7 +71,7 @@ func TestPolicyUsesSecretRules(t *testing.T) {
 	for _, name := range secrets.Rules() {
 		known[name] = true
 	}
-	for _, r := range pipeline.DefaultRules() {
+	for _, r := range compliance.DefaultRules() {
 		known[r.Name] = true
 	}
 	sections := strings.Split(strings.ReplaceAll(string(raw), "§", ""), "\n-- ")[1:]
@@ -97,7 +97,7 @@ func TestPolicyUsesSecretRules(t *testing.T) {
 
 func TestPolicyAllowList(t *testing.T) {
 	t.Parallel()
-	policy := pipeline.NewPolicy(nil, []string{"docs", " wiki "})
+	policy := compliance.NewPolicy(nil, []string{"docs", " wiki "})
 	if err := policy.Check(&messages.ChunkJob{SourceID: "wiki", Text: "x"}); err != nil {
 		t.Fatalf("allowed source refused: %v", err)
 	}
@@ -110,19 +110,19 @@ func TestPolicyAllowList(t *testing.T) {
 
 func TestParseRules(t *testing.T) {
 	t.Parallel()
-	rules, err := pipeline.ParseRules([]string{`ssn=\d{3}-\d{2}-\d{4}`})
+	rules, err := compliance.ParseRules([]string{`ssn=\d{3}-\d{2}-\d{4}`})
 	if err != nil || len(rules) != 1 || rules[0].Name != "ssn" {
 		t.Fatalf("rules %v err %v", rules, err)
 	}
 	for _, bad := range []string{"noequals", "=x", "x=(", "x="} {
-		if _, err := pipeline.ParseRules([]string{bad}); err == nil {
+		if _, err := compliance.ParseRules([]string{bad}); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
 }
 
 func BenchmarkPolicyCheck(b *testing.B) {
-	policy := pipeline.NewPolicy(pipeline.DefaultRules(), nil)
+	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
 	job := &messages.ChunkJob{Text: strings.Repeat("The sluice gate regulates the spring meltwater when the gauge reads above the red mark. ", 20)}
 	for b.Loop() {
 		if err := policy.Check(job); err != nil {
