@@ -62,7 +62,7 @@ chromium:
 
 ## pgvector-root: the cached Debian trixie root with PostgreSQL 17 + pgvector 0.8 that tests start with chroot (as root; installs debootstrap if missing; minutes the first time)
 pgvector-root:
-	internal/localenv/pgvector-root.sh
+	internal/dev/localenv/pgvector-root.sh
 
 # Each target's budget is a count of executions, about ten seconds on two
 # busy cores. A duration would race the fuzzing engine's own deadline
@@ -80,7 +80,7 @@ fuzz:
 ## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, and the cluster scenarios (the leader killed twice, a minute apart)
 CHAOS_DURATION ?= 90s
 chaos: $(NATS_BIN)
-	$(GO) test -count=1 -timeout 30m -run '^(TestChaos|TestNetworkFaults|TestCluster.*)$$' -v ./internal/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
+	$(GO) test -count=1 -timeout 30m -run '^(TestChaos|TestNetworkFaults|TestCluster.*)$$' -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
 COMPOSE_VERSION := v2.40.3

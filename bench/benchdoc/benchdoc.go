@@ -13,7 +13,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/sluicehq/sluice/internal/bench"
+	"github.com/sluicehq/sluice/internal/dev/bench"
 )
 
 //go:embed benchmarks.md.tmpl

@@ -1,5 +1,5 @@
 # PostgreSQL 17 with pgvector for machines that cannot pull
-# pgvector/pgvector: the base is the Debian trixie root of internal/testenv
+# pgvector/pgvector: the base is the Debian trixie root of internal/dev/testenv
 # (postgresql-17, postgresql-17-pgvector), imported by test-deploy.sh as
 # sluice-local/trixie-pg17. Elsewhere, use the public image.
 ARG BASE

@@ -7,12 +7,12 @@
 # drivers with the images named in SLUICE_POSTGRES_IMAGE, SLUICE_NATS_IMAGE
 # and SLUICE_TAG:
 #
-#   internal/deploytest TestDeploy   (SLUICE_TEST_DEPLOY=1) the compose stack
-#   internal/deploytest TestDeployCluster  the cluster variant, one node killed
-#   internal/testenv TestContainers  the testcontainers path
+#   tests/deploytest TestDeploy   (SLUICE_TEST_DEPLOY=1) the compose stack
+#   tests/deploytest TestDeployCluster  the cluster variant, one node killed
+#   internal/dev/testenv TestContainers  the testcontainers path
 #
 # Everything is cached between runs: the Debian root at the path
-# internal/testenv uses, the plugin per version, and each image under a tag
+# internal/dev/testenv uses, the plugin per version, and each image under a tag
 # that hashes its inputs, so an unchanged image is never rebuilt.
 #
 # Environment: GO (default go), COMPOSE_VERSION (set by the Makefile),
@@ -107,7 +107,7 @@ cmp -s "$plugin" "$plugins/docker-compose" || cp "$plugin" "$plugins/docker-comp
 docker compose version
 
 # --- Debian trixie root with PostgreSQL 17 + pgvector ---------------------
-# The same root, path and convention as internal/testenv: built in a temp
+# The same root, path and convention as internal/dev/testenv: built in a temp
 # dir and renamed into place, under flock on <root>.lock.
 step "trixie root"
 exec 9>"$root.lock"
@@ -197,9 +197,9 @@ export TESTCONTAINERS_RYUK_DISABLED=true SLUICE_TEST_DEPLOY=1
 echo "SLUICE_POSTGRES_IMAGE=$SLUICE_POSTGRES_IMAGE SLUICE_NATS_IMAGE=$SLUICE_NATS_IMAGE SLUICE_TAG=$SLUICE_TAG"
 
 step "testcontainers"
-$GO test -count=1 -timeout 5m -run '^TestContainers$' -v ./internal/testenv/
+$GO test -count=1 -timeout 5m -run '^TestContainers$' -v ./internal/dev/testenv/
 
 step "compose"
-$GO test -count=1 -timeout 20m -run '^TestDeploy(Cluster)?$' -v ./internal/deploytest/
+$GO test -count=1 -timeout 20m -run '^TestDeploy(Cluster)?$' -v ./tests/deploytest/
 
 step "done"

@@ -32,7 +32,7 @@ var writersBesideOwner = map[string]map[string]string{
 	// The benchmark's naive baseline is the pipeline written the
 	// straightforward way, statement by statement, to be measured
 	// against it; its search fixtures are loaded with COPY.
-	"internal/bench": {"documents": "baseline", "ingest_manifest": "baseline", "chunk_embeddings": "baseline", "ingest_runs": "baseline"},
+	"internal/dev/bench": {"documents": "baseline", "ingest_manifest": "baseline", "chunk_embeddings": "baseline", "ingest_runs": "baseline"},
 	// The store's conformance suite needs documents rows to store
 	// chunks of, and a pkg/ package cannot call internal/manifest.
 	"pkg/vectorstore/storetest": {"documents": "fixtures"},

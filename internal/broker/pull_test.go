@@ -13,7 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/localenv"
+	"github.com/sluicehq/sluice/internal/dev/localenv"
 )
 
 // pullSetup declares the topology, publishes n chunk jobs and returns the

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluicehq/sluice/internal/config"
-	"github.com/sluicehq/sluice/internal/demo"
+	"github.com/sluicehq/sluice/internal/dev/demo"
 )
 
 func runDemo(ctx context.Context, env Env, args []string) error {

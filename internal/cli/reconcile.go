@@ -13,8 +13,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/reconcile"
-	"github.com/sluicehq/sluice/internal/redrive"
 )
 
 // Exit statuses of `sluice reconcile`, so that a scheduled check tells a
@@ -47,7 +47,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	var grace time.Duration
 	l := newLoader(env, "reconcile", &c, true)
 	l.Bool(&doRedrive, "redrive", "", false, "repair what is found from PostgreSQL: re-publish owed, lost and stranded chunks (recreating INGEST if it is gone), re-open leaked ones, resolve open dead letters of stored chunks")
-	l.Duration(&grace, "grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
+	l.Duration(&grace, "grace", "OWED_GRACE", publish.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
 	l.FlagSet().Usage = func() {
 		l.PrintUsage(env.Stderr)
 		fmt.Fprint(env.Stderr, reconcileExitHelp)

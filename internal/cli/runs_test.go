@@ -10,8 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/runs"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // seedManifestRows gives run one document of source with a chunk per status.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/embedsim"
-	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

@@ -18,7 +18,7 @@ const DemoEnv = "SLUICE_DEMO"
 
 // ShippedPasswords are the passwords docker-compose.yml falls back to when
 // .env sets none: well known, so never good outside a demo.
-// internal/deploytest checks that the compose files use no others.
+// tests/deploytest checks that the compose files use no others.
 var ShippedPasswords = []string{
 	"sluice", "sluice-runtime", "sluice-readonly", "sluice-owner", "sluice-producer", "sluice-consumer",
 	"sluice-outbox-relay", "sluice-dlq-replayer", "sluice-operator", "sluice-console", "admin",

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 // Every writer of dead_letters leaves the same trail: a new failure (a

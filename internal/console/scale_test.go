@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/replay"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // TestConsoleScale fills dead_letters with generated rows and times what

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/clocktest"
 	"github.com/sluicehq/sluice/internal/console"
+	"github.com/sluicehq/sluice/internal/dev/clocktest"
 )
 
 func TestEveryPageNeedsAToken(t *testing.T) {

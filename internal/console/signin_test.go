@@ -22,9 +22,9 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/clocktest"
 	"github.com/sluicehq/sluice/internal/console"
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/clocktest"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 // noRedirects is a client that reports redirects instead of following

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/messages"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 func noRetries() embedder.ResilientOptions { return embedder.ResilientOptions{MaxRetries: -1} }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 )
 
 // With a fifth of all requests answered 429 at random, every chunk is

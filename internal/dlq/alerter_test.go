@@ -16,11 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/clocktest"
+	"github.com/sluicehq/sluice/internal/dev/clocktest"
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/pkg/messages"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 // webhook is a scripted alert receiver: it answers the queued statuses in

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/embedsim"
 )
 
 // BenchmarkOpenAIEmbed measures a 64-input batch against an in-process

@@ -3,9 +3,9 @@ package embedder_test
 import (
 	"testing"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/embedder/embeddertest"
-	"github.com/sluicehq/sluice/internal/embedsim"
 )
 
 func newOpenAI(t *testing.T, cfg embedder.Config) *embedder.OpenAI {

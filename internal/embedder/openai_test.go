@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/embedsim"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 

@@ -13,7 +13,7 @@ import (
 // nothing republishes a stored chunk (retention, migration 00012). A
 // stored chunk's published_at is when JetStream took the message that was
 // stored (published[i], the delivered message's stream timestamp), so its
-// producer need not confirm it (redrive.PublisherConfig) and the time from
+// producer need not confirm it (publish.PublisherConfig) and the time from
 // publish to store is one well-defined interval: a PubAck the producer
 // held and recorded later, even after the store began, is not when
 // JetStream had the job. Only when published[i] is zero (unknown) is a

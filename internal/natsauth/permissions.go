@@ -46,7 +46,7 @@ func pull(stream string, durables ...string) []string {
 
 // readIngest lets the operator read INGEST's messages by sequence:
 // reconcile compares the stream with the manifest. Publishers verify a
-// deduplicated PubAck from the stream's state alone (internal/redrive),
+// deduplicated PubAck from the stream's state alone (internal/publish),
 // so that no service can read chunk text back.
 var readIngest = jsAPI + "STREAM.MSG.GET." + broker.IngestStream
 

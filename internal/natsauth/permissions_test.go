@@ -13,10 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/redrive"
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/publish"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -184,7 +184,7 @@ func TestProducerVerifiesPubAcksWithoutReadingChunks(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.NewDatabase(t).Pool
 	jobs := pendingJobs(t, pool, "a", "b")
-	pub := redrive.NewPublisher(pool, p.js, redrive.PublisherConfig{})
+	pub := publish.NewPublisher(pool, p.js, publish.PublisherConfig{})
 	if res, err := pub.Publish(ctx, jobs); err != nil || res.Confirmed != 2 || len(res.Failed) != 0 {
 		t.Fatalf("first publish: %+v, %v", res, err)
 	}
@@ -212,11 +212,11 @@ func TestProducerVerifiesPubAcksWithoutReadingChunks(t *testing.T) {
 
 // pendingJobs records one pending single-chunk document of source "s" per
 // name and returns the jobs the publisher sends for them.
-func pendingJobs(t *testing.T, pool *pgxpool.Pool, names ...string) []redrive.Job {
+func pendingJobs(t *testing.T, pool *pgxpool.Pool, names ...string) []publish.Job {
 	t.Helper()
 	c := manifest.MakeChunks(len(names))
 	hashes, raws := make([]string, len(names)), make([][]byte, len(names))
-	jobs := make([]redrive.Job, len(names))
+	jobs := make([]publish.Job, len(names))
 	for i, n := range names {
 		if _, err := pool.Exec(t.Context(), `INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
 			VALUES ($1, 's', $1, 1, 'h', 1, 'pending')`, n); err != nil {
@@ -224,7 +224,7 @@ func pendingJobs(t *testing.T, pool *pgxpool.Pool, names ...string) []redrive.Jo
 		}
 		c.Add(n, 0, 1)
 		hashes[i], raws[i] = "h", []byte(n)
-		jobs[i] = redrive.Job{DocID: n, Version: 1, Source: "s", Raw: raws[i]}
+		jobs[i] = publish.Job{DocID: n, Version: 1, Source: "s", Raw: raws[i]}
 	}
 	if err := manifest.RecordPending(t.Context(), pool, "run", c, hashes, raws); err != nil {
 		t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the shipped nats.conf from the generator")

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
-	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/secrets"
 	"github.com/sluicehq/sluice/internal/wait"
@@ -47,7 +47,7 @@ type Config struct {
 	Patience time.Duration
 	// ConfirmDelay is how long a PubAck waits before the producer records
 	// it, so that chunks a consumer stored meanwhile need no confirmation
-	// write (redrive.PublisherConfig.ConfirmDelay). It must stay well
+	// write (publish.PublisherConfig.ConfirmDelay). It must stay well
 	// under the sweeper's grace (OWED_GRACE, 1 minute): a chunk
 	// unconfirmed past that is published again. Defaults to
 	// DefaultConfirmDelay.
@@ -75,7 +75,7 @@ const (
 	DefaultFullStreamWait = time.Second
 	DefaultPatience       = 30 * time.Second
 	DefaultConfirmDelay   = time.Second
-	// MaxConfirmDelay bounds ConfirmDelay well under redrive.DefaultGrace.
+	// MaxConfirmDelay bounds ConfirmDelay well under publish.DefaultGrace.
 	MaxConfirmDelay = 10 * time.Second
 )
 
@@ -174,7 +174,7 @@ type Producer struct {
 	cfg  Config
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
-	pub  *redrive.Publisher
+	pub  *publish.Publisher
 	log  zerolog.Logger
 	now  func() time.Time
 	// unreachableSince is when publishing first failed to reach NATS;
@@ -196,7 +196,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Log
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Producer{cfg: cfg, pool: pool, js: js, pub: redrive.NewPublisher(pool, js, redrive.PublisherConfig{Window: cfg.MaxPending, ConfirmDelay: cfg.ConfirmDelay}),
+	return &Producer{cfg: cfg, pool: pool, js: js, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{Window: cfg.MaxPending, ConfirmDelay: cfg.ConfirmDelay}),
 		log: log, now: time.Now}, nil
 }
 
@@ -295,9 +295,9 @@ func (p *Producer) stopped(ctx context.Context, sum *Summary) (bool, error) {
 // republishOwed publishes what earlier runs of the source recorded but
 // never had confirmed, before this run adds its own.
 func (p *Producer) republishOwed(ctx context.Context, sum *Summary) {
-	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{}, redrive.SweeperDeps{Pool: p.pool, JS: p.js, Log: p.log})
+	sweeper, err := publish.NewSweeper(publish.SweeperConfig{}, publish.SweeperDeps{Pool: p.pool, JS: p.js, Log: p.log})
 	if err == nil {
-		var res redrive.Result
+		var res publish.Result
 		res, err = sweeper.Sweep(ctx, p.cfg.SourceID, 0)
 		sum.Republished = res.Confirmed
 		if err == nil && len(res.Failed) > 0 {
@@ -331,9 +331,9 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 // Patience the producer stops publishing for the rest of the run and
 // leaves the jobs owed, for the outbox-relay's sweeper to publish.
 func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error {
-	pending := make([]redrive.Job, len(plan.jobs))
+	pending := make([]publish.Job, len(plan.jobs))
 	for i, j := range plan.jobs {
-		pending[i] = redrive.Job{DocID: j.docID, Index: j.index, Version: j.version, Source: p.cfg.SourceID, Raw: j.raw}
+		pending[i] = publish.Job{DocID: j.docID, Index: j.index, Version: j.version, Source: p.cfg.SourceID, Raw: j.raw}
 	}
 	for len(pending) > 0 && !p.offline {
 		res, err := p.pub.Publish(ctx, pending)
@@ -347,7 +347,7 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 			p.unreachableSince = time.Time{}
 			break
 		}
-		if redrive.Unavailable(res.Err) {
+		if publish.Unavailable(res.Err) {
 			if p.unreachableSince.IsZero() {
 				p.unreachableSince = p.now()
 			}

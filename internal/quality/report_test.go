@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/quality"
-	"github.com/sluicehq/sluice/internal/testenv"
 	"github.com/sluicehq/sluice/internal/webhook"
 )
 

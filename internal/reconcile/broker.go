@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -76,7 +76,7 @@ func (c *checker) unstrand(ctx context.Context, stream jetstream.Stream, seq, la
 		}
 		seq = msg.Sequence + 1
 		if job, ok := c.owedJob(ctx, msg.Data); ok {
-			res, err := c.pub.Republish(ctx, []redrive.Job{job})
+			res, err := c.pub.Republish(ctx, []publish.Job{job})
 			if err != nil || len(res.Failed) > 0 {
 				c.fail(fmt.Sprintf("republish stranded message %d", msg.Sequence), errors.Join(err, res.Err))
 				continue
@@ -93,12 +93,12 @@ func (c *checker) unstrand(ctx context.Context, stream jetstream.Stream, seq, la
 
 // owedJob returns the manifest's job for a message's chunk when that
 // chunk is still pending at the message's version.
-func (c *checker) owedJob(ctx context.Context, data []byte) (redrive.Job, bool) {
+func (c *checker) owedJob(ctx context.Context, data []byte) (publish.Job, bool) {
 	cj, err := messages.DecodeChunkJob(data)
 	if err != nil {
-		return redrive.Job{}, false
+		return publish.Job{}, false
 	}
-	j := redrive.Job{DocID: cj.DocID, Index: cj.ChunkIndex, Version: cj.DocVersion, Source: cj.SourceID}
+	j := publish.Job{DocID: cj.DocID, Index: cj.ChunkIndex, Version: cj.DocVersion, Source: cj.SourceID}
 	err = c.pool.QueryRow(ctx, `
 		SELECT m.publish_gen, m.job FROM ingest_manifest m
 		WHERE m.doc_id = $1 AND m.chunk_index = $2 AND m.version = $3 AND m.status = $4`,
@@ -129,9 +129,9 @@ func (c *checker) lost(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("read confirmed pending chunks: %w", err)
 		}
-		var batch []redrive.Job
+		var batch []publish.Job
 		var seqs []int64
-		var j redrive.Job
+		var j publish.Job
 		var index int32
 		var seq *int64
 		if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &j.Version, &j.Gen, &j.Source, &j.Raw, &seq}, func() error {
@@ -143,7 +143,7 @@ func (c *checker) lost(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("read confirmed pending chunks: %w", err)
 		}
-		var gone []redrive.Job
+		var gone []publish.Job
 		for i, job := range batch {
 			msg, err := stream.GetMsg(ctx, uint64(seqs[i]))
 			switch {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -95,7 +95,7 @@ func (r *Report) Named() []string {
 type Options struct {
 	// Grace is how long a recorded chunk may wait for its producer's
 	// publish before it counts as unpublished. Defaults to
-	// redrive.DefaultGrace.
+	// publish.DefaultGrace.
 	Grace time.Duration
 	// Redrive repairs what is found.
 	Redrive bool
@@ -106,9 +106,9 @@ type Options struct {
 // Run checks the invariants and, with Redrive, repairs what it found.
 func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts Options) (*Report, error) {
 	if opts.Grace == 0 {
-		opts.Grace = redrive.DefaultGrace
+		opts.Grace = publish.DefaultGrace
 	}
-	c := &checker{pool: pool, js: js, opts: opts, pub: redrive.NewPublisher(pool, js, redrive.PublisherConfig{}),
+	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
 		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost,
@@ -127,7 +127,7 @@ type checker struct {
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
 	opts Options
-	pub  *redrive.Publisher
+	pub  *publish.Publisher
 	rep  *Report
 }
 
@@ -169,9 +169,9 @@ func (c *checker) leaks(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("leak query: %w", err)
 	}
-	var jobs []redrive.Job
+	var jobs []publish.Job
 	var reingest []string
-	var j redrive.Job
+	var j publish.Job
 	var index int32
 	var status manifest.Status
 	var cleared bool
@@ -287,7 +287,7 @@ func (c *checker) unpublished(ctx context.Context) error {
 	if !c.opts.Redrive || c.rep.Unpublished+reopened == 0 {
 		return nil
 	}
-	sweeper, err := redrive.NewSweeper(redrive.SweeperConfig{Grace: c.opts.Grace}, redrive.SweeperDeps{Pool: c.pool, JS: c.js, Log: c.opts.Log})
+	sweeper, err := publish.NewSweeper(publish.SweeperConfig{Grace: c.opts.Grace}, publish.SweeperDeps{Pool: c.pool, JS: c.js, Log: c.opts.Log})
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (c *checker) unpublished(ctx context.Context) error {
 	return nil
 }
 
-func keys(jobs []redrive.Job) ([]string, []int32) {
+func keys(jobs []publish.Job) ([]string, []int32) {
 	ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
 	for i, j := range jobs {
 		ids[i], indexes[i] = j.DocID, int32(j.Index)

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicehq/sluice/internal/crashpoint"
-	"github.com/sluicehq/sluice/internal/redrive"
+	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/service"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
@@ -18,7 +18,7 @@ import (
 type Flags struct {
 	Common config.Common
 	Relay  outbox.RelayConfig
-	Owed   redrive.SweeperConfig
+	Owed   publish.SweeperConfig
 }
 
 // Register registers the relay's settings on l.
@@ -27,8 +27,8 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", outbox.DefaultRelayBatchSize, "outbox rows claimed per batch")
 	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", outbox.DefaultPollInterval, "polling fallback when no notification arrives")
 	l.Duration(&f.Relay.Retention, "retention", "OUTBOX_RETENTION", outbox.DefaultRetention, "how long published outbox rows are kept")
-	l.Duration(&f.Owed.Grace, "owed-grace", "OWED_GRACE", redrive.DefaultGrace, "how long a recorded chunk job may wait for its producer's publish before the relay publishes it")
-	l.Duration(&f.Owed.Interval, "owed-interval", "OWED_INTERVAL", redrive.DefaultSweepInterval, "how often the relay looks for owed chunk jobs")
+	l.Duration(&f.Owed.Grace, "owed-grace", "OWED_GRACE", publish.DefaultGrace, "how long a recorded chunk job may wait for its producer's publish before the relay publishes it")
+	l.Duration(&f.Owed.Interval, "owed-interval", "OWED_INTERVAL", publish.DefaultSweepInterval, "how often the relay looks for owed chunk jobs")
 }
 
 // Validate says what is wrong with the relay's and the sweeper's
@@ -57,7 +57,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer rt.Close()
 	relay := outbox.NewRelay(cfg, outbox.RelayDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry, Crash: crashpoint.FromEnv(lookup)})
-	sweeper, err := redrive.NewSweeper(f.Owed, redrive.SweeperDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
+	sweeper, err := publish.NewSweeper(f.Owed, publish.SweeperDeps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
 	if err != nil {
 		return service.UsageError(err)
 	}

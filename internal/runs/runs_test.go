@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/runs"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/netfault"
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/netfault"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/service"
-	"github.com/sluicehq/sluice/internal/testenv"
 )
 
 // A service whose metrics address is taken fails to start with an error

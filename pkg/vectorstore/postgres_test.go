@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 	"github.com/sluicehq/sluice/pkg/vectorstore/storetest"
 )

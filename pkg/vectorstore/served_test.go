@@ -3,7 +3,7 @@ package vectorstore_test
 import (
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/testenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 

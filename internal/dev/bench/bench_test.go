@@ -1,0 +1,223 @@
+package bench_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/dev/bench"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
+)
+
+// TestMain lets the test binary play the benchmark's child roles: the
+// naive workers re-execute the running binary.
+func TestMain(m *testing.M) {
+	if code, ok := bench.RunChild(); ok {
+		os.Exit(code)
+	}
+	testenv.Main(m)
+}
+
+// The quick mode runs every scenario end to end, River, a small scale run
+// and the latency-bound runs included, and writes a report with every
+// section and sane values.
+// Speed is not asserted: the machine is shared and noisy.
+func TestQuickRunReportsEverySection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole benchmark in quick mode")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "latest.json")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
+		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms"}
+	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	var r bench.Report
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("results are not JSON: %v", err)
+	}
+	checkCeilings(t, &r)
+	checkRuns(t, &r)
+	checkRatios(t, &r)
+	checkScale(t, &r)
+	md := stdout.String()
+	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
+		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
+		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "| four parts alone |", "pipeline CPU / Σ three parts' CPU",
+		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
+		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
+		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
+		"| scale | chunk_embeddings |", "## Vector index and search"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func checkCeilings(t *testing.T, r *bench.Report) {
+	t.Helper()
+	var names []string
+	for _, c := range r.Ceilings {
+		names = append(names, c.Name)
+		if c.Median <= 0 || c.CPUPer1k <= 0 {
+			t.Errorf("ceiling %s: %v/s, %v CPU s per 1k", c.Name, c.Median, c.CPUPer1k)
+		}
+		checkCeilingProcesses(t, c)
+	}
+	if got, want := strings.Join(names, ","), "embed-float,embed-base64,jetstream,postgres,bookkeeping"; got != want {
+		t.Errorf("ceilings %s, want %s", got, want)
+	}
+	// A fourth part can only lower the combined ceiling and add CPU.
+	if r.CombinedCeiling <= 0 || r.CombinedCeilingWithBookkeeping <= 0 || r.CombinedCeilingWithBookkeeping >= r.CombinedCeiling {
+		t.Errorf("combined ceiling %v, with bookkeeping %v", r.CombinedCeiling, r.CombinedCeilingWithBookkeeping)
+	}
+	if r.PartsCPUPer1k <= 0 || r.PartsCPUPer1kWithBookkeeping <= r.PartsCPUPer1k {
+		t.Errorf("parts' CPU s per 1k %v, with bookkeeping %v", r.PartsCPUPer1k, r.PartsCPUPer1kWithBookkeeping)
+	}
+	var sum, servers float64
+	for _, v := range r.PartsCPUPer1kByProcess {
+		sum += v
+	}
+	for _, c := range r.Ceilings {
+		servers += c.CPUPer1k - c.CPUPer1kByProcess["clients"]
+	}
+	if servers <= 0 {
+		t.Errorf("no server CPU in any ceiling: %+v", r.Ceilings)
+	}
+	if math.Abs(sum-r.PartsCPUPer1kWithBookkeeping) > 1e-9 {
+		t.Errorf("four parts' CPU by process %v sums to %v, not their CPU %v", r.PartsCPUPer1kByProcess, sum, r.PartsCPUPer1kWithBookkeeping)
+	}
+}
+
+// checkCeilingProcesses checks that a one-repetition ceiling's CPU by
+// process adds up to its CPU, with this process's share measured. A quick
+// run's ceilings are too short for every server to use a clock tick, so
+// servers are checked over all the ceilings, in checkCeilings.
+func checkCeilingProcesses(t *testing.T, c bench.CeilingResult) {
+	t.Helper()
+	var sum float64
+	for _, v := range c.CPUPer1kByProcess {
+		sum += v
+	}
+	if len(c.CPUPer1kByProcess) != 4 || math.Abs(sum-c.CPUPer1k) > 1e-9 || c.CPUPer1kByProcess["clients"] <= 0 {
+		t.Errorf("ceiling %s: CPU %v s per 1k, by process %v", c.Name, c.CPUPer1k, c.CPUPer1kByProcess)
+	}
+}
+
+func checkRuns(t *testing.T, r *bench.Report) {
+	t.Helper()
+	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
+		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
+		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true}
+	for _, run := range r.Runs {
+		delete(want, run.Scenario)
+		m := run.Median
+		// A latency runs from a message's stream timestamp to its later
+		// store: the bench refuses a negative one (measure), so P50 is
+		// above zero by definition, not by luck.
+		if len(run.Reps) != 1 || m.ChunksPerSec <= 0 || m.P50Ms <= 0 || m.P99Ms < m.P50Ms ||
+			m.ServiceCPUPer1k <= 0 || m.TotalCPUPer1k < m.ServiceCPUPer1k {
+			t.Errorf("%s: implausible figures %+v", run.Scenario, m)
+		}
+		if m.Stored+m.Parked != run.Chunks {
+			t.Errorf("%s: %d stored + %d parked of %d chunks", run.Scenario, m.Stored, m.Parked, run.Chunks)
+		}
+		for _, p := range run.Reps[0].Processes {
+			if p.PeakRSSMiB <= 0 || p.CPUSeconds <= 0 {
+				t.Errorf("%s: process %+v has no RSS or CPU", run.Scenario, p)
+			}
+		}
+		checkCPU(t, run)
+		wantParked := 0
+		if run.Scenario == "poison" {
+			wantParked = run.Chunks * 5 / 100
+		}
+		if run.Scenario != "storm-429" && m.Parked != wantParked {
+			t.Errorf("%s: %d parked, want %d", run.Scenario, m.Parked, wantParked)
+		}
+	}
+	for name := range want {
+		t.Errorf("no %s run in the report", name)
+	}
+}
+
+// checkCPU checks a run's CPU by process, and that a run at the ceilings'
+// dimension is set against their parts.
+func checkCPU(t *testing.T, run bench.RunResult) {
+	t.Helper()
+	m := run.Median
+	if len(m.CPUPer1kByProcess) != len(run.Reps[0].Processes)+2 {
+		t.Errorf("%s: CPU of %v, want every process, postgres and nats", run.Scenario, m.CPUPer1kByProcess)
+	}
+	for role, v := range m.CPUPer1kByProcess {
+		// River's peer never talks to NATS, which may idle through its run.
+		if v <= 0 && !(role == "nats" && run.Scenario == "river") {
+			t.Errorf("%s: %s used %v CPU s per 1k", run.Scenario, role, v)
+		}
+	}
+	if (run.Dims == 384) != (run.CPUOverParts > 0) {
+		t.Errorf("%s at %d dims: CPU over parts %v", run.Scenario, run.Dims, run.CPUOverParts)
+	}
+}
+
+func checkRatios(t *testing.T, r *bench.Report) {
+	t.Helper()
+	if len(r.Ratios) < 6 {
+		t.Errorf("%d ratios", len(r.Ratios))
+	}
+	for _, q := range r.Ratios {
+		if q.Value <= 0 {
+			t.Errorf("ratio %q has no value", q.Name)
+		}
+		if q.Target != "" && q.Met == nil {
+			t.Errorf("ratio %q has a target but no verdict", q.Name)
+		}
+	}
+}
+
+// checkScale checks what the scale run adds: its tables' sizes, and the
+// vector index and searches over as many rows where pgvector is at hand.
+func checkScale(t *testing.T, r *bench.Report) {
+	t.Helper()
+	for _, run := range r.Runs {
+		if run.Scenario != "scale" || len(run.Reps) == 0 {
+			continue
+		}
+		if got := len(run.Reps[0].Storage); got != 3 {
+			t.Errorf("scale run: sizes of %d tables, want chunk_embeddings, ingest_manifest, documents", got)
+		}
+		for _, s := range run.Reps[0].Storage {
+			if s.TableBytes <= 0 || s.IndexBytes <= 0 {
+				t.Errorf("scale run: table %+v has no size", s)
+			}
+		}
+	}
+	vs := r.VectorSearch
+	switch {
+	case vs == nil:
+		t.Fatal("no vector search in the report")
+	case vs.Skipped != "":
+		t.Logf("vector search skipped: %s", vs.Skipped)
+	case len(vs.Results) != 1:
+		t.Errorf("vector search at %d sizes, want 1", len(vs.Results))
+	default:
+		s := vs.Results[0]
+		if s.Rows != r.Settings.ScaleChunks || s.Searches <= 0 || s.P50Ms <= 0 || s.P99Ms < s.P50Ms ||
+			s.IndexBuildSeconds <= 0 || s.IndexBytes <= 0 {
+			t.Errorf("vector search: implausible figures %+v", s)
+		}
+	}
+}

@@ -1,0 +1,398 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/drill"
+	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/migrations"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// BinDir holds the service binaries (make build puts them in bin/).
+	BinDir string
+	// Documents is how many generated documents to ingest, besides the
+	// poison ones. Defaults to 300.
+	Documents int
+	// Keep leaves everything running after the report until interrupted.
+	Keep bool
+	// Timeout bounds the wait for convergence. Defaults to 5 minutes.
+	Timeout time.Duration
+	// Outage is the embedder outage, from the moment the ingest starts.
+	// Defaults to 8s.
+	Outage time.Duration
+	// Cluster runs NATS as a 3-node JetStream cluster with R3 streams,
+	// every service given all three URLs. Defaults to one server.
+	Cluster bool
+	// Stdout receives the report; Stderr progress and messages.
+	Stdout, Stderr io.Writer
+	// Progress draws a live line on Stderr (a terminal).
+	Progress bool
+	// Drill runs `sluice drill` (the classification drill) against the
+	// system once it has converged, prints its report, and fails the demo
+	// if the drill fails.
+	Drill bool
+	// OnConverged, if set, is called once the system has converged, with
+	// each service's metrics address keyed by process name, while
+	// everything still runs.
+	OnConverged func(metrics map[string]string)
+}
+
+func (o *Options) applyDefaults() {
+	if o.Documents == 0 {
+		o.Documents = 300
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Outage == 0 {
+		o.Outage = 8 * time.Second
+	}
+}
+
+const dims = 384
+
+// services are the binaries the demo runs, from Options.BinDir.
+var services = []string{"producer", "consumer", "outbox-relay", "dlq-replayer", "embed-sim"}
+
+// Run runs the demo and prints its report. It returns an error when the
+// system did not converge or reconcile found a leak or a duplicate.
+func Run(ctx context.Context, o Options) error {
+	o.applyDefaults()
+	for _, b := range services {
+		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
+			return fmt.Errorf("binary %s not found in %s: run `make build` first (or pass --bin)", b, o.BinDir)
+		}
+	}
+	env, err := localenv.New()
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	in, err := startInfra(ctx, env, o)
+	if err != nil {
+		return err
+	}
+	s := &stack{o: o, dir: env.Root(), dbURL: in.runtimeURL, nats: in.nats}
+	defer s.stop()
+	if err := s.start(); err != nil {
+		return err
+	}
+	pool, err := pgxpool.New(ctx, in.ownerURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	st, took, err := s.ingest(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if o.OnConverged != nil {
+		o.OnConverged(s.metricsByName())
+	}
+	rep, err := s.reconcile(ctx, pool)
+	if err != nil {
+		return err
+	}
+	writeReport(o.Stdout, st, rep, took, s)
+	if !rep.OK {
+		return errors.New("reconcile found leaked, duplicated or stale chunks")
+	}
+	if o.Drill {
+		s.say("running the fault drill against the running system …")
+		if err := s.drill(ctx, pool); err != nil {
+			return err
+		}
+	}
+	if o.Keep {
+		return s.keep(ctx, pool)
+	}
+	return nil
+}
+
+// infra is the demo's PostgreSQL database and NATS.
+type infra struct {
+	// ownerURL connects as the schema's owner, runtimeURL as the role the
+	// services run as.
+	ownerURL, runtimeURL string
+	nats                 natsServer
+}
+
+// startInfra starts PostgreSQL and NATS, migrates a database and declares
+// the topology.
+func startInfra(ctx context.Context, env *localenv.Env, o Options) (*infra, error) {
+	if o.Cluster {
+		fmt.Fprintln(o.Stderr, "starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
+	} else {
+		fmt.Fprintln(o.Stderr, "starting PostgreSQL and NATS JetStream …")
+	}
+	pg, err := env.LocalPostgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nats, replicas, err := startNATS(ctx, env, o.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	dbURL, err := createDatabase(ctx, pg.URL, "sluice")
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
+		return nil, err
+	}
+	// Migrations ran as the owner; the services run as sluice_runtime,
+	// which may only read and write rows.
+	if err := localenv.AllowRoleLogins(ctx, pg.URL); err != nil {
+		return nil, err
+	}
+	// The topology owner declares the streams; every service connects as
+	// its own role and only verifies them.
+	if err := declareTopology(ctx, nats, replicas); err != nil {
+		return nil, err
+	}
+	return &infra{ownerURL: dbURL, runtimeURL: localenv.AsRole(dbURL, migrations.RuntimeRole), nats: nats}, nil
+}
+
+// ingest runs the producer over a generated corpus and waits for the
+// system to converge; took is the time from the producer's start.
+func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took time.Duration, err error) {
+	corpusDir := filepath.Join(s.dir, "corpus")
+	files, err := WriteCorpus(corpusDir, s.o.Documents, 7)
+	if err != nil {
+		return st, 0, err
+	}
+	s.say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), s.o.Outage)
+	start := time.Now()
+	prod, err := s.startProc("producer", "producer", s.env(natsauth.Producer, ""), "--source", "demo", "--json", corpusDir)
+	if err != nil {
+		return st, 0, err
+	}
+	if err := waitOneShot(prod); err != nil {
+		return st, 0, err
+	}
+	st, err = s.converge(ctx, pool)
+	return st, time.Since(start), err
+}
+
+// keep prints how to reach the running system, serves the console, and
+// waits until ctx ends.
+func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
+	fmt.Fprintf(s.o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", s.dbURL, s.nats.URLFor(natsauth.Operator))
+	for _, m := range s.metrics {
+		fmt.Fprintf(s.o.Stdout, "  metrics: http://%s/metrics\n", m)
+	}
+	stop, err := serveConsole(ctx, pool, s.nats.ConnConfig(natsauth.Console, "sluice-demo-console"), s.o.Stdout)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	<-ctx.Done()
+	return nil
+}
+
+// natsServer is the demo's NATS: one server or a cluster, reached with a
+// user per role.
+type natsServer interface {
+	URLFor(role natsauth.Role) string
+	ConnConfig(role natsauth.Role, name string) broker.ConnConfig
+	Env(role natsauth.Role) []string
+}
+
+// startNATS starts one JetStream server, or with cluster a 3-node cluster,
+// and returns it with the stream replica count to use.
+func startNATS(ctx context.Context, env *localenv.Env, cluster bool) (natsServer, int, error) {
+	if cluster {
+		c, err := env.LocalCluster(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return c, localenv.ClusterSize, nil
+	}
+	n, err := env.LocalNATS(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return n, 1, nil
+}
+
+// declareTopology declares the streams and durables, at their replica
+// count, as the topology owner, as `sluice nats setup` does.
+func declareTopology(ctx context.Context, n natsServer, replicas int) error {
+	nc, js, err := broker.Connect(n.ConnConfig(natsauth.Owner, "sluice-demo-setup"), zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return broker.Ensure(ctx, js, broker.Topology{Replicas: replicas})
+}
+
+func createDatabase(ctx context.Context, adminURL, name string) (string, error) {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return strings.Replace(adminURL, "/postgres?", "/"+name+"?", 1), nil
+}
+
+// stack is the demo's running services.
+type stack struct {
+	o       Options
+	dir     string
+	dbURL   string
+	nats    natsServer
+	simURL  string
+	procs   []*localenv.Process
+	metrics []string
+	names   []string
+}
+
+func (s *stack) metricsByName() map[string]string {
+	m := make(map[string]string, len(s.metrics))
+	for i, addr := range s.metrics {
+		m[s.names[i]] = addr
+	}
+	return m
+}
+
+func (s *stack) say(format string, args ...any) { fmt.Fprintf(s.o.Stderr, format+"\n", args...) }
+
+// env is the environment a service gets, with role's NATS credentials;
+// metricsAddr may be empty.
+func (s *stack) env(role natsauth.Role, metricsAddr string) []string {
+	return append(s.nats.Env(role),
+		"DATABASE_URL="+s.dbURL, "EMBEDDER_URL="+s.simURL,
+		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
+		// A demo-sized pipeline: small batches so the outage bites, and a
+		// delivery cap of two: the breaker stops the consumers pulling
+		// during the outage, so only the batches in flight when it began
+		// and the breaker's probes spend deliveries, and the probes exhaust
+		// theirs. A short park delay lets the replayer drain them within
+		// the demo.
+		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
+		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
+	)
+}
+
+func (s *stack) start() error {
+	if err := s.startServices(); err != nil {
+		return err
+	}
+	return s.startSim()
+}
+
+// startSim starts embed-sim with the demo's fault profile: a sprinkle of
+// 429s with Retry-After, log-normal latency, an outage from the start, and
+// a model that
+// rejects the oversize document. The simulator starts just before the
+// producer, so the outage meets the first deliveries.
+func (s *stack) startSim() error {
+	simAddr := strings.TrimPrefix(s.simURL, "http://")
+	faults := filepath.Join(s.dir, "faults.json")
+	profile := map[string]any{
+		"rate_429": 0.03, "retry_after_seconds": 1, "latency": "lognormal:20ms,250ms",
+		"outage": map[string]string{"start": "0s", "duration": s.o.Outage.String()},
+		"poison": []map[string]string{{"match": OversizeMarker, "kind": "context_length"}},
+	}
+	b, _ := json.Marshal(profile)
+	if err := os.WriteFile(faults, b, 0o644); err != nil {
+		return err
+	}
+	sim, err := s.startProc("embed-sim", "embed-sim", nil, "--addr", simAddr, "--dims", fmt.Sprint(dims), "--faults", faults, "--seed", "7")
+	if err != nil {
+		return err
+	}
+	s.procs = append(s.procs, sim)
+	return sim.WaitReady(readyTimeout, localenv.HTTPReady(s.simURL+"/healthz"))
+}
+
+// startServices starts two consumers, the outbox relay and the DLQ
+// consumers, each as its own process with its own metrics address.
+func (s *stack) startServices() error {
+	// The services learn the simulator's address now; it starts later so
+	// that its outage window lines up with the ingest.
+	simAddr, err := localenv.FreeAddr()
+	if err != nil {
+		return err
+	}
+	s.simURL = "http://" + simAddr
+	for _, svc := range []string{"consumer", "consumer", "outbox-relay", "dlq-replayer"} {
+		addr, err := localenv.FreeAddr()
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("%s-%d", svc, len(s.procs)+1)
+		role, err := natsauth.ForBinary(svc)
+		if err != nil {
+			return err
+		}
+		p, err := s.startProc(svc, name, s.env(role, addr))
+		if err != nil {
+			return err
+		}
+		s.procs = append(s.procs, p)
+		s.metrics = append(s.metrics, addr)
+		s.names = append(s.names, name)
+	}
+	for i, addr := range s.metrics {
+		if err := s.procs[i].WaitReady(readyTimeout, localenv.HTTPReady("http://"+addr+"/readyz")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *stack) stop() {
+	for i := len(s.procs) - 1; i >= 0; i-- {
+		_ = s.procs[i].Stop(stopGrace)
+	}
+}
+
+// drill runs the fault drill against the stack and prints its report.
+func (s *stack) drill(ctx context.Context, pool *pgxpool.Pool) error {
+	// The drill ingests its documents as a producer would.
+	nc, js, err := broker.Connect(s.nats.ConnConfig(natsauth.Producer, "sluice-drill"), zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	rep, err := drill.Run(ctx, pool, js, drill.Config{EmbedderURL: s.simURL})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(s.o.Stdout, "\nClassification drill (three 503s then a 200; a permanent 404):")
+	rep.Write(s.o.Stdout)
+	if !rep.Passed() {
+		return errors.New("the fault drill failed")
+	}
+	return nil
+}
+
+func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.Report, error) {
+	nc, js, err := broker.Connect(s.nats.ConnConfig(natsauth.Operator, "sluice-demo"), zerolog.Nop())
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	return reconcile.Run(ctx, pool, js, reconcile.Options{})
+}

@@ -1,7 +1,0 @@
-package testenv
-
-import "github.com/sluicehq/sluice/internal/localenv"
-
-// Buffer is a bytes.Buffer that a logger, a child process's output
-// copier and a test may use at once; see localenv.Buffer.
-type Buffer = localenv.Buffer

@@ -1,0 +1,149 @@
+package chaos_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// quiet reports whether nothing is left to do: no chunk pending, no
+// outbox row unpublished, every parked chunk triaged, INGEST empty.
+func (f *fleet) quiet() bool {
+	pending, ok := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`)
+	if !ok || pending > 0 {
+		return false
+	}
+	unpublished, ok := f.tryCount(`SELECT count(*) FROM outbox WHERE published_at IS NULL`)
+	if !ok || unpublished > 0 {
+		return false
+	}
+	untriaged, ok := f.tryCount(`
+		SELECT count(*) FROM ingest_manifest m WHERE m.status = 'parked' AND NOT EXISTS (
+			SELECT 1 FROM dead_letters d WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index)`)
+	if !ok || untriaged > 0 {
+		return false
+	}
+	return f.ingestMessages() == 0
+}
+
+// runsEnded reports whether no run is left running: a run whose producer
+// finished has completed (or failed, halted, was cancelled), and one
+// whose producer was killed has been interrupted.
+func (f *fleet) runsEnded() bool {
+	running, ok := f.tryCount(`SELECT count(*) FROM ingest_runs WHERE status = 'running'`)
+	return ok && running == 0
+}
+
+// runsEndWithin bounds the wait for runsEnded once the system is quiet:
+// the dlq-replayer's housekeeping settles a finished run within a second
+// or two, a killed producer's run once its heartbeat is older than the
+// producer's timeout, which the fleet leaves at its default.
+const runsEndWithin = runs.DefaultHeartbeatTimeout + 30*time.Second
+
+// verdict is what a converged system holds.
+type verdict struct {
+	documents, stored, parked, lost, duplicated, wrongVectors int
+}
+
+// converge waits, with no operator action, until the system is quiet,
+// then checks every invariant: each of the wantDocs documents recorded,
+// every chunk stored once with the embedder's vector for its own text or
+// parked with an open dead letter, no run left running, and `sluice
+// reconcile` exiting 0.
+func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
+	f.t.Helper()
+	start := time.Now()
+	f.eventually(timeout, "the system to converge (nothing pending, outbox drained, INGEST empty)", f.quiet)
+	f.t.Logf("converged %s after the faults", time.Since(start).Round(100*time.Millisecond))
+	if !localenv.Poll(runsEndWithin, f.runsEnded) {
+		f.t.Errorf("runs left running %s after the system was quiet (a killed producer's run must end interrupted): %s", runsEndWithin, f.openRuns())
+	}
+	v := verdict{
+		documents: f.count(`SELECT count(*) FROM documents`),
+		stored:    f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`),
+		parked:    f.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'parked'`),
+		lost: f.count(`
+			SELECT count(*) FROM ingest_manifest m
+			WHERE NOT (m.status = 'superseded'
+			   OR (m.status = 'stored' AND EXISTS (SELECT 1 FROM chunk_embeddings e
+			        WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index AND e.version = m.version AND e.content_hash = m.content_hash))
+			   OR (m.status = 'parked' AND EXISTS (SELECT 1 FROM dead_letters d
+			        WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index AND d.resolved_at IS NULL)))`),
+		duplicated: f.count(`SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d`),
+	}
+	v.wrongVectors = f.wrongVectors()
+	if wantDocs >= 0 && v.documents != wantDocs {
+		f.t.Errorf("%d documents recorded, want %d", v.documents, wantDocs)
+	}
+	if v.lost != 0 || v.duplicated != 0 || v.wrongVectors != 0 {
+		f.t.Errorf("after convergence: %d lost, %d duplicated, %d stored vectors not the embedder's for their text", v.lost, v.duplicated, v.wrongVectors)
+	}
+	if code, out := f.sluice("reconcile"); code != 0 {
+		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
+	}
+	return v
+}
+
+// openRuns lists the runs still running, for a failure's message.
+func (f *fleet) openRuns() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := f.db.Pool.Query(ctx, `
+		SELECT run_id || ' (source ' || source_id || ', ' || coalesce('heartbeat ' || to_char(now() - heartbeat_at, 'HH24:MI:SS') || ' ago', 'no heartbeat')
+		       || ', publish ' || CASE WHEN publish_finished_at IS NULL THEN 'unfinished' ELSE 'finished' END || ')'
+		FROM ingest_runs WHERE status = 'running' ORDER BY started_at`)
+	if err != nil {
+		return err.Error()
+	}
+	open, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err.Error()
+	}
+	return strings.Join(open, ", ")
+}
+
+// wrongVectors counts stored vectors that differ from embed-sim's
+// deterministic vector for the chunk's text.
+func (f *fleet) wrongVectors() int {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	store, err := vectorstore.Open(ctx, f.db.Pool, dims)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	query := `SELECT text, embedding FROM chunk_embeddings`
+	if store.Mode() == vectorstore.ModeVector {
+		query = `SELECT text, embedding::real[] FROM chunk_embeddings`
+	}
+	rows, err := f.db.Pool.Query(ctx, query)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	wrong := 0
+	want := make([]float32, dims)
+	var text string
+	var got []float32
+	if _, err := pgx.ForEachRow(rows, []any{&text, &got}, func() error {
+		embedsim.EmbedInto(want, text)
+		for i := range want {
+			if math.Abs(float64(want[i]-got[i])) > 1e-5 {
+				wrong++
+				f.t.Logf("wrong vector for text %q", strings.TrimSpace(text[:min(40, len(text))]))
+				break
+			}
+		}
+		return nil
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+	return wrong
+}
