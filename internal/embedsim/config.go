@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // MaxDims is the largest dimension the server will produce.
@@ -42,6 +44,16 @@ type Config struct {
 	// MaxRequestBytes bounds a request body; a larger one is answered 413
 	// without being read further. Defaults to DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// MaxInputTokens is the model's context length: an input of more
+	// tokens, counted with the requested model's tokenizer
+	// (tokens.ForModel, as the client counts), is answered 400
+	// context_length_exceeded. Defaults to tokens.DefaultMaxInputTokens;
+	// negative is no limit.
+	MaxInputTokens int
+	// MaxRequestTokens caps the tokens of one request's inputs together;
+	// more is answered 400 max_tokens_per_request. Defaults to
+	// tokens.DefaultMaxRequestTokens; negative is no limit.
+	MaxRequestTokens int
 }
 
 // DefaultMaxRequestBytes is the default Config.MaxRequestBytes (64 MiB);
@@ -66,6 +78,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxInputTokens == 0 {
+		c.MaxInputTokens = tokens.DefaultMaxInputTokens
+	}
+	if c.MaxRequestTokens == 0 {
+		c.MaxRequestTokens = tokens.DefaultMaxRequestTokens
 	}
 }
 

@@ -19,8 +19,9 @@ var modelEncodings = map[string]string{
 }
 
 // cache holds one Tokenizer per encoding: a vocabulary is a large map,
-// built on first use.
-var cache sync.Map // encoding → *Tokenizer
+// built on first use. models remembers ForModel's answers, which a
+// server asks on every request.
+var cache, models sync.Map // encoding → *Tokenizer; model → Counter
 
 // ForModel returns the counter of a model, and whether it is exact. A
 // model known by name or by the prefix of a family (such as gpt-4o-,
@@ -28,6 +29,15 @@ var cache sync.Map // encoding → *Tokenizer
 // Approximate, and exact is false: log that its counts are estimates.
 // A provider's prefix ("openai/text-embedding-3-small") is ignored.
 func ForModel(model string) (c Counter, exact bool) {
+	if c, ok := models.Load(model); ok {
+		return c.(Counter), c.(Counter).Exact()
+	}
+	c = forModel(model)
+	models.Store(model, c)
+	return c, c.Exact()
+}
+
+func forModel(model string) Counter {
 	name := model
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
@@ -36,19 +46,19 @@ func ForModel(model string) (c Counter, exact bool) {
 	if !ok {
 		codec, err := tokenizer.ForModel(tokenizer.Model(name))
 		if err != nil {
-			return Approximate{}, false
+			return Approximate{}
 		}
 		enc = codec.GetName()
 	}
 	if t, ok := cache.Load(enc); ok {
-		return t.(*Tokenizer), true
+		return t.(*Tokenizer)
 	}
 	t, err := NewTokenizer(enc)
 	if err != nil {
-		return Approximate{}, false
+		return Approximate{}
 	}
 	actual, _ := cache.LoadOrStore(enc, t)
-	return actual.(*Tokenizer), true
+	return actual.(*Tokenizer)
 }
 
 // Select is ForModel for a service starting up: it logs, once, that the
