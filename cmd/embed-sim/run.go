@@ -141,6 +141,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Dur("outage_start", f.OutageStart).Dur("outage_duration", f.OutageDuration).
 		Str("latency", f.Latency.String()).
 		Int("max_input_tokens", s.cfg.MaxInputTokens).Int("max_request_tokens", s.cfg.MaxRequestTokens).
+		Int("quota_rpm", s.cfg.Quota.RequestsPerMinute).Int("quota_tpm", s.cfg.Quota.TokensPerMinute).
 		Msg("listening")
 	tokens.Select(srv.Model(), logger)
 	fmt.Fprintln(stdout, srv.URL())

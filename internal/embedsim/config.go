@@ -54,6 +54,10 @@ type Config struct {
 	// more is answered 400 max_tokens_per_request. Defaults to
 	// tokens.DefaultMaxRequestTokens; negative is no limit.
 	MaxRequestTokens int
+	// Quota is the organisation's rate limit, shared by every client, and
+	// reported in x-ratelimit-* headers on every embeddings answer.
+	// Defaults to none: unlimited, and no headers.
+	Quota Quota
 }
 
 // DefaultMaxRequestBytes is the default Config.MaxRequestBytes (64 MiB);
@@ -96,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRequestBytes < 0 {
 		return fmt.Errorf("embedsim: max request bytes = %d, want a positive size, or 0 for the default of %d", c.MaxRequestBytes, DefaultMaxRequestBytes)
+	}
+	if err := c.Quota.Validate(); err != nil {
+		return fmt.Errorf("embedsim: %w", err)
 	}
 	if err := c.Faults.Validate(); err != nil {
 		return fmt.Errorf("embedsim: %w", err)

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -65,7 +67,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 	used, aerr := s.countTokens(req.Model, inputs)
 	s.log.setTokens(rec, used)
 	if aerr != nil {
+		if s.quota.limited() {
+			s.quota.peek(s.now()).set(w.Header())
+		}
 		return writeError(w, http.StatusBadRequest, *aerr, 0), aerr.fault, rec
+	}
+	if s.quota.limited() {
+		h, wait := s.quota.take(used, s.now())
+		h.set(w.Header())
+		if wait > 0 {
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt((wait+time.Millisecond-1).Milliseconds(), 10))
+			return writeError(w, http.StatusTooManyRequests, quotaError(req.Model, h, used, wait), int(math.Ceil(wait.Seconds()))), "quota", rec
+		}
 	}
 
 	fs := s.faults.Load()
