@@ -178,10 +178,9 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 		return nil, nil, err
 	}
 	def := table.Default()
-	var budget *embedder.Budget
-	if def.RequestsPerMinute > 0 || def.TokensPerMinute > 0 {
-		budget = embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil)
-	}
+	// A budget even without allowances: it paces from the provider's
+	// rate-limit headers.
+	budget := embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil, rt.Log)
 	counter := tokens.Select(c.Embedder.Model, rt.Log)
 	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, counter, rt.Registry, rt)
 	if err != nil {
@@ -305,10 +304,15 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 }
 
 // NewEmbedder builds the OpenAI client behind failsafe-go policies, paced
-// by budget (nil for none) in tokens counted by counter, and exports the
-// breaker state as sluice_circuit_breaker_state.
+// by budget (nil for none) in tokens counted by counter and from the
+// provider's rate-limit headers, and exports the breaker state as
+// sluice_circuit_breaker_state.
 func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, counter tokens.Counter, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
-	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
+	ecfg := embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding}
+	if budget != nil {
+		ecfg.OnRateLimits = budget.Observe
+	}
+	client, err := embedder.NewOpenAI(ecfg)
 	if err != nil {
 		return nil, err
 	}

@@ -52,7 +52,8 @@ type ResilientOptions struct {
 	// 10s; negative returns every 429 at once.
 	ThrottleMaxWait time.Duration
 	// Budget paces requests to the provider's allowance and adapts to its
-	// 429s. Defaults to nil: unpaced.
+	// 429s; give the OpenAI client's Config.OnRateLimits its Observe to
+	// pace from the provider's headers too. Defaults to nil: unpaced.
 	Budget *Budget
 	// Tokens counts a request's input tokens for Budget. Defaults to
 	// tokens.ForModel of the wrapped Embedder's model.
@@ -203,7 +204,7 @@ func (r *Resilient) Embed(ctx context.Context, inputs []string) ([][]float32, er
 		return [][]float32{}, nil
 	}
 	n := 0
-	if r.opts.Budget != nil {
+	if r.opts.Budget != nil && r.opts.Budget.CountsTokens() {
 		n = tokens.Sum(r.opts.Tokens, inputs)
 	}
 	vecs, err := r.executor.WithContext(ctx).GetWithExecution(func(exec failsafe.Execution[[][]float32]) ([][]float32, error) {
@@ -230,7 +231,7 @@ func (r *Resilient) attempt(ctx context.Context, inputs []string, tokens int) ([
 	case err == nil:
 		b.Succeeded()
 	case isThrottle(err):
-		b.Throttled()
+		b.Throttled(classify.Classify(err).RetryAfter)
 	}
 	return vecs, err
 }
