@@ -340,9 +340,16 @@ func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
 
 // countTokens counts the inputs' tokens with the model's tokenizer, as a
 // provider does before it embeds anything, and checks them against the
-// context length and the request cap.
+// context length and the request cap. Tokenizing costs several times what
+// embedding does here, so the server counts exactly only when the count
+// decides something: under a token quota, or when the inputs are long
+// enough in bytes to reach a limit (no token is shorter than a byte).
+// Otherwise the count, which is only reported, is tokens.Approximate's.
 func (s *Server) countTokens(model string, inputs []string) (int, *apiError) {
-	counter, _ := tokens.ForModel(model)
+	var counter tokens.Counter = tokens.Approximate{}
+	if s.mustCount(inputs) {
+		counter, _ = tokens.ForModel(model)
+	}
 	total := 0
 	for _, in := range inputs {
 		n := counter.Count(in)
@@ -360,6 +367,21 @@ func (s *Server) countTokens(model string, inputs []string) (int, *apiError) {
 		}
 	}
 	return total, nil
+}
+
+// mustCount reports whether the inputs' exact count decides anything.
+func (s *Server) mustCount(inputs []string) bool {
+	if s.cfg.Quota.TokensPerMinute > 0 {
+		return true
+	}
+	size := 0
+	for _, in := range inputs {
+		if s.cfg.MaxInputTokens > 0 && len(in) > s.cfg.MaxInputTokens {
+			return true
+		}
+		size += len(in)
+	}
+	return s.cfg.MaxRequestTokens > 0 && size > s.cfg.MaxRequestTokens
 }
 
 // codeMaxTokensPerRequest is the type and code of the provider's answer

@@ -21,9 +21,10 @@ type RequestRecord struct {
 	InputSHA256 []string `json:"input_sha256"`
 	// Texts holds the inputs themselves, only when Config.RecordInputs is set.
 	Texts []string `json:"texts,omitempty"`
-	// Tokens is the inputs' tokens by the model's tokenizer, up to the
-	// first input over the context length; 0 for a request that could not
-	// be read.
+	// Tokens is the inputs' tokens, up to the first input over the
+	// context length: by the model's tokenizer when the count decided
+	// anything (a token quota, inputs long enough to reach a limit), else
+	// estimated; 0 for a request that could not be read.
 	Tokens int `json:"tokens"`
 	// Status is the HTTP status answered; 0 when no answer was sent (the
 	// connection was reset, or the client left during a hang).
