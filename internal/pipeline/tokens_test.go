@@ -7,13 +7,24 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/tokens"
 )
 
+// tokenModel is a model whose tokenizer is known, so that the pipeline
+// counts its tokens exactly.
+const tokenModel = "text-embedding-3-small"
+
+// pipelineWith is a pipeline with cfg embedding through the bundle's
+// embed-sim as tokenModel.
 func (b *processBundle) pipelineWith(cfg pipeline.Config) *pipeline.Pipeline {
 	b.t.Helper()
-	p, err := pipeline.New(cfg, pipeline.Deps{Pool: b.db.Pool, Store: b.store, Embedder: b.client(), Log: zerolog.Nop()})
+	client, err := embedder.NewOpenAI(embedder.Config{URL: b.sim.URL(), Model: tokenModel, Dims: dims})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	p, err := pipeline.New(cfg, pipeline.Deps{Pool: b.db.Pool, Store: b.store, Embedder: client, Log: zerolog.Nop()})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -27,7 +38,7 @@ func (b *processBundle) pipelineWith(cfg pipeline.Config) *pipeline.Pipeline {
 func TestOverContextChunkIsParkedBeforeAnyRequest(t *testing.T) {
 	t.Parallel()
 	b := setupProcess(t)
-	counter, _ := tokens.ForModel("embed-sim-1")
+	counter, _ := tokens.ForModel(tokenModel)
 	long := strings.Repeat("🎉", 40) // 120 tokens in 160 bytes
 	b.produce("context", map[string]string{"a.txt": "a chunk that fits", "b.txt": long, "c.txt": "another one that fits"})
 	jobs := b.jobs(1)
@@ -56,7 +67,7 @@ func TestOverContextChunkIsParkedBeforeAnyRequest(t *testing.T) {
 func TestBatchPastTheTokenCapIsSplit(t *testing.T) {
 	t.Parallel()
 	b := setupProcess(t)
-	counter, _ := tokens.ForModel("embed-sim-1")
+	counter, _ := tokens.ForModel(tokenModel)
 	docs := map[string]string{}
 	total := 0
 	for i := range 8 {

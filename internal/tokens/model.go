@@ -8,14 +8,14 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// modelEncodings are the vocabularies of the embedding models, and of the
-// embed-sim simulator, which counts as text-embedding-3-small does so that
-// tests and demos measure what production measures.
+// modelEncodings are the vocabularies of OpenAI's embedding models, which
+// tiktoken's own table lacks but for ada-002. Other models, embed-sim's
+// own embed-sim-1 among them, are counted as tiktoken's table says, or
+// estimated.
 var modelEncodings = map[string]string{
 	"text-embedding-ada-002": Cl100kBase,
 	"text-embedding-3-small": Cl100kBase,
 	"text-embedding-3-large": Cl100kBase,
-	"embed-sim-1":            Cl100kBase,
 }
 
 // cache holds one Tokenizer per encoding: a vocabulary is a large map,

@@ -20,7 +20,7 @@ func TestForModel(t *testing.T) {
 		{"text-embedding-3-large", tokens.Cl100kBase, true},
 		{"text-embedding-ada-002", tokens.Cl100kBase, true},
 		{"openai/text-embedding-3-small", tokens.Cl100kBase, true},
-		{"embed-sim-1", tokens.Cl100kBase, true},
+		{"embed-sim-1", tokens.ApproximateEncoding, false},
 		{"gpt-4o", tokens.O200kBase, true},
 		{"gpt-4o-2024-08-06", tokens.O200kBase, true},
 		{"nomic-embed-text", tokens.ApproximateEncoding, false},
