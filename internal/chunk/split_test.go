@@ -392,6 +392,10 @@ func TestConfigValidate(t *testing.T) {
 		{"overlap equals size", Config{Size: 10, Overlap: 10, Unit: UnitChars}, "must be smaller than size 10"},
 		{"unknown unit", Config{Size: 10, Unit: "bytes"}, `unit "bytes"`},
 		{"huge", Config{Size: 1 << 40, Unit: UnitTokens}, "at most"},
+		{"model tokens", Config{Size: MinExactSize, Unit: UnitTokens, Tokens: cl100k()}, ""},
+		{"too few model tokens", Config{Size: MinExactSize - 1, Unit: UnitTokens, Tokens: cl100k()}, "at least 4 tokens"},
+		{"estimated tokens", Config{Size: 1, Unit: UnitTokens, Tokens: tokens.Approximate{}}, ""},
+		{"unknown counter", Config{Size: 10, Unit: UnitTokens, Tokens: wordCounter{}}, "use tokens.ForModel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -456,3 +460,15 @@ func BenchmarkSplit(b *testing.B) {
 		})
 	}
 }
+
+func cl100k() tokens.Counter {
+	c, _ := tokens.ForModel("text-embedding-3-small")
+	return c
+}
+
+// wordCounter is a counter the splitter cannot cut by.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+func (wordCounter) Encoding() string   { return "words" }
+func (wordCounter) Exact() bool        { return true }
