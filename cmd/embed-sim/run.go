@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // errUsage marks a command-line mistake, which exits with status 2.
@@ -139,7 +140,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Int("sequences", len(f.Sequences)).Int("poison", len(f.Poison)).
 		Dur("outage_start", f.OutageStart).Dur("outage_duration", f.OutageDuration).
 		Str("latency", f.Latency.String()).
+		Int("max_input_tokens", s.cfg.MaxInputTokens).Int("max_request_tokens", s.cfg.MaxRequestTokens).
+		Int("quota_rpm", s.cfg.Quota.RequestsPerMinute).Int("quota_tpm", s.cfg.Quota.TokensPerMinute).
 		Msg("listening")
+	tokens.Select(srv.Model(), logger)
 	fmt.Fprintln(stdout, srv.URL())
 
 	<-ctx.Done()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/tokens"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
@@ -91,6 +92,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		{"--latency", "sometimes"},
 		{"--rate-429", "2"},
 		{"--dims", "0"},
+		{"--quota-rpm", "-1"},
 		{"--log-level", "chatty"},
 		{"extra"},
 	} {
@@ -124,5 +126,19 @@ func TestFlagsOverrideFile(t *testing.T) {
 	want := embedsim.Latency{Dist: embedsim.LatencyFixed, Value: time.Millisecond}
 	if f.Rate5xx != 0.5 || f.Latency != want || f.MaxInputChars != 99 || f.OutageDuration != time.Minute {
 		t.Errorf("faults %+v", f)
+	}
+}
+
+func TestLimitFlags(t *testing.T) {
+	t.Parallel()
+	s, err := parseFlags([]string{"--quota-rpm", "500", "--quota-tpm", "1000000", "--max-input-tokens", "512", "--max-request-tokens", "-1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (embedsim.Quota{RequestsPerMinute: 500, TokensPerMinute: 1_000_000}); s.cfg.Quota != want || s.cfg.MaxInputTokens != 512 || s.cfg.MaxRequestTokens != -1 {
+		t.Errorf("quota %+v, max input tokens %d, max request tokens %d", s.cfg.Quota, s.cfg.MaxInputTokens, s.cfg.MaxRequestTokens)
+	}
+	if s, err = parseFlags(nil, io.Discard); err != nil || s.cfg.Quota != (embedsim.Quota{}) || s.cfg.MaxInputTokens != tokens.DefaultMaxInputTokens || s.cfg.MaxRequestTokens != tokens.DefaultMaxRequestTokens {
+		t.Errorf("defaults: quota %+v, max input tokens %d, max request tokens %d (%v)", s.cfg.Quota, s.cfg.MaxInputTokens, s.cfg.MaxRequestTokens, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // Defaults of DefaultConfig: 512 estimated tokens fits the smallest common
@@ -32,6 +34,25 @@ type Config struct {
 	// Unit is what Size and Overlap count. Defaults to UnitTokens in
 	// DefaultConfig.
 	Unit Unit
+
+	// Tokens counts UnitTokens: a *tokens.Tokenizer counts as the model
+	// does (see tokens.ForModel), so that no chunk is over Size by the
+	// model's own count. Defaults to nil, tokens.Approximate.
+	Tokens tokens.Counter
+}
+
+// MinExactSize is the smallest Size a tokenizer can honour: a character
+// is up to four bytes of UTF-8, and a vocabulary may spend a token on
+// each.
+const MinExactSize = 4
+
+// Count returns the length of s as c measures it: in c.Unit, tokens
+// counted by c.Tokens.
+func (c Config) Count(s string) int {
+	if t, ok := c.Tokens.(*tokens.Tokenizer); ok && c.Unit == UnitTokens {
+		return t.Count(s)
+	}
+	return c.Unit.Count(s)
 }
 
 // DefaultConfig returns the configuration to start from: 512 estimated
@@ -49,7 +70,15 @@ func (c Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("unit %q: use %q or %q", c.Unit, UnitTokens, UnitChars))
 	}
+	switch c.Tokens.(type) {
+	case nil, tokens.Approximate, *tokens.Tokenizer:
+	default:
+		errs = append(errs, fmt.Errorf("tokens: %T is not a counter the splitter knows: use tokens.ForModel", c.Tokens))
+	}
+	_, exact := c.Tokens.(*tokens.Tokenizer)
 	switch {
+	case exact && c.Unit == UnitTokens && c.Size > 0 && c.Size < MinExactSize:
+		errs = append(errs, fmt.Errorf("size %d: must be at least %d tokens, the most one character can cost", c.Size, MinExactSize))
 	case c.Size <= 0:
 		errs = append(errs, fmt.Errorf("size %d: must be at least 1; the default is %d %s", c.Size, DefaultSize, DefaultUnit))
 	case c.Size > math.MaxInt32/quartersPerToken:

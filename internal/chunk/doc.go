@@ -5,7 +5,8 @@
 // same chunks, which is what lets a re-run of the producer recognise chunks
 // it already stored. It guarantees that
 //
-//   - every chunk is at most Config.Size units long, measured by Unit.Count;
+//   - every chunk is at most Config.Size units long, measured by
+//     Config.Count: with Config.Tokens a tokenizer, by the model's own count;
 //   - no chunk is empty or starts or ends with whitespace;
 //   - chunks are substrings of the text, cut only at rune boundaries, so
 //     valid UTF-8 in means valid UTF-8 out;

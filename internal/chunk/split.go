@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // Chunk is one piece of a text.
@@ -44,6 +46,9 @@ func Split(text string, cfg Config) []Chunk {
 			return chunks
 		}
 		cut, final := s.window(start)
+		if s.tokenizer != nil {
+			cut, final = s.fit(start, cut, final)
+		}
 		end := trimSpaceEnd(text, start, cut)
 		// A chunk that adds nothing past the previous one's end would be pure
 		// overlap: a duplicate vector for no new text.
@@ -62,12 +67,18 @@ func Split(text string, cfg Config) []Chunk {
 }
 
 // splitter holds what one Split needs; all sizes are in scaled units
-// (runes, or quarter tokens).
+// (runes, quarter tokens of the estimate, or the tokenizer's tokens).
 type splitter struct {
 	text     string
-	tokens   bool
-	capacity int
-	overlap  int
+	quarters bool
+	// tokenizer, when set, is the model's: ends[i] is how many of the
+	// text's tokens end at byte i, which makes a rune's cost the tokens
+	// that end inside it.
+	tokenizer *tokens.Tokenizer
+	ends      []uint8
+	size      int
+	capacity  int
+	overlap   int
 	// minUsed is how full a chunk must be before a boundary may end it: half
 	// the capacity, so that a paragraph break near the start does not yield
 	// a sliver, and more than the overlap, so that the next chunk always
@@ -76,25 +87,68 @@ type splitter struct {
 }
 
 func newSplitter(text string, cfg Config) *splitter {
+	s := &splitter{text: text, size: cfg.Size}
 	scale := 1
 	if cfg.Unit == UnitTokens {
-		scale = quartersPerToken
+		if t, ok := cfg.Tokens.(*tokens.Tokenizer); ok {
+			s.tokenizer = t
+			s.ends = make([]uint8, len(text))
+			t.Ends(text, func(end int) {
+				if e := &s.ends[end-1]; *e < 255 {
+					*e++
+				}
+			})
+		} else {
+			s.quarters, scale = true, quartersPerToken
+		}
 	}
-	s := &splitter{
-		text:     text,
-		tokens:   cfg.Unit == UnitTokens,
-		capacity: cfg.Size * scale,
-		overlap:  cfg.Overlap * scale,
-	}
-	s.minUsed = min(s.capacity, max(s.capacity/2, s.overlap+1))
+	s.overlap = cfg.Overlap * scale
+	s.setCapacity(cfg.Size * scale)
 	return s
 }
 
-func (s *splitter) cost(r rune) int {
-	if s.tokens {
-		return tokenQuarters(r)
+func (s *splitter) setCapacity(capacity int) {
+	s.capacity = capacity
+	s.minUsed = min(s.capacity, max(s.capacity/2, s.overlap+1))
+}
+
+// cost is what the rune r, of size bytes at byte i, takes of a chunk.
+func (s *splitter) cost(i int, r rune, size int) int {
+	switch {
+	case s.ends != nil:
+		c := 0
+		for _, e := range s.ends[i : i+size] {
+			c += int(e)
+		}
+		return c
+	case s.quarters:
+		return tokens.Quarters(r)
 	}
 	return 1
+}
+
+// fit checks the chunk window found from start with the tokenizer, and
+// narrows the window until the chunk holds at most size tokens by the
+// model's own count. The window's costs come from tokenizing the whole
+// text, and a chunk tokenized alone can cost a token or two more at its
+// edges: a word cut from the space before it, say.
+func (s *splitter) fit(start, cut int, final bool) (int, bool) {
+	capacity := s.capacity
+	defer s.setCapacity(capacity)
+	for {
+		end := trimSpaceEnd(s.text, start, cut)
+		n := s.tokenizer.Count(s.text[start:end])
+		_, first := utf8.DecodeRuneInString(s.text[start:])
+		switch {
+		case n <= s.size || end-start <= first:
+			return cut, final
+		case s.capacity <= 1:
+			// One character costs at most MinExactSize tokens.
+			return start + first, start+first == len(s.text)
+		}
+		s.setCapacity(max(1, s.capacity-(n-s.size)))
+		cut, final = s.window(start)
+	}
 }
 
 // estimate guesses the number of chunks, so that the slice is allocated
@@ -153,8 +207,9 @@ func (s *splitter) window(start int) (cut int, final bool) {
 		} else if !space {
 			lineBlank = false
 		}
-		c := s.cost(r)
-		if used+c > s.capacity {
+		c := s.cost(i, r, size)
+		// The first rune is always taken, so that every chunk moves on.
+		if used+c > s.capacity && i > start {
 			return s.choose(start, i, b), false
 		}
 		used += c
@@ -223,7 +278,7 @@ func (s *splitter) overlapStart(start, cut int) int {
 	p, used := cut, 0
 	for p > start {
 		r, size := utf8.DecodeLastRuneInString(s.text[start:p])
-		c := s.cost(r)
+		c := s.cost(p-size, r, size)
 		if used+c > s.overlap {
 			break
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // checkInvariants fails t unless chunks honour every guarantee of Split
@@ -27,8 +29,8 @@ func checkInvariants(t testing.TB, text string, cfg Config, chunks []Chunk) {
 			t.Fatalf("chunk %d [%d, %d) does not move past chunk %d [%d, %d)", i, c.Start, c.End, i-1, prev.Start, prev.End)
 		case strings.TrimFunc(c.Text, unicode.IsSpace) != c.Text:
 			t.Fatalf("chunk %d %q has surrounding whitespace", i, c.Text)
-		case cfg.Unit.Count(c.Text) > cfg.Size:
-			t.Fatalf("chunk %d is %d %s, over the size %d: %q", i, cfg.Unit.Count(c.Text), cfg.Unit, cfg.Size, c.Text)
+		case cfg.Count(c.Text) > cfg.Size:
+			t.Fatalf("chunk %d is %d %s, over the size %d: %q", i, cfg.Count(c.Text), cfg.Unit, cfg.Size, c.Text)
 		}
 		if valid {
 			if !utf8.ValidString(c.Text) {
@@ -245,6 +247,56 @@ func TestSplitTokens(t *testing.T) {
 	}
 }
 
+// TestSplitModelTokens splits text that the estimate gets wrong (CJK,
+// code, emoji) with the model's tokenizer: no chunk is over the size by
+// the model's own count, and chunks are not much smaller than it either.
+func TestSplitModelTokens(t *testing.T) {
+	t.Parallel()
+
+	cl100k, _ := tokens.ForModel("text-embedding-3-small")
+	o200k, _ := tokens.ForModel("gpt-4o")
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := range 200 {
+		text := randomText(rng, rng.IntN(3000))
+		if i%3 == 0 {
+			text = codeText(rng, rng.IntN(3000))
+		}
+		size := MinExactSize + rng.IntN(200)
+		cfg := Config{Size: size, Overlap: rng.IntN(size), Unit: UnitTokens, Tokens: cl100k}
+		if i%2 == 1 {
+			cfg.Tokens = o200k
+		}
+		checkInvariants(t, text, cfg, Split(text, cfg))
+	}
+
+	emoji := strings.Repeat("👨\u200d👩\u200d👧 🎉👍🏽 ", 200)
+	cfg := Config{Size: 64, Overlap: 8, Unit: UnitTokens, Tokens: cl100k}
+	chunks := Split(emoji, cfg)
+	checkInvariants(t, emoji, cfg, chunks)
+	if approx := (Config{Size: 64, Overlap: 8, Unit: UnitTokens}); cfg.Count(Split(emoji, approx)[0].Text) <= 64 {
+		t.Fatal("the estimate's first chunk of emoji is within 64 tokens: the text does not tell the counts apart")
+	}
+	for _, c := range chunks[:len(chunks)-1] {
+		if n := cfg.Count(c.Text); n < 32 {
+			t.Errorf("chunk of %d tokens for a size of 64: %q", n, c.Text)
+		}
+	}
+}
+
+// codeText is source code of many short lines, with the punctuation BPE
+// vocabularies spend tokens on.
+func codeText(rng *rand.Rand, n int) string {
+	lines := []string{
+		"func (s *splitter) fit(start, cut int) (int, bool) {\n", "\tif err != nil {\n\t\treturn nil, fmt.Errorf(\"x: %w\", err)\n\t}\n",
+		"for i := 0; i < len(xs); i++ { total += xs[i] * 0x7f }\n", "}\n", "\n", "// 注释：计算总和 🎉\n", "x = {\"a\": [1, 2, 3], 'b': None}\n",
+	}
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(lines[rng.IntN(len(lines))])
+	}
+	return b.String()
+}
+
 func TestUnitCount(t *testing.T) {
 	t.Parallel()
 
@@ -340,6 +392,10 @@ func TestConfigValidate(t *testing.T) {
 		{"overlap equals size", Config{Size: 10, Overlap: 10, Unit: UnitChars}, "must be smaller than size 10"},
 		{"unknown unit", Config{Size: 10, Unit: "bytes"}, `unit "bytes"`},
 		{"huge", Config{Size: 1 << 40, Unit: UnitTokens}, "at most"},
+		{"model tokens", Config{Size: MinExactSize, Unit: UnitTokens, Tokens: cl100k()}, ""},
+		{"too few model tokens", Config{Size: MinExactSize - 1, Unit: UnitTokens, Tokens: cl100k()}, "at least 4 tokens"},
+		{"estimated tokens", Config{Size: 1, Unit: UnitTokens, Tokens: tokens.Approximate{}}, ""},
+		{"unknown counter", Config{Size: 10, Unit: UnitTokens, Tokens: wordCounter{}}, "use tokens.ForModel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,3 +460,15 @@ func BenchmarkSplit(b *testing.B) {
 		})
 	}
 }
+
+func cl100k() tokens.Counter {
+	c, _ := tokens.ForModel("text-embedding-3-small")
+	return c
+}
+
+// wordCounter is a counter the splitter cannot cut by.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+func (wordCounter) Encoding() string   { return "words" }
+func (wordCounter) Exact() bool        { return true }

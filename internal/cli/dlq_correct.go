@@ -12,7 +12,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/replay"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -38,7 +40,7 @@ jobs are refused.
 func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	var c conn
 	corr := replay.Correction{By: cliPrincipal(env)}
-	var textFile, metaFile, unit string
+	var textFile, metaFile, unit, model string
 	var rederive, execute bool
 	var rd replay.Rederivation
 	l := newLoader(env, "dlq correct", &c, true)
@@ -55,6 +57,7 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	l.Int(&rd.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "with --rederive: the producer's --chunk-size")
 	l.Int(&rd.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "with --rederive: the producer's --chunk-overlap")
 	l.String(&unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "with --rederive: the producer's --chunk-unit")
+	l.String(&model, "embedder-model", "EMBEDDER_MODEL", config.DefaultEmbedderModel, "with --rederive: the producer's --embedder-model, whose tokenizer counts its chunks")
 	l.String(&corr.Reason, "reason", "", "", "why (required; recorded in replay_audit)")
 	l.Bool(&execute, "execute", "", false, "dispatch the corrected job; without it, only show the diff")
 	rest, err := parse(l, args)
@@ -62,6 +65,7 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	rd.Chunk.Unit = chunk.Unit(unit)
+	rd.Chunk.Tokens, _ = tokens.ForModel(model)
 	if err := checkCorrectFlags(corr, rest, textFile, metaFile, rederive, rd.From); err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/sluicehq/sluice/internal/wait"
 )
 
@@ -14,24 +16,51 @@ import (
 // at most once per second so that one burst of refusals counts once, and
 // each success adds back a hundredth of the allowance, so a storm of 429s
 // settles near the rate the provider really accepts. A zero allowance is
-// unlimited. Safe for concurrent use.
+// unlimited.
+//
+// The provider's own word counts too (Observe): an allowance it reports
+// lower than the configured one is adopted, and what it reports remaining
+// is spent ahead of the provider's refusals — a request that would take
+// more than remains waits until the provider's allowance has refilled
+// enough, at its limit a minute, as OpenAI's buckets do. Once the
+// provider reports its allowances, a 429's Retry-After holds every
+// request, not only the refused one. 429s stay the last resort. Safe for
+// concurrent use.
 type Budget struct {
-	mu       sync.Mutex
-	now      func() time.Time
-	requests aimd
-	tokens   float64 // per second; 0 unlimited
-	nextReq  time.Time
-	nextTok  time.Time
+	mu        sync.Mutex
+	now       func() time.Time
+	log       zerolog.Logger
+	requests  aimd
+	tokens    float64 // per second; 0 unlimited
+	nextReq   time.Time
+	nextTok   time.Time
+	holdUntil time.Time
+	// configured are the allowances a minute the budget was built with;
+	// provider are the provider's buckets as last reported, spent since
+	// by this budget's reservations.
+	configured [2]int
+	provider   [2]bucket
+	adopted    [2]bool
 }
 
+// Indexes of Budget.configured, provider and adopted.
+const (
+	kindRequests = iota
+	kindTokens
+)
+
+var kindNames = [2]string{"requests", "tokens"}
+
 // NewBudget returns a budget for the given allowances; now defaults to
-// time.Now.
-func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time) *Budget {
+// time.Now. log hears, once per allowance, that the provider's lower
+// limit was adopted.
+func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time, log zerolog.Logger) *Budget {
 	if now == nil {
 		now = time.Now
 	}
 	ceiling := float64(requestsPerMinute) / 60
-	return &Budget{now: now, requests: aimd{ceiling: ceiling, rate: ceiling}, tokens: float64(tokensPerMinute) / 60}
+	return &Budget{now: now, log: log, requests: aimd{ceiling: ceiling, rate: ceiling}, tokens: float64(tokensPerMinute) / 60,
+		configured: [2]int{requestsPerMinute, tokensPerMinute}}
 }
 
 // Reserve books one request of tokens input tokens and returns how long
@@ -40,14 +69,23 @@ func (b *Budget) Reserve(tokens int) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	wait := time.Duration(0)
+	wait := max(0, b.holdUntil.Sub(now))
 	if b.requests.rate > 0 {
 		wait = max(wait, book(&b.nextReq, now, 1/b.requests.rate))
 	}
 	if b.tokens > 0 {
 		wait = max(wait, book(&b.nextTok, now, float64(tokens)/b.tokens))
 	}
+	wait = max(wait, b.provider[kindRequests].take(now, 1), b.provider[kindTokens].take(now, float64(tokens)))
 	return wait
+}
+
+// CountsTokens reports whether the budget paces tokens, by its own
+// allowance or the provider's: only then need callers count them.
+func (b *Budget) CountsTokens() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens > 0 || b.provider[kindTokens].limit > 0
 }
 
 // Wait reserves a request and waits for its turn, or returns ctx's error.
@@ -58,11 +96,64 @@ func (b *Budget) Wait(ctx context.Context, tokens int) error {
 	return nil
 }
 
-// Throttled records a 429 from the provider.
-func (b *Budget) Throttled() {
+// Observe takes in the provider's rate-limit headers of one answer.
+func (b *Budget) Observe(rl RateLimits) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.requests.decrease(b.now())
+	now := b.now()
+	for kind, l := range [2]RateLimit{rl.Requests, rl.Tokens} {
+		if l.Limit <= 0 {
+			continue
+		}
+		b.provider[kind].observe(now, l)
+		if c := b.configured[kind]; c == 0 || l.Limit < c {
+			b.adopt(kind, l.Limit)
+		}
+	}
+}
+
+// adopt makes the provider's limit a minute the budget's allowance.
+func (b *Budget) adopt(kind, limit int) {
+	perSecond := float64(limit) / 60
+	switch kind {
+	case kindRequests:
+		if b.requests.ceiling == perSecond {
+			return
+		}
+		b.requests.ceiling = perSecond
+		b.requests.rate = min(perSecond, b.requests.rate)
+		if b.requests.rate == 0 {
+			b.requests.rate = perSecond
+		}
+	case kindTokens:
+		if b.tokens == perSecond {
+			return
+		}
+		b.tokens = perSecond
+	}
+	if !b.adopted[kind] {
+		b.adopted[kind] = true
+		b.log.Info().Str("allowance", kindNames[kind]).Int("configured_per_minute", b.configured[kind]).Int("provider_per_minute", limit).
+			Msg("the provider's rate limit is lower than configured (0 is unlimited): pacing to the provider's")
+	}
+}
+
+// Throttled records a 429 from the provider. When the provider reports
+// its allowances, the 429 says the organisation's are spent: every
+// request is held for its Retry-After (zero when it gave none). A 429
+// from a provider that reports none may concern that request alone, and
+// holds only it (Resilient waits it out).
+func (b *Budget) Throttled(retryAfter time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	b.requests.decrease(now)
+	if b.provider[kindRequests].limit == 0 && b.provider[kindTokens].limit == 0 {
+		return
+	}
+	if until := now.Add(retryAfter); until.After(b.holdUntil) {
+		b.holdUntil = until
+	}
 }
 
 // Succeeded records a request the provider accepted.
@@ -80,6 +171,14 @@ func (b *Budget) Rate() float64 {
 	return b.requests.rate * 60
 }
 
+// TokenRate returns the current token allowance, per minute; 0 is
+// unlimited.
+func (b *Budget) TokenRate() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.tokens * 60
+}
+
 // book reserves cost seconds of a resource whose next free instant is
 // *next, and returns how long from now the reservation starts.
 func book(next *time.Time, now time.Time, cost float64) time.Duration {
@@ -89,6 +188,49 @@ func book(next *time.Time, now time.Time, cost float64) time.Duration {
 	}
 	*next = start.Add(time.Duration(cost * float64(time.Second)))
 	return start.Sub(now)
+}
+
+// bucket is the budget's picture of one of the provider's allowances: a
+// bucket of limit a minute that refills continuously, holding level at
+// instant at. Reservations spend it, possibly below zero: a reservation
+// that finds it short waits for the refill. The zero bucket is unknown,
+// and never makes anyone wait.
+type bucket struct {
+	limit int
+	level float64
+	at    time.Time
+}
+
+func (k *bucket) perSecond() float64 { return float64(k.limit) / 60 }
+
+// levelAt is the bucket's level at now, refilled since the last report.
+func (k *bucket) levelAt(now time.Time) float64 {
+	return min(float64(k.limit), k.level+max(0, now.Sub(k.at).Seconds())*k.perSecond())
+}
+
+// observe takes a report: the provider's remaining, unless the budget's
+// own count, which includes requests still on their way, is lower.
+func (k *bucket) observe(now time.Time, l RateLimit) {
+	level := float64(l.Remaining)
+	if k.limit == l.Limit {
+		level = min(level, k.levelAt(now))
+	}
+	k.limit, k.level, k.at = l.Limit, level, now
+}
+
+// take spends n and returns how long until the bucket held n before
+// this reservation: zero while the provider has room.
+func (k *bucket) take(now time.Time, n float64) time.Duration {
+	if k.limit == 0 {
+		return 0
+	}
+	level := k.levelAt(now)
+	k.level, k.at = level-n, now
+	short := min(n, float64(k.limit)) - level
+	if short <= 0 {
+		return 0
+	}
+	return time.Duration(short / k.perSecond() * float64(time.Second))
 }
 
 // aimd is an additive-increase, multiplicative-decrease rate in

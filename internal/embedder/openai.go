@@ -58,6 +58,10 @@ type Config struct {
 	// fails the batch as a server error, having read no more than the
 	// limit. Defaults to DefaultMaxResponseBytes (256 MiB).
 	MaxResponseBytes int64
+	// OnRateLimits, if set, is called with the provider's x-ratelimit-*
+	// headers of every answer that has them, such as Budget.Observe. It
+	// must not block. Defaults to nil.
+	OnRateLimits func(RateLimits)
 }
 
 // DefaultMaxResponseBytes is the default Config.MaxResponseBytes: 2048
@@ -222,6 +226,11 @@ func (c *OpenAI) do(ctx context.Context, inputs []string, encoding string) ([][]
 		return nil, "", fmt.Errorf("embeddings request: %w", err)
 	}
 	defer resp.Body.Close()
+	if c.cfg.OnRateLimits != nil {
+		if rl, ok := parseRateLimits(resp.Header); ok {
+			c.cfg.OnRateLimits(rl)
+		}
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		se, param := statusError(resp, time.Now(), c.cfg.MaxRetryAfter)
 		return nil, param, se

@@ -11,6 +11,7 @@ import (
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
 	"github.com/failsafe-go/failsafe-go/timeout"
 
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/internal/wait"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
@@ -51,8 +52,12 @@ type ResilientOptions struct {
 	// 10s; negative returns every 429 at once.
 	ThrottleMaxWait time.Duration
 	// Budget paces requests to the provider's allowance and adapts to its
-	// 429s. Defaults to nil: unpaced.
+	// 429s; give the OpenAI client's Config.OnRateLimits its Observe to
+	// pace from the provider's headers too. Defaults to nil: unpaced.
 	Budget *Budget
+	// Tokens counts a request's input tokens for Budget. Defaults to
+	// tokens.ForModel of the wrapped Embedder's model.
+	Tokens tokens.Counter
 	// OnStateChange, if set, is called after each breaker transition with
 	// the old and new state ("closed", "open", "half-open"), for a metric or
 	// a log line. It must not block. Defaults to nil.
@@ -150,6 +155,9 @@ func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
 		return nil, err
 	}
 	opts.applyDefaults()
+	if opts.Tokens == nil {
+		opts.Tokens, _ = tokens.ForModel(inner.Model())
+	}
 	r := &Resilient{inner: inner, opts: opts, probing: make(chan struct{}, 1)}
 
 	backoff := classify.Backoff{Base: opts.RetryDelay, Max: opts.RetryMaxDelay}
@@ -195,9 +203,12 @@ func (r *Resilient) Embed(ctx context.Context, inputs []string) ([][]float32, er
 	if len(inputs) == 0 {
 		return [][]float32{}, nil
 	}
-	tokens := approxTokens(inputs)
+	n := 0
+	if r.opts.Budget != nil && r.opts.Budget.CountsTokens() {
+		n = tokens.Sum(r.opts.Tokens, inputs)
+	}
 	vecs, err := r.executor.WithContext(ctx).GetWithExecution(func(exec failsafe.Execution[[][]float32]) ([][]float32, error) {
-		return r.attempt(exec.Context(), inputs, tokens)
+		return r.attempt(exec.Context(), inputs, n)
 	})
 	if err != nil {
 		return nil, r.translate(ctx, err)
@@ -220,7 +231,7 @@ func (r *Resilient) attempt(ctx context.Context, inputs []string, tokens int) ([
 	case err == nil:
 		b.Succeeded()
 	case isThrottle(err):
-		b.Throttled()
+		b.Throttled(classify.Classify(err).RetryAfter)
 	}
 	return vecs, err
 }
@@ -245,16 +256,6 @@ func (r *Resilient) throttleRetry() retrypolicy.RetryPolicy[[][]float32] {
 // isThrottle reports whether err is the provider pacing us (a 429).
 func isThrottle(err error) bool {
 	return err != nil && classify.Classify(err).Class == classify.ClassRateLimited
-}
-
-// approxTokens estimates the input tokens of a request, at four bytes a
-// token, the usual figure for English text with BPE tokenizers.
-func approxTokens(inputs []string) int {
-	n := 0
-	for _, in := range inputs {
-		n += len(in)/4 + 1
-	}
-	return n
 }
 
 // translate turns failsafe's own errors into classify-typed ones.

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
@@ -30,10 +31,14 @@ type PipelineSettings struct {
 	AmbiguousRetries int
 	MaxReplays       int
 	EmbedMaxInputs   int
-	ParkRetryDelay   time.Duration
-	SoftTimeLimit    time.Duration
-	AllowSources     string
-	PolicyRules      string
+	// EmbedMaxTokens and MaxInputTokens are the request token cap and the
+	// model's context length. Default to tokens.DefaultMaxRequestTokens
+	// and tokens.DefaultMaxInputTokens.
+	EmbedMaxTokens, MaxInputTokens int
+	ParkRetryDelay                 time.Duration
+	SoftTimeLimit                  time.Duration
+	AllowSources                   string
+	PolicyRules                    string
 	// BackoffBase and BackoffMax space redeliveries of transient
 	// failures. Default to classify.DefaultBackoffBase and
 	// pipeline.DefaultBackoffMax.
@@ -137,6 +142,8 @@ func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", pipeline.DefaultAmbiguousRetries, "retries of an unrecognised error before parking")
 	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", pipeline.DefaultMaxReplays, "replay generations before a chunk is quarantined as replay_exhausted")
 	l.Int(&c.EmbedMaxInputs, "embed-max-inputs", "EMBED_MAX_INPUTS", pipeline.DefaultEmbedMaxInputs, "inputs per embedding request")
+	l.Int(&c.EmbedMaxTokens, "embed-max-request-tokens", "EMBED_MAX_REQUEST_TOKENS", tokens.DefaultMaxRequestTokens, "input tokens per embedding request, by the model's tokenizer; a larger batch goes out as several requests")
+	l.Int(&c.MaxInputTokens, "embed-max-input-tokens", "EMBED_MAX_INPUT_TOKENS", tokens.DefaultMaxInputTokens, "the model's context length: a chunk of more tokens is parked as context_length_exceeded before any request")
 	l.Duration(&c.ParkRetryDelay, "park-retry-delay", "PARK_RETRY_DELAY", pipeline.DefaultParkRetryDelay, "delay before the replayer retries a transient_exhausted chunk")
 	l.Duration(&c.SoftTimeLimit, "soft-time-limit", "SOFT_TIME_LIMIT", 0, "bound of one batch's embed stage; work that keeps hitting it is parked as timeout_exhausted (0 derives it from EMBEDDER_TIMEOUT and in-process retries)")
 	l.String(&c.AllowSources, "allow-sources", "POLICY_ALLOW_SOURCES", "", "comma-separated source allow-list (empty allows all)")
@@ -169,21 +176,22 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 		return nil, nil, err
 	}
 	def := table.Default()
-	var budget *embedder.Budget
-	if def.RequestsPerMinute > 0 || def.TokensPerMinute > 0 {
-		budget = embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil)
-	}
-	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, rt.Registry, rt)
+	// A budget even without allowances: it paces from the provider's
+	// rate-limit headers.
+	budget := embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil, rt.Log)
+	counter := tokens.Select(c.Embedder.Model, rt.Log)
+	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, counter, rt.Registry, rt)
 	if err != nil {
 		return nil, nil, err
 	}
 	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
 		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
+		EmbedMaxTokens: c.EmbedMaxTokens, MaxInputTokens: c.MaxInputTokens,
 		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
 		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
 		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 			Policy: compliance.NewPolicy(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
-			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup)})
+			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -199,10 +207,15 @@ func (c *PipelineSettings) embedderSettings(def policy.Settings) config.Embedder
 }
 
 // NewEmbedder builds the OpenAI client behind failsafe-go policies, paced
-// by budget (nil for none), and exports the breaker state as
+// by budget (nil for none) in tokens counted by counter and from the
+// provider's rate-limit headers, and exports the breaker state as
 // sluice_circuit_breaker_state.
-func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
-	client, err := embedder.NewOpenAI(embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding})
+func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, counter tokens.Counter, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
+	ecfg := embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding}
+	if budget != nil {
+		ecfg.OnRateLimits = budget.Observe
+	}
+	client, err := embedder.NewOpenAI(ecfg)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +227,7 @@ func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, reg pro
 		reg.MustRegister(state)
 	}
 	return embedder.NewResilient(client, embedder.ResilientOptions{
-		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget,
+		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget, Tokens: counter,
 		OnStateChange: func(from, to string) {
 			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])
 			rt.Log.Warn().Str("from", from).Str("to", to).Msg("embedder circuit breaker")

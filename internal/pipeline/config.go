@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -28,6 +29,15 @@ type Config struct {
 	// EmbedMaxBytes bounds the summed input size of one embedding request.
 	// Defaults to 512 KiB.
 	EmbedMaxBytes int
+	// EmbedMaxTokens bounds the summed input tokens of one embedding
+	// request, counted by Deps.Tokens: a batch past it goes out as several
+	// requests. Defaults to tokens.DefaultMaxRequestTokens (300,000).
+	EmbedMaxTokens int
+	// MaxInputTokens is the model's context length: a chunk of more
+	// tokens, counted by Deps.Tokens, is parked as
+	// context_length_exceeded before any request is sent. Defaults to
+	// tokens.DefaultMaxInputTokens (8,191).
+	MaxInputTokens int
 	// Backoff spaces redeliveries of transient failures. Defaults to
 	// classify.Backoff{Base: classify.DefaultBackoffBase (1s), Max:
 	// DefaultBackoffMax (2m)}.
@@ -94,6 +104,12 @@ func (c *Config) applyDefaults() {
 	if c.EmbedMaxBytes == 0 {
 		c.EmbedMaxBytes = DefaultEmbedMaxBytes
 	}
+	if c.EmbedMaxTokens == 0 {
+		c.EmbedMaxTokens = tokens.DefaultMaxRequestTokens
+	}
+	if c.MaxInputTokens == 0 {
+		c.MaxInputTokens = tokens.DefaultMaxInputTokens
+	}
 	if c.SoftTimeLimit == 0 {
 		c.SoftTimeLimit = DefaultSoftTimeLimit
 	}
@@ -126,6 +142,10 @@ func (c Config) Validate() error {
 	}
 	if c.EmbedMaxInputs < 1 || c.EmbedMaxBytes < 1 {
 		errs = append(errs, errors.New("embed request bounds must be positive"))
+	}
+	if c.EmbedMaxTokens < c.MaxInputTokens || c.MaxInputTokens < 1 {
+		errs = append(errs, fmt.Errorf("embed max tokens %d, max input tokens %d: use a positive context length and a request cap at least as large (OpenAI's are %d and %d)",
+			c.EmbedMaxTokens, c.MaxInputTokens, tokens.DefaultMaxInputTokens, tokens.DefaultMaxRequestTokens))
 	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("soft time limit %s: use a positive duration", c.SoftTimeLimit))

@@ -8,24 +8,58 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// embed sends the jobs to the embedder in sub-batches bounded by count and
-// size, and sets each job's vector or failure.
+// embed sends the jobs to the embedder in sub-batches bounded by count,
+// size and tokens, and sets each job's vector or failure. A job over the
+// model's context length fails here, before any request.
 func (p *Pipeline) embed(ctx context.Context, jobs []*Job) {
-	start, size := 0, 0
+	jobs = p.withinContext(jobs)
+	start, size, toks := 0, 0, 0
 	for i, j := range jobs {
 		n := len(j.chunk.Text)
-		if i > start && (i-start >= p.cfg.EmbedMaxInputs || size+n > p.cfg.EmbedMaxBytes) {
-			p.embedUnvetted(ctx, jobs[start:i])
-			start, size = i, 0
+		// The length is a bound on the tokens: no token is shorter than a
+		// byte. Counting is needed only once the bound passes the cap.
+		t := n
+		if toks+t > p.cfg.EmbedMaxTokens {
+			t = p.tokens.Count(j.chunk.Text)
 		}
-		size += n
+		if i > start && (i-start >= p.cfg.EmbedMaxInputs || size+n > p.cfg.EmbedMaxBytes || toks+t > p.cfg.EmbedMaxTokens) {
+			p.embedUnvetted(ctx, jobs[start:i])
+			start, size, toks = i, 0, 0
+		}
+		size, toks = size+n, toks+t
 	}
 	if start < len(jobs) {
 		p.embedUnvetted(ctx, jobs[start:])
 	}
+}
+
+// withinContext fails the jobs over the model's context length as
+// context_length_exceeded, a permanent class, and returns the others.
+func (p *Pipeline) withinContext(jobs []*Job) []*Job {
+	var kept []*Job
+	over := false
+	for i, j := range jobs {
+		if tokens.AtMost(p.tokens, j.chunk.Text, p.cfg.MaxInputTokens) {
+			if over {
+				kept = append(kept, j)
+			}
+			continue
+		}
+		if !over {
+			kept, over = append(make([]*Job, 0, len(jobs)), jobs[:i]...), true
+		}
+		p.fail(j, StageEmbed, classify.Permanent(classify.ClassContextLength, fmt.Errorf(
+			"chunk holds %d tokens (%s), over the model's context length of %d: chunk with a smaller CHUNK_SIZE",
+			p.tokens.Count(j.chunk.Text), p.tokens.Encoding(), p.cfg.MaxInputTokens)))
+	}
+	if !over {
+		return jobs
+	}
+	return kept
 }
 
 // embedUnvetted embeds jobs that no answer has vouched for yet. While the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -39,6 +40,7 @@ type Pipeline struct {
 	// rejections sizes embedding requests to how often the embedder
 	// rejects an input.
 	rejections rejectionRate
+	tokens     tokens.Counter
 }
 
 // Deps are the pipeline's collaborators.
@@ -59,6 +61,9 @@ type Deps struct {
 	// Crash is called at named crash points (see package crashpoint); nil
 	// for none.
 	Crash func(point string)
+	// Tokens counts the model's tokens for Config.MaxInputTokens and
+	// Config.EmbedMaxTokens. Defaults to tokens.ForModel(Config.Model).
+	Tokens tokens.Counter
 }
 
 // New returns a pipeline.
@@ -77,7 +82,10 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.Model = deps.Embedder.Model()
 	}
 	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, policy: deps.Policy,
-		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash}
+		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash, tokens: deps.Tokens}
+	if p.tokens == nil {
+		p.tokens, _ = tokens.ForModel(cfg.Model)
+	}
 	if p.metrics == nil {
 		p.metrics = NewMetrics(nil)
 	}

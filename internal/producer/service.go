@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // Flags are the producer command's settings.
@@ -26,6 +27,8 @@ type Flags struct {
 	JSONL  bool
 	JSON   bool
 	Unit   string
+	// Model is the embedding model whose tokens CHUNK_UNIT=tokens counts.
+	Model string
 }
 
 // Register registers the producer's settings on l.
@@ -35,7 +38,8 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Bool(&f.JSONL, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
 	l.Int(&f.Config.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
 	l.Int(&f.Config.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
-	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (approximate) or chars")
+	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (the --embedder-model's) or chars")
+	l.String(&f.Model, "embedder-model", "EMBEDDER_MODEL", config.DefaultEmbedderModel, "embedding model whose tokenizer counts --chunk-unit tokens (approximate for a model without a known tokenizer)")
 	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
 	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
 	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")
@@ -58,6 +62,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return service.UsageError(err)
 	}
 	cfg.Chunk.Unit = chunk.Unit(f.Unit)
+	cfg.Chunk.Tokens, _ = tokens.ForModel(f.Model)
 	if cfg.SourceID == "" {
 		return service.UsageError(fmt.Errorf("--source is required: name the corpus, e.g. --source docs"))
 	}
@@ -76,6 +81,9 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer rt.Close()
+	if cfg.Chunk.Unit == chunk.UnitTokens {
+		tokens.Log(rt.Log, f.Model, cfg.Chunk.Tokens)
+	}
 	p, err := New(*cfg, rt.Pool, rt.JS, rt.Log)
 	if err != nil {
 		return err

@@ -22,6 +22,9 @@ type apiError struct {
 	Code    string
 	// status is the HTTP status to answer with; 0 means 400.
 	status int
+	// fault is the request log's name for the rule that refused the
+	// request, if any.
+	fault string
 }
 
 // MarshalJSON writes empty Param and Code as null, as the provider does.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // MaxDims is the largest dimension the server will produce.
@@ -42,6 +44,20 @@ type Config struct {
 	// MaxRequestBytes bounds a request body; a larger one is answered 413
 	// without being read further. Defaults to DefaultMaxRequestBytes.
 	MaxRequestBytes int64
+	// MaxInputTokens is the model's context length: an input of more
+	// tokens, counted with the requested model's tokenizer
+	// (tokens.ForModel, as the client counts), is answered 400
+	// context_length_exceeded. Defaults to tokens.DefaultMaxInputTokens;
+	// negative is no limit.
+	MaxInputTokens int
+	// MaxRequestTokens caps the tokens of one request's inputs together;
+	// more is answered 400 max_tokens_per_request. Defaults to
+	// tokens.DefaultMaxRequestTokens; negative is no limit.
+	MaxRequestTokens int
+	// Quota is the organisation's rate limit, shared by every client, and
+	// reported in x-ratelimit-* headers on every embeddings answer.
+	// Defaults to none: unlimited, and no headers.
+	Quota Quota
 }
 
 // DefaultMaxRequestBytes is the default Config.MaxRequestBytes (64 MiB);
@@ -67,6 +83,12 @@ func (c *Config) applyDefaults() {
 	if c.MaxRequestBytes == 0 {
 		c.MaxRequestBytes = DefaultMaxRequestBytes
 	}
+	if c.MaxInputTokens == 0 {
+		c.MaxInputTokens = tokens.DefaultMaxInputTokens
+	}
+	if c.MaxRequestTokens == 0 {
+		c.MaxRequestTokens = tokens.DefaultMaxRequestTokens
+	}
 }
 
 // Validate reports the first problem with c, after defaults, saying how to
@@ -78,6 +100,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRequestBytes < 0 {
 		return fmt.Errorf("embedsim: max request bytes = %d, want a positive size, or 0 for the default of %d", c.MaxRequestBytes, DefaultMaxRequestBytes)
+	}
+	if err := c.Quota.Validate(); err != nil {
+		return fmt.Errorf("embedsim: %w", err)
 	}
 	if err := c.Faults.Validate(); err != nil {
 		return fmt.Errorf("embedsim: %w", err)

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
-	"strings"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/internal/wait"
 
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -62,6 +64,22 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 	if aerr != nil {
 		return writeError(w, cmp.Or(aerr.status, http.StatusBadRequest), *aerr, 0), "", rec
 	}
+	used, aerr := s.countTokens(req.Model, inputs)
+	s.log.setTokens(rec, used)
+	if aerr != nil {
+		if s.quota.limited() {
+			s.quota.peek(s.now()).set(w.Header())
+		}
+		return writeError(w, http.StatusBadRequest, *aerr, 0), aerr.fault, rec
+	}
+	if s.quota.limited() {
+		h, wait := s.quota.take(used, s.now())
+		h.set(w.Header())
+		if wait > 0 {
+			w.Header().Set("Retry-After-Ms", strconv.FormatInt((wait+time.Millisecond-1).Milliseconds(), 10))
+			return writeError(w, http.StatusTooManyRequests, quotaError(req.Model, h, used, wait), int(math.Ceil(wait.Seconds()))), "quota", rec
+		}
+	}
 
 	fs := s.faults.Load()
 	o, latency := s.decide(fs, inputs)
@@ -89,7 +107,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 	if dims == 0 {
 		dims = s.cfg.Dims
 	}
-	s.writeEmbeddings(w, req.Model, inputs, dims, req.EncodingFormat == "base64", poison)
+	s.writeEmbeddings(w, req.Model, inputs, used, dims, req.EncodingFormat == "base64", poison)
 	return http.StatusOK, fault, rec
 }
 
@@ -241,7 +259,7 @@ func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError
 	for i, in := range inputs {
 		if fs.MaxInputChars > 0 {
 			if n := utf8.RuneCountInString(in); n > fs.MaxInputChars {
-				e := contextLengthError(fs.MaxInputChars, n)
+				e := charsContextError(fs.MaxInputChars, n)
 				return nil, "context_length", &e
 			}
 		}
@@ -256,7 +274,7 @@ func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError
 					Type:    typeInvalidRequest, Param: "input", Code: "invalid_input",
 				}
 			case PoisonContextLength:
-				e := contextLengthError(fs.MaxInputChars, utf8.RuneCountInString(in))
+				e := charsContextError(fs.MaxInputChars, utf8.RuneCountInString(in))
 				return nil, "context_length", &e
 			default:
 				if kinds == nil {
@@ -277,14 +295,20 @@ func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError
 	return kinds, "", nil
 }
 
-// contextLengthError mimics the provider's message; tokens are approximated
-// as four characters each.
-func contextLengthError(maxChars, chars int) apiError {
+// charsContextError is contextLengthError for a limit in characters, as
+// the MaxInputChars fault sets it; tokens are approximated as four
+// characters each.
+func charsContextError(maxChars, chars int) apiError {
 	maxTokens := maxChars / 4
 	if maxTokens == 0 {
 		maxTokens = 8192
 	}
-	tokens := max((chars+3)/4, maxTokens+1)
+	return contextLengthError(maxTokens, max((chars+3)/4, maxTokens+1))
+}
+
+// contextLengthError is the provider's answer to an input of tokens
+// tokens for a context of maxTokens.
+func contextLengthError(maxTokens, tokens int) apiError {
 	return apiError{
 		Message: fmt.Sprintf("This model's maximum context length is %d tokens, however you requested %d tokens (%d in your prompt; 0 for the completion). Please reduce your prompt; or completion length.", maxTokens, tokens, tokens),
 		Type:    typeInvalidRequest,
@@ -314,7 +338,52 @@ func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(append(out, `,"object":"model","created":0,"owned_by":"embed-sim"}]}`+"\n"...))
 }
 
-// approxTokens is the usage figure reported for an input.
-func approxTokens(s string) int {
-	return max(1, (len(strings.TrimSpace(s))+3)/4)
+// countTokens counts the inputs' tokens with the model's tokenizer, as a
+// provider does before it embeds anything, and checks them against the
+// context length and the request cap. Tokenizing costs several times what
+// embedding does here, so the server counts exactly only when the count
+// decides something: under a token quota, or when the inputs are long
+// enough in bytes to reach a limit (no token is shorter than a byte).
+// Otherwise the count, which is only reported, is tokens.Approximate's.
+func (s *Server) countTokens(model string, inputs []string) (int, *apiError) {
+	var counter tokens.Counter = tokens.Approximate{}
+	if s.mustCount(inputs) {
+		counter, _ = tokens.ForModel(model)
+	}
+	total := 0
+	for _, in := range inputs {
+		n := counter.Count(in)
+		if s.cfg.MaxInputTokens > 0 && n > s.cfg.MaxInputTokens {
+			e := contextLengthError(s.cfg.MaxInputTokens, n)
+			e.fault = "context_length"
+			return total + n, &e
+		}
+		total += n
+	}
+	if s.cfg.MaxRequestTokens > 0 && total > s.cfg.MaxRequestTokens {
+		return total, &apiError{
+			Message: fmt.Sprintf("Requested %d tokens, max %d tokens per request", total, s.cfg.MaxRequestTokens),
+			Type:    codeMaxTokensPerRequest, Code: codeMaxTokensPerRequest, fault: codeMaxTokensPerRequest,
+		}
+	}
+	return total, nil
 }
+
+// mustCount reports whether the inputs' exact count decides anything.
+func (s *Server) mustCount(inputs []string) bool {
+	if s.cfg.Quota.TokensPerMinute > 0 {
+		return true
+	}
+	size := 0
+	for _, in := range inputs {
+		if s.cfg.MaxInputTokens > 0 && len(in) > s.cfg.MaxInputTokens {
+			return true
+		}
+		size += len(in)
+	}
+	return s.cfg.MaxRequestTokens > 0 && size > s.cfg.MaxRequestTokens
+}
+
+// codeMaxTokensPerRequest is the type and code of the provider's answer
+// to a request past its token cap.
+const codeMaxTokensPerRequest = "max_tokens_per_request"

@@ -3,6 +3,8 @@ package embedsim
 import (
 	"flag"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/tokens"
 )
 
 // Flags are the settings of the embed-sim command, as its command line sets
@@ -48,6 +50,10 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Faults.RetryAfterSeconds, "retry-after", 1, "Retry-After seconds sent with 429s (negative: none)")
 	fs.DurationVar(&f.Faults.OutageStart, "outage-start", 0, "outage start, relative to server start")
 	fs.DurationVar(&f.Faults.OutageDuration, "outage-duration", 0, "outage length (0: no outage)")
+	fs.IntVar(&f.Config.MaxInputTokens, "max-input-tokens", tokens.DefaultMaxInputTokens, "context length: reject an input of more tokens, by the model's tokenizer, with context_length_exceeded (negative: no limit)")
+	fs.IntVar(&f.Config.MaxRequestTokens, "max-request-tokens", tokens.DefaultMaxRequestTokens, "reject a request whose inputs hold more tokens together with max_tokens_per_request (negative: no limit)")
+	fs.IntVar(&f.Config.Quota.RequestsPerMinute, "quota-rpm", 0, "organisation quota shared by all clients: requests per minute, answered 429 with Retry-After beyond it (0: unlimited)")
+	fs.IntVar(&f.Config.Quota.TokensPerMinute, "quota-tpm", 0, "organisation quota shared by all clients: input tokens per minute, by the model's tokenizer (0: unlimited)")
 	fs.IntVar(&f.Faults.MaxInputChars, "max-input-chars", 0, "reject longer inputs with context_length_exceeded (0: no limit)")
 	fs.StringVar(&f.Latency, "latency", "", `added latency: "fixed:5ms", "uniform:1ms-20ms" or "lognormal:10ms,200ms"`)
 	fs.StringVar(&f.RequestLog, "request-log", "", "append every request as JSON lines to this file")

@@ -21,12 +21,17 @@ type RequestRecord struct {
 	InputSHA256 []string `json:"input_sha256"`
 	// Texts holds the inputs themselves, only when Config.RecordInputs is set.
 	Texts []string `json:"texts,omitempty"`
+	// Tokens is the inputs' tokens, up to the first input over the
+	// context length: by the model's tokenizer when the count decided
+	// anything (a token quota, inputs long enough to reach a limit), else
+	// estimated; 0 for a request that could not be read.
+	Tokens int `json:"tokens"`
 	// Status is the HTTP status answered; 0 when no answer was sent (the
 	// connection was reset, or the client left during a hang).
 	Status int `json:"status"`
 	// Fault names the injected fault that decided the answer, if any:
 	// outage, rate_429, rate_5xx, hang, reset, sequence, invalid_input,
-	// context_length, wrong_dims, nan.
+	// context_length, max_tokens_per_request, wrong_dims, nan.
 	Fault string `json:"fault,omitempty"`
 	// Duration is how long the server took to answer.
 	Duration time.Duration `json:"duration_ns"`
@@ -37,6 +42,7 @@ type record struct {
 	time     time.Time
 	hashes   [][sha256.Size]byte
 	texts    []string
+	tokens   int
 	status   int
 	fault    string
 	duration time.Duration
@@ -48,6 +54,7 @@ func (r *record) export() RequestRecord {
 		Inputs:      len(r.hashes),
 		InputSHA256: make([]string, len(r.hashes)),
 		Texts:       r.texts,
+		Tokens:      r.tokens,
 		Status:      r.status,
 		Fault:       r.fault,
 		Duration:    r.duration,
@@ -111,6 +118,13 @@ func (l *requestLog) begin(at time.Time, inputs []string) *record {
 		}
 	}
 	return rec
+}
+
+// setTokens records the request's token count.
+func (l *requestLog) setTokens(rec *record, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rec.tokens = n
 }
 
 // finish stamps the outcome and appends the record to the JSONL output.

@@ -24,7 +24,7 @@ type responseBuf struct {
 // maxPooledBytes keeps one huge reply from pinning memory in the pool.
 const maxPooledBytes = 4 << 20
 
-func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []string, dims int, b64 bool, poison []PoisonKind) {
+func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []string, tokens, dims int, b64 bool, poison []PoisonKind) {
 	rb := responsePool.Get().(*responseBuf)
 	defer func() {
 		if cap(rb.out) <= maxPooledBytes {
@@ -32,9 +32,7 @@ func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []s
 		}
 	}()
 	out := append(rb.out[:0], `{"object":"list","data":[`...)
-	tokens := 0
 	for i, in := range inputs {
-		tokens += approxTokens(in)
 		n := dims
 		kind := PoisonKind("")
 		if poison != nil {

@@ -26,6 +26,7 @@ type Server struct {
 	started time.Time
 	metrics *metrics
 	log     *requestLog
+	quota   *quota
 	handler http.Handler
 
 	faults atomic.Pointer[faultSet]
@@ -82,6 +83,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 		started: o.now(),
 		metrics: newMetrics(o.registry),
 		log:     newRequestLog(cfg.MaxRecords, cfg.RecordInputs, o.requestLog),
+		quota:   newQuota(cfg.Quota, o.now()),
 		rng:     rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed)),
 		seqPos:  make(map[seqKey]int),
 	}
