@@ -4,23 +4,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/internal/service"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := dlq.Run(ctx, os.Args[1:], os.LookupEnv, os.Stderr)
-	stop()
-	code := service.ExitCode(err)
-	if code != 0 {
-		fmt.Fprintln(os.Stderr, "dlq-replayer:", err)
-	}
-	os.Exit(code)
+	service.Main("dlq-replayer", dlq.Run)
 }

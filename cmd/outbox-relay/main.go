@@ -3,23 +3,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/sluicehq/sluice/internal/relay"
 	"github.com/sluicehq/sluice/internal/service"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := relay.Run(ctx, os.Args[1:], os.LookupEnv, os.Stderr)
-	stop()
-	code := service.ExitCode(err)
-	if code != 0 {
-		fmt.Fprintln(os.Stderr, "outbox-relay:", err)
-	}
-	os.Exit(code)
+	service.Main("outbox-relay", relay.Run)
 }

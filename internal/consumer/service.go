@@ -72,15 +72,9 @@ func (c *ServiceConfig) Validate() error {
 
 // Run is the consumer service: it runs until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
-	l := config.NewLoader("consumer", lookup)
-	l.FlagSet().SetOutput(stderr)
 	var cfg ServiceConfig
-	cfg.Register(l)
-	if _, err := l.Parse(args); err != nil {
-		return service.UsageError(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return service.UsageError(err)
+	if _, err := service.Load("consumer", args, lookup, stderr, &cfg); err != nil {
+		return err
 	}
 	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
 		MaxConns: int32(max(4, 2*cfg.Workers+2))}, stderr)

@@ -86,15 +86,9 @@ func (c *ServiceConfig) Validate() error {
 
 // Run is the dlq-replayer service: it runs until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
-	l := config.NewLoader("dlq-replayer", lookup)
-	l.FlagSet().SetOutput(stderr)
 	var cfg ServiceConfig
-	cfg.Register(l)
-	if _, err := l.Parse(args); err != nil {
-		return service.UsageError(err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return service.UsageError(err)
+	if _, err := service.Load("dlq-replayer", args, lookup, stderr, &cfg); err != nil {
+		return err
 	}
 	roles, _ := parseRoles(cfg.Roles)
 	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8}, stderr)

@@ -40,15 +40,9 @@ func (f Flags) Validate() error {
 // Run is the outbox-relay service: the relay of dead letters and the
 // sweeper of owed chunk jobs, until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
-	l := config.NewLoader("outbox-relay", lookup)
-	l.FlagSet().SetOutput(stderr)
 	var f Flags
-	f.Register(l)
-	if _, err := l.Parse(args); err != nil {
-		return service.UsageError(err)
-	}
-	if err := f.Validate(); err != nil {
-		return service.UsageError(err)
+	if _, err := service.Load("outbox-relay", args, lookup, stderr, &f); err != nil {
+		return err
 	}
 	common, cfg := f.Common, f.Relay
 	rt, err := service.Start(ctx, "outbox-relay", common, service.Options{MaxConns: 4}, stderr)
