@@ -14,14 +14,53 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// The roles migration 11 creates, NOLOGIN.
+// The roles migrations 11 and 20 create, NOLOGIN: one per service, each
+// granted only what its statements need (00020_service_roles.sql).
 const (
-	// RuntimeRole may read and write rows and change nothing else: what
-	// services and the operator CLI connect as.
-	RuntimeRole = "sluice_runtime"
+	// ProducerRole is the producer's.
+	ProducerRole = "sluice_producer"
+	// ConsumerRole is the consumer's.
+	ConsumerRole = "sluice_consumer"
+	// RelayRole is the outbox relay's.
+	RelayRole = "sluice_relay"
+	// ReplayerRole is dlq-replayer's: triage, the replayer, the alerter
+	// and retention.
+	ReplayerRole = "sluice_replayer"
+	// OperatorRole is the sluice CLI's, the only role that may read an
+	// escalated chunk's text, through reveal_escalated_text.
+	OperatorRole = "sluice_operator"
+	// ConsoleRole is sluice console's.
+	ConsoleRole = "sluice_console"
 	// ReadonlyRole reads every table but escalated_chunks.
 	ReadonlyRole = "sluice_readonly"
+	// RuntimeRole is the role every service shared before migration 20,
+	// which took all its privileges away. Nothing connects as it.
+	RuntimeRole = "sluice_runtime"
 )
+
+// Role is a login role sluice migrate manages: its name and the setting
+// that carries its password.
+type Role struct {
+	// Name is the PostgreSQL role.
+	Name string
+	// PasswordEnv is the environment variable sluice migrate reads its
+	// password from.
+	PasswordEnv string
+	// For says who connects as it.
+	For string
+}
+
+// Roles are the roles a deployment lets log in, in the order sluice
+// migrate sets them.
+var Roles = []Role{
+	{ProducerRole, "SLUICE_PRODUCER_PASSWORD", "the producer"},
+	{ConsumerRole, "SLUICE_CONSUMER_PASSWORD", "the consumer"},
+	{RelayRole, "SLUICE_RELAY_PASSWORD", "the outbox relay"},
+	{ReplayerRole, "SLUICE_REPLAYER_PASSWORD", "dlq-replayer"},
+	{OperatorRole, "SLUICE_OPERATOR_PASSWORD", "the sluice CLI"},
+	{ConsoleRole, "SLUICE_CONSOLE_PASSWORD", "sluice console"},
+	{ReadonlyRole, "SLUICE_READONLY_PASSWORD", "reports"},
+}
 
 // SetLogin lets role log in with password, on conn, a connection as a
 // role allowed to alter it (the schema owner with CREATEROLE, or a
@@ -78,4 +117,25 @@ func scramVerifier(password string, random io.Reader) (string, error) {
 	server := hmacOf(salted, "Server Key")
 	b64 := base64.StdEncoding.EncodeToString
 	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", scramIterations, b64(salt), b64(stored[:]), b64(server)), nil
+}
+
+// RoleForBinary is the role a Sluice binary connects as: producer,
+// consumer, outbox-relay, dlq-replayer, sluice (the CLI), or
+// "sluice console".
+func RoleForBinary(name string) (string, error) {
+	switch name {
+	case "producer":
+		return ProducerRole, nil
+	case "consumer":
+		return ConsumerRole, nil
+	case "outbox-relay":
+		return RelayRole, nil
+	case "dlq-replayer":
+		return ReplayerRole, nil
+	case "sluice":
+		return OperatorRole, nil
+	case "sluice console":
+		return ConsoleRole, nil
+	}
+	return "", fmt.Errorf("no PostgreSQL role for binary %q", name)
 }

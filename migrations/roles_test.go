@@ -43,26 +43,40 @@ func allowed(t *testing.T, conn *pgx.Conn, sql string) {
 	}
 }
 
-// The runtime role reads and writes rows and can change nothing else.
-func TestRuntimeRoleHasDMLOnly(t *testing.T) {
+// No role but the owner can change the schema, the schema's version or
+// its fixed settings.
+func TestServiceRolesCannotChangeTheSchema(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDatabase(t)
-	rt := connect(t, db.RuntimeURL)
-	allowed(t, rt, `INSERT INTO ingest_runs (run_id, source_id) VALUES ('r1', 's')`)
-	allowed(t, rt, `UPDATE ingest_runs SET status = 'completed' WHERE run_id = 'r1'`)
-	allowed(t, rt, `INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ('d', 0, 1, 'r', 'secret')`)
-	allowed(t, rt, `SELECT count(*) FROM escalated_chunks`)
-	allowed(t, rt, `DELETE FROM ingest_runs WHERE run_id = 'r1'`)
-	for _, sql := range []string{
-		`CREATE TABLE rogue (id int)`,
-		`ALTER TABLE documents ADD COLUMN rogue int`,
-		`DROP TABLE outbox`,
-		`TRUNCATE dead_letters`,
-		`CREATE INDEX rogue ON documents (status)`,
-		`UPDATE sluice_settings SET value = '1' WHERE key = 'embedding_dims'`,
-		`DELETE FROM goose_db_version`,
-	} {
-		denied(t, rt, sql)
+	for _, role := range migrations.Roles {
+		conn := connect(t, db.RoleURL(role.Name))
+		for _, sql := range []string{
+			`CREATE TABLE rogue (id int)`,
+			`ALTER TABLE documents ADD COLUMN rogue int`,
+			`DROP TABLE outbox`,
+			`TRUNCATE dead_letters`,
+			`CREATE INDEX rogue ON documents (status)`,
+			`UPDATE sluice_settings SET value = '1' WHERE key = 'embedding_dims'`,
+			`DELETE FROM goose_db_version`,
+			`ALTER TABLE outbox DROP CONSTRAINT outbox_dead_letter`,
+		} {
+			denied(t, conn, sql)
+		}
+		allowed(t, conn, `SELECT value FROM sluice_settings`)
+	}
+}
+
+// The role every service shared before migration 20 keeps nothing.
+func TestRuntimeRoleKeepsNothing(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	var n int
+	if err := db.Pool.QueryRow(t.Context(), `
+		SELECT count(*) FROM information_schema.role_table_grants WHERE grantee = $1`, migrations.RuntimeRole).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("%s holds %d table privileges, want none", migrations.RuntimeRole, n)
 	}
 }
 
@@ -73,25 +87,31 @@ func TestReadonlyRoleCannotReadEscalatedText(t *testing.T) {
 	if _, err := db.Pool.Exec(t.Context(), `INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ('d', 0, 1, 'r', 'AKIA secret')`); err != nil {
 		t.Fatal(err)
 	}
-	ro := connect(t, db.ReadonlyURL)
+	ro := connect(t, db.RoleURL(migrations.ReadonlyRole))
 	allowed(t, ro, `SELECT count(*) FROM dead_letters`)
 	allowed(t, ro, `SELECT count(*) FROM ingest_manifest`)
 	denied(t, ro, `SELECT text FROM escalated_chunks`)
 	denied(t, ro, `SELECT count(*) FROM escalated_chunks`)
+	denied(t, ro, `SELECT reveal_escalated_text('d', 0, 1, 'me', 'curious')`)
 	denied(t, ro, `INSERT INTO ingest_runs (run_id, source_id) VALUES ('r1', 's')`)
 	denied(t, ro, `DELETE FROM dead_letters`)
 }
 
-// A table a later migration creates is the runtime role's to write and
-// the read-only role's to read, with no grant of its own.
+// A table a later migration creates is the read-only role's to read with
+// no grant of its own, and no service role's to touch until its migration
+// grants it.
 func TestDefaultPrivilegesCoverLaterTables(t *testing.T) {
 	t.Parallel()
 	db := testenv.NewDatabase(t)
 	if _, err := db.Pool.Exec(t.Context(), `CREATE TABLE later (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text)`); err != nil {
 		t.Fatal(err)
 	}
-	allowed(t, connect(t, db.RuntimeURL), `INSERT INTO later (v) VALUES ('x')`)
-	allowed(t, connect(t, db.ReadonlyURL), `SELECT v FROM later`)
+	allowed(t, connect(t, db.RoleURL(migrations.ReadonlyRole)), `SELECT v FROM later`)
+	for _, role := range migrations.Roles {
+		if role.Name != migrations.ReadonlyRole {
+			denied(t, connect(t, db.RoleURL(role.Name)), `INSERT INTO later (v) VALUES ('x')`)
+		}
+	}
 }
 
 // Roles belong to the cluster: migrating several new databases at once on
@@ -119,8 +139,12 @@ func TestRolesMigrationIsSafeConcurrently(t *testing.T) {
 			t.Errorf("database %d: %v", i, err)
 		}
 	}
+	names := []string{migrations.RuntimeRole}
+	for _, role := range migrations.Roles {
+		names = append(names, role.Name)
+	}
 	var roles int
-	if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_roles WHERE rolname IN ('sluice_runtime', 'sluice_readonly')`).Scan(&roles); err != nil || roles != 2 {
-		t.Fatalf("roles = %d (%v), want 2", roles, err)
+	if err := admin.QueryRow(t.Context(), `SELECT count(*) FROM pg_roles WHERE rolname = ANY($1)`, names).Scan(&roles); err != nil || roles != len(names) {
+		t.Fatalf("roles = %d (%v), want %d", roles, err, len(names))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -46,6 +47,10 @@ type dlqDetail struct {
 	PayloadPurgedAt *time.Time `json:"payload_purged_at"`
 	// Payload is null when the row holds none (purged, or never kept).
 	Payload *payloadView `json:"payload"`
+	// EscalatedText is an escalation's secret text, with --reveal-escalated
+	// only: read through reveal_escalated_text, which records who asked and
+	// why in escalated_text_audit.
+	EscalatedText *string `json:"escalated_text,omitempty"`
 }
 
 // payloadView describes a payload without necessarily revealing it: chunk
@@ -91,14 +96,20 @@ var errDeadLetterNotFound = errors.New("dead letter not found")
 func runDLQShow(ctx context.Context, env Env, args []string) error {
 	var c conn
 	l := newLoader(env, "dlq show", &c, false)
-	var withText bool
+	var withText, reveal bool
+	var reason string
 	l.Bool(&withText, "text", "", false, "also print the chunk text (or a raw payload preview); it may be sensitive")
+	l.Bool(&reveal, "reveal-escalated", "", false, "also print an escalation's secret text (recorded in escalated_text_audit with --reason)")
+	l.String(&reason, "reason", "", "", "why the escalated text is read (required with --reveal-escalated)")
 	pos, err := parseInterspersed(l, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 || pos[0] == "" {
 		return usageErr("dlq show takes one DEAD_LETTER_ID (see sluice dlq ls), got %q", pos)
+	}
+	if reveal && strings.TrimSpace(reason) == "" {
+		return usageErr("--reveal-escalated needs --reason \"...\": reading a secret is recorded with who asked and why")
 	}
 	pool, err := openPool(ctx, c.DatabaseURL)
 	if err != nil {
@@ -112,10 +123,33 @@ func runDLQShow(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if reveal {
+		if d.EscalatedText, err = revealEscalated(ctx, pool, d, cliPrincipal(env), reason); err != nil {
+			return err
+		}
+	}
 	if c.JSON {
 		return printJSON(env.Stdout, d)
 	}
 	return printDLQDetail(env, d)
+}
+
+// revealEscalated reads the secret text kept for d's chunk, which only the
+// operator role may, through the schema owner's reveal_escalated_text: it
+// records principal and reason in escalated_text_audit before it answers.
+func revealEscalated(ctx context.Context, pool *pgxpool.Pool, d *dlqDetail, principal, reason string) (*string, error) {
+	if d.Disposition != messages.DispositionEscalate {
+		return nil, fmt.Errorf("dead letter %s is not an escalation (%s): its text is in its payload, see --text", d.DeadLetterID, d.Disposition)
+	}
+	var text *string
+	if err := pool.QueryRow(ctx, `SELECT reveal_escalated_text($1, $2, $3, $4, $5)`,
+		d.DocID, d.ChunkIndex, d.Version, principal, reason).Scan(&text); err != nil {
+		return nil, fmt.Errorf("reveal escalated text of %s: %w", d.DeadLetterID, err)
+	}
+	if text == nil {
+		return nil, fmt.Errorf("no escalated text is kept for %s (version %d): retention removed it, or it was never kept", d.DeadLetterID, d.Version)
+	}
+	return text, nil
 }
 
 func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText bool) (*dlqDetail, error) {
@@ -216,6 +250,11 @@ func printDLQDetail(env Env, d *dlqDetail) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if d.EscalatedText != nil {
+		if _, err := fmt.Fprintf(env.Stdout, "\n--- escalated text (read recorded in escalated_text_audit) ---\n%s\n", printable(*d.EscalatedText)); err != nil {
+			return err
+		}
 	}
 	return printPayloadText(env, d.Payload)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -82,5 +83,40 @@ func TestDLQShowErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, "one DEAD_LETTER_ID") {
 			t.Errorf("show %q: exit %d, stderr %q; want 2", args, code, errOut)
 		}
+	}
+}
+
+// An escalation's secret text is shown only to the operator role, with a
+// reason, and each read is recorded with who asked and why; no other role
+// gets it.
+func TestDLQShowRevealsEscalatedTextAudited(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	const secret = "AKIAIOSFODNN7EXAMPLE"
+	seedDLRows(t, db.Pool, dlRow{id: "esc", source: "wiki", class: "secret_detected", disposition: messages.DispositionEscalate, lastAgo: time.Minute})
+	if _, err := db.Pool.Exec(t.Context(), `INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ('doc_esc', 0, 1, 'aws_key', $1)`, secret); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": db.RoleURL(migrations.OperatorRole), "USER": "ops"}
+	if code, out, errOut := sluice(t, env, "dlq", "show", "esc"); code != 0 || strings.Contains(out, secret) {
+		t.Fatalf("show: exit %d, stdout %q, stderr %q; want the escalation without its text", code, out, errOut)
+	}
+	if code, out, errOut := sluice(t, env, "dlq", "show", "esc", "--reveal-escalated"); code != 2 || strings.Contains(out, secret) || !strings.Contains(errOut, "--reason") {
+		t.Fatalf("reveal without a reason: exit %d, stdout %q, stderr %q; want a usage error", code, out, errOut)
+	}
+	code, out, errOut := sluice(t, env, "dlq", "show", "esc", "--reveal-escalated", "--reason", "incident 42")
+	if code != 0 || !strings.Contains(out, "--- escalated text (read recorded in escalated_text_audit) ---\n"+secret+"\n") {
+		t.Fatalf("reveal: exit %d, stdout %q, stderr %q; want the text", code, out, errOut)
+	}
+	var who, login, reason string
+	if err := db.Pool.QueryRow(t.Context(), `SELECT requested_by, login, reason FROM escalated_text_audit`).Scan(&who, &login, &reason); err != nil {
+		t.Fatal(err)
+	}
+	if who != "cli:ops" || login != migrations.OperatorRole || reason != "incident 42" {
+		t.Errorf("audit row: %q as %q for %q; want cli:ops as %s for incident 42", who, login, reason, migrations.OperatorRole)
+	}
+	env["DATABASE_URL"] = db.RoleURL(migrations.ConsoleRole)
+	if code, out, _ := sluice(t, env, "dlq", "show", "esc", "--reveal-escalated", "--reason", "curious"); code != 1 || strings.Contains(out, secret) {
+		t.Errorf("reveal as %s: exit %d, stdout %q; want refused", migrations.ConsoleRole, code, out)
 	}
 }

@@ -17,11 +17,14 @@ import (
 func runMigrate(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var dims int
-	var ownerURL, runtimePassword, readonlyPassword string
+	var ownerURL string
 	l := newLoader(env, "migrate", &c, false)
 	l.String(&ownerURL, "migrate-database-url", "MIGRATE_DATABASE_URL", "", "PostgreSQL URL of the schema owner that migrations run as (default: DATABASE_URL)")
-	l.String(&runtimePassword, "runtime-password", "SLUICE_RUNTIME_PASSWORD", "", "after migrating, let "+migrations.RuntimeRole+" log in with this password (set again to rotate)")
-	l.String(&readonlyPassword, "readonly-password", "SLUICE_READONLY_PASSWORD", "", "after migrating, let "+migrations.ReadonlyRole+" log in with this password (set again to rotate)")
+	passwords := make([]string, len(migrations.Roles))
+	for i, role := range migrations.Roles {
+		flag := strings.ToLower(strings.ReplaceAll(strings.TrimPrefix(role.PasswordEnv, "SLUICE_"), "_", "-"))
+		l.String(&passwords[i], flag, role.PasswordEnv, "", "after migrating, let "+role.Name+" ("+role.For+") log in with this password (set again to rotate)")
+	}
 	var demo bool
 	config.RegisterDemo(l, &demo)
 	l.Int(&dims, "embedding-dims", "EMBEDDING_DIMS", migrations.DefaultDims, "embedding dimension of chunk_embeddings (fixed at first migration)")
@@ -36,7 +39,7 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	if len(rest) > 0 {
 		return usageErr("migrate takes one action (up or status) before its flags, got extra %q", rest)
 	}
-	// Services connect as the runtime role, which cannot change the
+	// Services connect as their own roles, which cannot change the
 	// schema; migrations need its owner.
 	url := cmp.Or(ownerURL, c.DatabaseURL)
 	switch action {
@@ -45,12 +48,15 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 			return err
 		}
 		if !demo {
-			if err := errors.Join(config.CheckPassword("SLUICE_RUNTIME_PASSWORD", migrations.RuntimeRole, runtimePassword),
-				config.CheckPassword("SLUICE_READONLY_PASSWORD", migrations.ReadonlyRole, readonlyPassword)); err != nil {
+			var errs []error
+			for i, role := range migrations.Roles {
+				errs = append(errs, config.CheckPassword(role.PasswordEnv, role.Name, passwords[i]))
+			}
+			if err := errors.Join(errs...); err != nil {
 				return usageErr("%v", err)
 			}
 		}
-		if err := setLogins(ctx, env, url, map[string]string{migrations.RuntimeRole: runtimePassword, migrations.ReadonlyRole: readonlyPassword}); err != nil {
+		if err := setLogins(ctx, env, url, passwords); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.Stderr, "migrations: up to date")
@@ -76,13 +82,15 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	}
 }
 
-// setLogins lets each role with a password log in with it.
-func setLogins(ctx context.Context, env Env, url string, passwords map[string]string) error {
+// setLogins lets each of migrations.Roles with a password (passwords[i]
+// for Roles[i]) log in with it.
+func setLogins(ctx context.Context, env Env, url string, passwords []string) error {
 	var conn *pgx.Conn
-	for role, password := range passwords {
+	for i, password := range passwords {
 		if password == "" {
 			continue
 		}
+		role := migrations.Roles[i].Name
 		if conn == nil {
 			var err error
 			if conn, err = pgx.Connect(ctx, url); err != nil {

@@ -3,11 +3,13 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/cli"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -84,39 +86,49 @@ func TestMigrateRejectsBadInput(t *testing.T) {
 	}
 }
 
-// Services' DATABASE_URL names the runtime role, which cannot migrate;
-// migrate runs as MIGRATE_DATABASE_URL's owner and lets the roles log in
-// with the passwords it is given.
+// Services' DATABASE_URL names their own roles, which cannot migrate;
+// migrate runs as MIGRATE_DATABASE_URL's owner and lets every role log in
+// with the password it is given, refusing a shipped default outside a
+// demo.
 func TestMigrateAsOwnerSetsRolePasswords(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	// A private server: role passwords belong to the whole cluster.
 	db := testenv.NewDatabase(t, testenv.OnServer(testenv.NewPostgres(t)))
-	env := map[string]string{"DATABASE_URL": db.RuntimeURL, "MIGRATE_DATABASE_URL": db.URL,
-		"SLUICE_RUNTIME_PASSWORD": "sluice-runtime", "SLUICE_READONLY_PASSWORD": "ro-secret-4-long"}
-	// A shipped default is refused, outside a demo, before anything changes.
-	if code, _, errOut := sluice(t, env, "migrate", "up"); code != 2 || !strings.Contains(errOut, "SLUICE_RUNTIME_PASSWORD") {
-		t.Fatalf("migrate up with the shipped runtime password: code=%d stderr=%q; want a usage error naming SLUICE_RUNTIME_PASSWORD", code, errOut)
+	env := map[string]string{"DATABASE_URL": db.RoleURL(migrations.OperatorRole), "MIGRATE_DATABASE_URL": db.URL}
+	for _, role := range migrations.Roles {
+		env[role.PasswordEnv] = strings.ReplaceAll(role.Name, "_", "-") + "-secret-4-long"
 	}
-	env["SLUICE_RUNTIME_PASSWORD"] = "rt-secret-4-long"
+	// A shipped default is refused, outside a demo, before anything changes.
+	env["SLUICE_RELAY_PASSWORD"] = "sluice-outbox-relay"
+	if code, _, errOut := sluice(t, env, "migrate", "up"); code != 2 || !strings.Contains(errOut, "SLUICE_RELAY_PASSWORD") {
+		t.Fatalf("migrate up with a shipped relay password: code=%d stderr=%q; want a usage error naming SLUICE_RELAY_PASSWORD", code, errOut)
+	}
+	env["SLUICE_RELAY_PASSWORD"] = "relay-secret-4-long"
 	code, _, errOut := sluice(t, env, "migrate", "up")
 	if code != 0 {
 		t.Fatalf("migrate up as owner: code=%d stderr=%q", code, errOut)
 	}
-	if strings.Contains(errOut, "rt-secret-4-long") || strings.Contains(errOut, "ro-secret-4-long") {
-		t.Fatalf("migrate printed a password: %q", errOut)
-	}
-	for _, role := range []string{testenv.RuntimeRole, testenv.ReadonlyRole} {
+	for _, role := range migrations.Roles {
+		if strings.Contains(errOut, env[role.PasswordEnv]) {
+			t.Fatalf("migrate printed %s's password: %q", role.Name, errOut)
+		}
 		var login, hasPassword bool
-		if err := db.Pool.QueryRow(ctx, `SELECT rolcanlogin, rolpassword IS NOT NULL FROM pg_authid WHERE rolname = $1`, role).Scan(&login, &hasPassword); err != nil {
+		if err := db.Pool.QueryRow(ctx, `SELECT rolcanlogin, rolpassword IS NOT NULL FROM pg_authid WHERE rolname = $1`, role.Name).Scan(&login, &hasPassword); err != nil {
 			t.Fatal(err)
 		}
 		if !login || !hasPassword {
-			t.Errorf("%s: login %v, password set %v; want both", role, login, hasPassword)
+			t.Errorf("%s: login %v, password set %v; want both", role.Name, login, hasPassword)
 		}
+	}
+	// With SLUICE_DEMO=1 the shipped passwords are accepted.
+	demo := maps.Clone(env)
+	demo["SLUICE_DEMO"], demo["SLUICE_RELAY_PASSWORD"] = "1", "sluice-outbox-relay"
+	if code, _, errOut := sluice(t, demo, "migrate", "up"); code != 0 {
+		t.Fatalf("migrate up in a demo with a shipped password: code=%d stderr=%q", code, errOut)
 	}
 	delete(env, "MIGRATE_DATABASE_URL")
 	if code, _, errOut := sluice(t, env, "migrate", "up"); code != 1 {
-		t.Fatalf("migrate up as the runtime role: code %d, want 1: it may not set passwords\n%s", code, errOut)
+		t.Fatalf("migrate up as the operator role: code %d, want 1: it may not migrate nor set passwords\n%s", code, errOut)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/console"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -88,7 +90,13 @@ func setupWith(t *testing.T, adjust func(*console.Config)) *testBundle {
 	if adjust != nil {
 		adjust(&cfg)
 	}
-	if b.console, err = console.New(cfg, b.db.Pool, js); err != nil {
+	// And to PostgreSQL as its own role.
+	pool, err := pgxpool.New(context.Background(), b.db.RoleURL(migrations.ConsoleRole))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if b.console, err = console.New(cfg, pool, js); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.console.Close)

@@ -3,6 +3,7 @@ package deadletter
 import (
 	"context"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/manifest"
@@ -82,22 +83,18 @@ func PurgeReferencedPayloads(ctx context.Context, q manifest.Querier, now time.T
 // follow the escalation retention instead, as its payload does. The dead
 // letter's row keeps its counts and classes whatever its history.
 func PurgeHistory(ctx context.Context, q manifest.Querier, now time.Time, history, escalations policy.Bounds, limit int) (int64, error) {
-	tag, err := q.Exec(ctx, `
-		DELETE FROM dead_letter_history WHERE id IN (
-			SELECT h.id FROM dead_letter_history h
-			LEFT JOIN dead_letters d ON d.dead_letter_id = h.dead_letter_id
-			LEFT JOIN unnest($2::text[], $3::float8[], $4::float8[]) AS p(source_id, history_secs, escalation_secs)
-			       ON p.source_id = d.source_id
-			WHERE h.at < $1::timestamptz - make_interval(secs => $7)
-			  AND h.at < $1::timestamptz - make_interval(secs => CASE
-			      WHEN d.disposition = 'escalate' OR h.disposition = 'escalate' THEN coalesce(p.escalation_secs, $5)
-			      ELSE coalesce(p.history_secs, $6) END)
-			ORDER BY h.id
-			LIMIT $8)`,
+	// History is append-only below the schema's owner: the owner's
+	// purge_dead_letter_history (migration 20) deletes only events past
+	// these bounds.
+	rows, err := q.Query(ctx, `SELECT purge_dead_letter_history($1, $2, $3, $4, $5, $6, $7, $8)`,
 		now, history.Sources, history.Seconds, escalations.Seconds, escalations.Default, history.Default,
 		min(history.Shortest(), escalations.Shortest()), limit)
 	if err != nil {
 		return 0, fmt.Errorf("purge dead letter history: %w", err)
 	}
-	return tag.RowsAffected(), nil
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("purge dead letter history: %w", err)
+	}
+	return n, nil
 }

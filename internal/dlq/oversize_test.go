@@ -34,9 +34,16 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 	big := newLetter("big", "big.txt", 0, 0, time.Now()).DeadLetter
 	big.Payload = payload
 	small := newLetter("small", "small.txt", 0, 0, time.Now()).DeadLetter
-	err := pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
-		// A row no stream takes: JetStream refuses it on every attempt.
-		if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: "nowhere.at.all", Payload: []byte(`{}`)}); err != nil {
+	// A dead letter written whole, past the broker's max_payload: JetStream
+	// refuses it on every attempt.
+	huge := newLetter("huge", "huge.txt", 0, 0, time.Now()).DeadLetter
+	huge.Payload = payload
+	raw, err := huge.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = pgx.BeginFunc(ctx, db.Pool, func(tx pgx.Tx) error {
+		if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: messages.DLQSubject(huge.Disposition, huge.SourceID), Payload: raw}); err != nil {
 			return err
 		}
 		// In one batch, the big one second: its payload must be kept
@@ -70,7 +77,7 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 	}
 	var attempts int
 	var lastErr string
-	if err := db.Pool.QueryRow(ctx, `SELECT attempts, coalesce(last_error, '') FROM outbox WHERE subject = 'nowhere.at.all'`).Scan(&attempts, &lastErr); err != nil {
+	if err := db.Pool.QueryRow(ctx, `SELECT attempts, coalesce(last_error, '') FROM outbox WHERE payload->>'source_id' = 'huge'`).Scan(&attempts, &lastErr); err != nil {
 		t.Fatal(err)
 	}
 	if attempts == 0 || lastErr == "" {

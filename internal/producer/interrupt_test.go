@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/relay"
 	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -156,7 +157,7 @@ func buildProducer(t *testing.T) string {
 // 100ms and taken for gone after 1s of silence.
 func (b *interruptBundle) startProducer(corpus string) *localenv.Process {
 	b.t.Helper()
-	env := append(b.nats.Env(natsauth.Producer), "DATABASE_URL="+b.db.RuntimeURL, "METRICS_ADDR=", "LOG_FORMAT=json", "LOG_LEVEL=warn",
+	env := append(b.nats.Env(natsauth.Producer), "DATABASE_URL="+b.db.RoleURL(migrations.ProducerRole), "METRICS_ADDR=", "LOG_FORMAT=json", "LOG_LEVEL=warn",
 		"CHUNK_UNIT=chars", "CHUNK_SIZE=400", "CHUNK_OVERLAP=0", fmt.Sprintf("PRODUCER_BATCH_DOCS=%d", batchDocs),
 		"RUN_HEARTBEAT_INTERVAL=100ms", "RUN_HEARTBEAT_TIMEOUT=1s")
 	log := filepath.Join(b.dir, fmt.Sprintf("producer-%d.log", len(b.producers)))
@@ -173,14 +174,15 @@ func (b *interruptBundle) startProducer(corpus string) *localenv.Process {
 // owed-work sweeper, and the dlq-replayer's triage with its housekeeping,
 // which settles runs, each at test speed, until the test ends.
 func (b *interruptBundle) startServices() {
-	common := map[string]string{"DATABASE_URL": b.db.RuntimeURL, "METRICS_ADDR": "", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
+	common := map[string]string{"METRICS_ADDR": "", "LOG_FORMAT": "json", "LOG_LEVEL": "warn",
 		"EMBEDDER_URL": b.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
 	b.serve("consumer", natsauth.Consumer, consumer.Run, common, map[string]string{"FETCH_WAIT": "50ms"})
 	b.serve("outbox-relay", natsauth.Relay, relay.Run, common, map[string]string{"OWED_GRACE": "500ms", "OWED_INTERVAL": "200ms"})
 	b.serve("dlq-replayer", natsauth.Replayer, dlq.Run, common, map[string]string{"DLQ_ROLES": "triage", "HOUSEKEEPING_INTERVAL": "200ms"})
 }
 
-// serve runs a service's Run as role until the test ends.
+// serve runs a service's Run as role, and as its own PostgreSQL role,
+// until the test ends.
 func (b *interruptBundle) serve(name string, role natsauth.Role, run func(context.Context, []string, func(string) (string, bool), io.Writer) error, envs ...map[string]string) {
 	env := map[string]string{}
 	for _, e := range envs {
@@ -192,6 +194,11 @@ func (b *interruptBundle) serve(name string, role natsauth.Role, run func(contex
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
+	pgRole, err := migrations.RoleForBinary(name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	env["DATABASE_URL"] = b.db.RoleURL(pgRole)
 	log := &testenv.Buffer{}
 	b.logs[name] = log
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,15 +2,16 @@ package producer_test
 
 import (
 	"context"
+	"github.com/sluicehq/sluice/migrations"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/producer"
-	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/tokens"
 )
 
@@ -28,7 +29,7 @@ func TestProducerChunksInTheModelsTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(source, model string) string {
-		env := map[string]string{"DATABASE_URL": db.RuntimeURL, "METRICS_ADDR": "", "LOG_FORMAT": "json",
+		env := map[string]string{"DATABASE_URL": db.RoleURL(migrations.ProducerRole), "METRICS_ADDR": "", "LOG_FORMAT": "json",
 			"CHUNK_UNIT": "tokens", "CHUNK_SIZE": "64", "CHUNK_OVERLAP": "0", "EMBEDDER_MODEL": model}
 		for _, kv := range nats.Env(natsauth.Producer) {
 			k, v, _ := strings.Cut(kv, "=")

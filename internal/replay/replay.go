@@ -300,7 +300,9 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 // recordDispatched records in replay replayID's audit row how many of
 // its jobs JetStream acknowledged. It runs even when ctx is cancelled.
 func recordDispatched(ctx context.Context, db execer, replayID string, n int) error {
-	_, err := db.Exec(context.WithoutCancel(ctx), `UPDATE replay_audit SET dispatched = $2 WHERE replay_id = $1`, replayID, n)
+	// replay_audit is append-only below the schema's owner; its
+	// record_replay_dispatched (migration 20) sets the count once.
+	_, err := db.Exec(context.WithoutCancel(ctx), `SELECT record_replay_dispatched($1, $2)`, replayID, n)
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dlq"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/retention"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -34,13 +35,13 @@ type testBundle struct {
 }
 
 // setup builds a Purger of the dlq-replayer's steps over the policy doc
-// (YAML; empty for the defaults), on a pool of the runtime role the
+// (YAML; empty for the defaults), on a pool of the replayer role the
 // service connects as, with a clock stopped at now.
 func setup(t *testing.T, doc string, cfg retention.Config) *testBundle {
 	t.Helper()
 	db := testenv.NewDatabase(t)
 	ctx := context.Background()
-	runtime, err := pgxpool.New(ctx, db.RuntimeURL)
+	runtime, err := pgxpool.New(ctx, db.RoleURL(migrations.ReplayerRole))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,8 @@ func (b *testBundle) seed(t *testing.T, ls ...letter) {
 		outboxID := b.nextID
 		b.nextID++
 		if !l.triaged {
-			if err := b.owner.QueryRow(b.ctx, `INSERT INTO outbox (subject, payload) VALUES ('dlq.quarantine.' || $1, '{}') RETURNING id`, l.source).Scan(&outboxID); err != nil {
+			msg := testenv.DeadLetter(t, l.source, 0)
+			if err := b.owner.QueryRow(b.ctx, `INSERT INTO outbox (subject, payload) VALUES ($1, $2) RETURNING id`, msg.Subject, msg.Payload).Scan(&outboxID); err != nil {
 				t.Fatal(err)
 			}
 		}

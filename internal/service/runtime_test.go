@@ -10,6 +10,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 // A service whose metrics address is taken fails to start with an error
@@ -23,7 +24,7 @@ func TestStartReportsATakenMetricsAddress(t *testing.T) {
 	}
 	defer taken.Close()
 	c := config.Common{
-		DatabaseURL: db.RuntimeURL, NATSURL: config.DefaultNATSURL, MetricsAddr: taken.Addr().String(),
+		DatabaseURL: db.RoleURL(migrations.ConsumerRole), NATSURL: config.DefaultNATSURL, MetricsAddr: taken.Addr().String(),
 		LogLevel: config.DefaultLogLevel, LogFormat: "json", EmbeddingDims: config.DefaultEmbeddingDims,
 		SQLTimeout: config.DefaultSQLTimeout, NATSPingInterval: broker.DefaultPingInterval,
 	}

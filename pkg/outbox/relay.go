@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // RelayConfig tunes a relay.
@@ -88,6 +89,7 @@ type Relay struct {
 	crash func(string)
 
 	published prometheus.Counter
+	refused   prometheus.Counter
 	pending   prometheus.Gauge
 	oldest    prometheus.Gauge
 }
@@ -116,11 +118,12 @@ func NewRelay(cfg RelayConfig, deps RelayDeps) *Relay {
 	}
 	r := &Relay{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, crash: crash,
 		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_published_total", Help: "Outbox rows published to JetStream."}),
+		refused:   prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_refused_total", Help: "Outbox rows the relay refused to publish: not a well-formed dead letter on its own DLQ subject."}),
 		pending:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_pending_rows", Help: "Outbox rows not yet published."}),
 		oldest:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_oldest_age_seconds", Help: "Age of the oldest unpublished outbox row."}),
 	}
 	if deps.Registry != nil {
-		deps.Registry.MustRegister(r.published, r.pending, r.oldest)
+		deps.Registry.MustRegister(r.published, r.refused, r.pending, r.oldest)
 	}
 	return r
 }
@@ -203,6 +206,9 @@ type claimed struct {
 	id     int64
 	msg    *nats.Msg
 	future jetstream.PubAckFuture
+	// refused, when set, is why the row is not a dead letter the relay
+	// publishes (messages.CheckDLQMessage).
+	refused error
 }
 
 // RelayOnce claims one batch of due rows, publishes it and marks what
@@ -221,6 +227,10 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	}
 	var o outcome
 	for _, rw := range rows {
+		if rw.refused != nil {
+			o.refuse(rw, r.log)
+			continue
+		}
 		if rw.future, err = r.js.PublishMsgAsync(rw.msg); err != nil {
 			o.fail(rw.id, err)
 		}
@@ -243,6 +253,7 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	r.published.Add(float64(len(o.done)))
+	r.refused.Add(float64(len(o.refused)))
 	if len(o.errs) == 0 {
 		return len(o.done), nil
 	}
@@ -253,7 +264,7 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 func (r *Relay) claim(ctx context.Context, tx pgx.Tx) ([]*claimed, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT id, subject, msg_id, headers, payload::text FROM outbox
-		WHERE published_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+		WHERE published_at IS NULL AND refused_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
 		ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, r.cfg.BatchSize)
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
@@ -268,6 +279,7 @@ func (r *Relay) claim(ctx context.Context, tx pgx.Tx) ([]*claimed, error) {
 			return nil, fmt.Errorf("claim: %w", err)
 		}
 		rw.msg = &nats.Msg{Subject: subject, Data: []byte(payload), Header: nats.Header{}}
+		rw.refused = messages.CheckDLQMessage(subject, headers, rw.msg.Data)
 		for k, v := range headers {
 			rw.msg.Header.Set(k, v)
 		}
@@ -285,6 +297,9 @@ type outcome struct {
 	done, failed []int64
 	failures     []string
 	errs         []error
+	// refused are rows left unpublished and flagged, and why.
+	refused  []int64
+	refusals []string
 }
 
 func (o *outcome) fail(id int64, err error) {
@@ -314,6 +329,9 @@ func (r *Relay) mark(ctx context.Context, tx pgx.Tx, o outcome) error {
 			failed, failures, r.cfg.MaxBackoff.Seconds()); err != nil {
 			return fmt.Errorf("mark failed: %w", err)
 		}
+	}
+	if err := markRefused(ctx, tx, o); err != nil {
+		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("mark published: %w", err)
@@ -376,7 +394,7 @@ func (r *Relay) gauge(ctx context.Context) {
 	var age float64
 	err := r.pool.QueryRow(ctx, `
 		SELECT count(*), COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8
-		FROM outbox WHERE published_at IS NULL`).Scan(&n, &age)
+		FROM outbox WHERE published_at IS NULL AND refused_at IS NULL`).Scan(&n, &age)
 	if err == nil {
 		r.pending.Set(float64(n))
 		r.oldest.Set(age)

@@ -2,7 +2,6 @@ package outbox_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -70,7 +69,7 @@ func TestRelayPublishesCommittedRowsOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: "dlq.quarantine.s", Payload: []byte(fmt.Sprintf(`{"n":%d}`, i))}); err != nil {
+		if _, err := outbox.Write(ctx, tx, testenv.DeadLetter(t, "s", i)); err != nil {
 			t.Fatal(err)
 		}
 		txs[i] = tx
@@ -112,7 +111,7 @@ func TestRelayCrashAfterPublishKeepsOneCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := outbox.Write(ctx, tx, outbox.Message{Subject: "dlq.retry.s", Payload: []byte(`{}`)}); err != nil {
+	if _, err := outbox.Write(ctx, tx, testenv.DeadLetter(t, "s", 0)); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -147,7 +146,7 @@ func TestConcurrentRelays(t *testing.T) {
 	ctx := context.Background()
 	b := setupRelay(t)
 	for i := range 300 {
-		if _, err := outbox.Write(ctx, b.db.Pool, outbox.Message{Subject: "dlq.quarantine.s", Payload: []byte(fmt.Sprintf(`{"n":%d}`, i))}); err != nil {
+		if _, err := outbox.Write(ctx, b.db.Pool, testenv.DeadLetter(t, "s", i)); err != nil {
 			t.Fatal(err)
 		}
 	}

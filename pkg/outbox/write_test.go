@@ -26,7 +26,7 @@ func TestWriteCommitsWithTheCallersTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	msg := outbox.Message{Subject: "dlq.quarantine.s", Headers: map[string]string{"k": "v"}, Payload: []byte(`{"a":1}`)}
+	msg := testenv.DeadLetter(t, "s", 1)
 	rolledBack, err := db.Pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -90,13 +90,13 @@ func TestWriteAllReturnsEachMessagesID(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDatabase(t)
 	// Another row comes first, so the batch's ids do not start at 1.
-	if _, err := outbox.Write(ctx, db.Pool, outbox.Message{Subject: "dlq.retry.other", Payload: []byte(`{}`)}); err != nil {
+	if _, err := outbox.Write(ctx, db.Pool, testenv.DeadLetter(t, "other", 0)); err != nil {
 		t.Fatal(err)
 	}
 	msgs := make([]outbox.Message, 5)
 	for i := range msgs {
-		msgs[i] = outbox.Message{Subject: fmt.Sprintf("dlq.quarantine.s%d", i),
-			Headers: map[string]string{"n": fmt.Sprint(i)}, Payload: []byte(fmt.Sprintf(`{"n":%d}`, i))}
+		msgs[i] = testenv.DeadLetter(t, fmt.Sprintf("s%d", i), i)
+		msgs[i].Headers["Sluice-N"] = fmt.Sprint(i)
 	}
 	tx, err := db.Pool.Begin(ctx)
 	if err != nil {
@@ -116,7 +116,7 @@ func TestWriteAllReturnsEachMessagesID(t *testing.T) {
 	for i, id := range ids {
 		var subject, n string
 		var payload int
-		if err := db.Pool.QueryRow(ctx, `SELECT subject, headers->>'n', (payload->>'n')::int FROM outbox WHERE id = $1`, id).
+		if err := db.Pool.QueryRow(ctx, `SELECT subject, headers->>'Sluice-N', (payload->>'chunk_index')::int FROM outbox WHERE id = $1`, id).
 			Scan(&subject, &n, &payload); err != nil {
 			t.Fatalf("message %d, id %d: %v", i, id, err)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -113,6 +114,9 @@ type fleet struct {
 	// natsURLFor is the NATS_URL a service of a role gets: f.nats's own
 	// unless the test routes services elsewhere (a cluster, proxies).
 	natsURLFor func(natsauth.Role) string
+	// dbURLFor is the DATABASE_URL a service of a PostgreSQL role gets:
+	// f.db's, unless the test routes services through a proxy.
+	dbURLFor func(role string) string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -126,6 +130,7 @@ func newFleet(t *testing.T, opts fleetOptions) *fleet {
 	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(dims))
 	f.nats, f.js = testenv.NewJetStream(t, opts.topology)
 	f.natsURLFor = f.nats.URLFor
+	f.dbURLFor = f.db.RoleURL
 	f.simURL = "http://" + freeAddr(t)
 	f.startSim(opts.sim...)
 	t.Cleanup(f.stopAll)
@@ -143,15 +148,19 @@ func freeAddr(t *testing.T) string {
 }
 
 // env is what binary gets: the deployment's settings, metrics on, the
-// NATS credentials of its own role, and PostgreSQL as sluice_runtime, the
-// role that may only read and write rows.
+// NATS credentials of its own role, and PostgreSQL as its own role, as
+// the shipped compose file starts it.
 func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
 	role, err := natsauth.ForBinary(binary)
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	pgRole, err := migrations.RoleForBinary(binary)
+	if err != nil {
+		f.t.Fatal(err)
+	}
 	env := append([]string{"NATS_URL=" + f.natsURLFor(role)},
-		"DATABASE_URL="+f.db.RuntimeURL, "EMBEDDER_URL="+f.simURL,
+		"DATABASE_URL="+f.dbURLFor(pgRole), "EMBEDDER_URL="+f.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
 		// A killed producer's run ends interrupted once silent this long.
@@ -240,6 +249,21 @@ func (f *fleet) stopAll() {
 		wg.Go(p.stop)
 	}
 	wg.Wait()
+	// Each service runs as its own PostgreSQL role: one denied a
+	// privilege its statements need is a failure, whether or not it
+	// recovered.
+	for _, p := range procs {
+		raw, err := os.ReadFile(p.log)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(raw)) {
+			if strings.Contains(line, "SQLSTATE 42501") {
+				f.t.Errorf("%s was denied a privilege as its PostgreSQL role: %s", p.name, strings.TrimSpace(line))
+				break
+			}
+		}
+	}
 	if f.t.Failed() {
 		for _, p := range procs {
 			f.t.Logf("--- %s log tail:\n%s", p.name, p.logTail())

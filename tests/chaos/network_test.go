@@ -52,9 +52,10 @@ func (f *fleet) behindProxies() proxies {
 	}
 	p := proxies{nats: proxy("nats", f.nats.URL), postgres: proxy("postgres", f.db.URL), embedder: proxy("embedder", f.simURL)}
 	f.natsURLFor = func(role natsauth.Role) string { return f.nats.URLAt(role, "nats://"+p.nats.Addr) }
-	f.opts.env = append(f.opts.env,
-		"DATABASE_URL="+strings.Replace(f.db.RuntimeURL, p.postgres.Upstream, p.postgres.Addr, 1),
-		"EMBEDDER_URL=http://"+p.embedder.Addr)
+	f.dbURLFor = func(role string) string {
+		return strings.Replace(f.db.RoleURL(role), p.postgres.Upstream, p.postgres.Addr, 1)
+	}
+	f.opts.env = append(f.opts.env, "EMBEDDER_URL=http://"+p.embedder.Addr)
 	return p
 }
 

@@ -205,7 +205,7 @@ func checkEmbedder(d *deployment) (problems []string) {
 func checkSharedSettings(d *deployment) (problems []string) {
 	cons, repl := d.Services["consumer"], d.Services["dlq-replayer"]
 	for _, v := range settings("dlq-replayer", nil) {
-		perService := v.Env == "METRICS_ADDR" || v.Env == "NATS_URL"
+		perService := v.Env == "METRICS_ADDR" || v.Env == "NATS_URL" || v.Env == "DATABASE_URL"
 		if a, b := env(cons, v.Env), env(repl, v.Env); a != b && cons.Environment[v.Env] != nil && !perService {
 			problems = append(problems, fmt.Sprintf("%s is %q on consumer but %q on dlq-replayer: the pipeline settings must agree", v.Env, a, b))
 		}
@@ -246,12 +246,35 @@ func checkPrivilege(d *deployment) (problems []string) {
 			}
 		}
 		if raw, ok := s.Environment["DATABASE_URL"]; ok {
-			if parseURL(*raw).User.Username() != migrations.RuntimeRole {
-				problems = append(problems, fmt.Sprintf("%s: DATABASE_URL must connect as %s, the role with DML only", name, migrations.RuntimeRole))
-			}
+			problems = append(problems, checkDatabaseRole(d, name, cmd, *raw)...)
 		}
 	}
 	return problems
+}
+
+// checkDatabaseRole holds a service's DATABASE_URL to its own PostgreSQL
+// role (migrations.RoleForBinary), with the password the migrate service
+// gives that role.
+func checkDatabaseRole(d *deployment, name, cmd, raw string) []string {
+	bin, _, _ := strings.Cut(cmd, " ")
+	if cmd == "sluice console" {
+		bin = cmd
+	}
+	want, err := migrations.RoleForBinary(bin)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", name, err)}
+	}
+	u := parseURL(raw)
+	if u.User.Username() != want {
+		return []string{fmt.Sprintf("%s: DATABASE_URL must connect as %s, its own role, not %q", name, want, u.User.Username())}
+	}
+	for _, role := range migrations.Roles {
+		pw, _ := u.User.Password()
+		if role.Name == want && pw != env(d.Services["migrate"], role.PasswordEnv) {
+			return []string{fmt.Sprintf("%s: PostgreSQL password for %s differs from the one migrate sets (%s)", name, want, role.PasswordEnv)}
+		}
+	}
+	return nil
 }
 
 // checkNATS holds every server to the shipped configuration, the users'

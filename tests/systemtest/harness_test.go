@@ -28,6 +28,7 @@ import (
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/outbox"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -94,9 +95,12 @@ func (s *system) background(name string, fn func(ctx context.Context) error) {
 	})
 }
 
-func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeline, *embedder.Resilient) {
+// pipeline is the ingest path as role runs it: the consumer's, or the
+// replayer's.
+func (s *system) pipeline(resilient embedder.ResilientOptions, role string) (*pipeline.Pipeline, *embedder.Resilient) {
 	t := s.t
-	store, err := vectorstore.Open(context.Background(), s.db.Pool, dims)
+	pool := s.db.RolePool(t, role)
+	store, err := vectorstore.Open(context.Background(), pool, dims)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +116,7 @@ func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeli
 	if cfg.Backoff.Base == 0 {
 		cfg.Backoff = classify.Backoff{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 	}
-	pipe, err := pipeline.New(cfg, pipeline.Deps{Pool: s.db.Pool, Store: store, Embedder: emb,
+	pipe, err := pipeline.New(cfg, pipeline.Deps{Pool: pool, Store: store, Embedder: emb,
 		Policy: compliance.NewPolicy(compliance.DefaultRules(), nil), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
@@ -121,21 +125,23 @@ func (s *system) pipeline(resilient embedder.ResilientOptions) (*pipeline.Pipeli
 }
 
 // startAll runs a consumer, the outbox relay, and the triage and replayer
-// DLQ consumers.
+// DLQ consumers, each as its own NATS user and PostgreSQL role.
 func (s *system) startAll(resilient embedder.ResilientOptions) {
-	pipe, emb := s.pipeline(resilient)
+	pipe, emb := s.pipeline(resilient, migrations.ConsumerRole)
 	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, consumer.Deps{JS: s.connect(natsauth.Consumer), Pipeline: pipe, Gate: emb, Log: zerolog.Nop()})
 	s.background("consumer", c.Run)
-	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, outbox.RelayDeps{Pool: s.db.Pool, JS: s.connect(natsauth.Relay), Log: zerolog.Nop()})
+	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 100 * time.Millisecond}, outbox.RelayDeps{Pool: s.db.RolePool(s.t, migrations.RelayRole), JS: s.connect(natsauth.Relay), Log: zerolog.Nop()})
 	s.background("relay", relay.Run)
 	replayerJS := s.connect(natsauth.Replayer)
-	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: s.db.Pool, Log: zerolog.Nop()})
+	replayerPool := s.db.RolePool(s.t, migrations.ReplayerRole)
+	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: replayerPool, Log: zerolog.Nop()})
 	s.background("triage", func(ctx context.Context) error {
-		return dlq.Consume(ctx, replayerJS, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, triage.Handle))
+		return dlq.Consume(ctx, replayerJS, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(replayerPool, triage.Handle))
 	})
-	replayer := dlq.NewReplayer(pipe, s.topology().MaxDeliveries, zerolog.Nop(), prometheus.NewRegistry(), nil)
+	replayPipe, _ := s.pipeline(resilient, migrations.ReplayerRole)
+	replayer := dlq.NewReplayer(replayPipe, s.topology().MaxDeliveries, zerolog.Nop(), prometheus.NewRegistry(), nil)
 	s.background("replayer", func(ctx context.Context) error {
-		return dlq.Consume(ctx, replayerJS, broker.ReplayerConsumer, zerolog.Nop(), dlq.WithPayloads(s.db.Pool, replayer.Handle))
+		return dlq.Consume(ctx, replayerJS, broker.ReplayerConsumer, zerolog.Nop(), dlq.WithPayloads(replayerPool, replayer.Handle))
 	})
 }
 
@@ -162,7 +168,7 @@ func (s *system) runProducer(cfg producer.Config, input string) producer.Summary
 		t.Fatal(err)
 	}
 	cfg.Chunk = chunk.Config{Size: 400, Unit: chunk.UnitChars}
-	p, err := producer.New(cfg, s.db.Pool, s.connect(natsauth.Producer), zerolog.Nop())
+	p, err := producer.New(cfg, s.db.RolePool(t, migrations.ProducerRole), s.connect(natsauth.Producer), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,9 +231,9 @@ func (s *system) sluice(args ...string) (int, string, string) {
 
 // sluiceAs runs the operator CLI with role's NATS credentials (and TLS
 // files, when the server requires TLS), connected to PostgreSQL as
-// sluice_runtime.
+// sluice_operator, the CLI's role.
 func (s *system) sluiceAs(role natsauth.Role, args ...string) (int, string, string) {
-	env := map[string]string{"DATABASE_URL": s.db.RuntimeURL, "USER": "ops",
+	env := map[string]string{"DATABASE_URL": s.db.RoleURL(migrations.OperatorRole), "USER": "ops",
 		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
 	for _, kv := range s.nats.Env(role) {
 		k, v, _ := strings.Cut(kv, "=")

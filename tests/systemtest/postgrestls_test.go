@@ -35,9 +35,11 @@ import (
 func TestServicesOverTLSToPostgresAndNATS(t *testing.T) {
 	t.Parallel()
 	d := newTLSDeployment(t)
-	if code, out := d.run("sluice", d.env("sluice", "MIGRATE_DATABASE_URL="+d.ownerURL,
-		"SLUICE_RUNTIME_PASSWORD="+d.runtimePassword, "SLUICE_READONLY_PASSWORD="+d.readonlyPassword),
-		"migrate", "up"); code != 0 {
+	migrate := []string{"MIGRATE_DATABASE_URL=" + d.ownerURL}
+	for _, r := range migrations.Roles {
+		migrate = append(migrate, r.PasswordEnv+"="+d.passwords[r.Name])
+	}
+	if code, out := d.run("sluice", d.env("sluice", migrate...), "migrate", "up"); code != 0 {
 		t.Fatalf("sluice migrate up over TLS: code %d\n%s", code, out)
 	}
 	if code, out := d.run("sluice", d.envAs(natsauth.Owner, "sluice"), "nats", "setup", "--ack-wait", "30s"); code != 0 {
@@ -77,9 +79,9 @@ func TestServicesOverTLSToPostgresAndNATS(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct{ url, want string }{
-		"sslmode=disable":         {withParam(t, d.runtimeURL, "sslmode", "disable"), "no encryption"},
-		"verify-full, wrong CA":   {withParam(t, d.runtimeURL, "sslrootcert", otherCA.CA), "x509: certificate signed by unknown authority"},
-		"verify-full, CA missing": {withParam(t, d.runtimeURL, "sslrootcert", filepath.Join(t.TempDir(), "missing.pem")), "missing.pem"},
+		"sslmode=disable":         {withParam(t, d.roleURL("sluice"), "sslmode", "disable"), "no encryption"},
+		"verify-full, wrong CA":   {withParam(t, d.roleURL("sluice"), "sslrootcert", otherCA.CA), "x509: certificate signed by unknown authority"},
+		"verify-full, CA missing": {withParam(t, d.roleURL("sluice"), "sslrootcert", filepath.Join(t.TempDir(), "missing.pem")), "missing.pem"},
 	} {
 		code, out := d.run("sluice", append(d.env("sluice"), "DATABASE_URL="+c.url), "reconcile")
 		switch {
@@ -87,7 +89,7 @@ func TestServicesOverTLSToPostgresAndNATS(t *testing.T) {
 			t.Errorf("%s: reconcile succeeded\n%s", name, out)
 		case !strings.Contains(out, c.want):
 			t.Errorf("%s: want %q in the error\n%s", name, c.want, out)
-		case strings.Contains(out, d.runtimePassword):
+		case strings.Contains(out, d.passwords[migrations.OperatorRole]):
 			t.Errorf("%s: the error prints the password\n%s", name, out)
 		case !strings.Contains(out, "sslrootcert="):
 			t.Errorf("%s: the error's URL lost sslrootcert\n%s", name, out)
@@ -106,10 +108,10 @@ type tlsDeployment struct {
 	sim  *embedsim.Server
 	// ownerURL is the superuser's, on the deployment's database; pool
 	// uses it for the test's own queries.
-	ownerURL                          string
-	runtimeURL                        string
-	runtimePassword, readonlyPassword string
-	pool                              *pgxpool.Pool
+	ownerURL string
+	// passwords are each role's login password, by role name.
+	passwords map[string]string
+	pool      *pgxpool.Pool
 
 	mu    sync.Mutex
 	procs []*localenv.Process
@@ -133,9 +135,11 @@ func newTLSDeployment(t *testing.T) *tlsDeployment {
 	}
 	d := &tlsDeployment{t: t, dir: t.TempDir(), bin: serviceBinaries(t), pg: pg,
 		nats: testenv.NewNATS(t, testenv.WithTLS()), sim: embedsim.StartTest(t, embedsim.Config{Dims: dims}),
-		ownerURL:        withUser(t, pg.URL, "postgres", "", "sluice"),
-		runtimePassword: "runtime-" + randomHex(t), readonlyPassword: "readonly-" + randomHex(t)}
-	d.runtimeURL = withUser(t, pg.URL, migrations.RuntimeRole, d.runtimePassword, "sluice")
+		ownerURL:  withUser(t, pg.URL, "postgres", "", "sluice"),
+		passwords: map[string]string{}}
+	for _, r := range migrations.Roles {
+		d.passwords[r.Name] = r.Name + "-" + randomHex(t)
+	}
 	if d.pool, err = pgxpool.New(ctx, d.ownerURL); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +147,16 @@ func newTLSDeployment(t *testing.T) *tlsDeployment {
 	return d
 }
 
-// env is what binary gets: PostgreSQL as sluice_runtime over TLS, NATS as
+// roleURL is binary's PostgreSQL URL over TLS, as its own role.
+func (d *tlsDeployment) roleURL(binary string) string {
+	role, err := migrations.RoleForBinary(binary)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return withUser(d.t, d.pg.URL, role, d.passwords[role], "sluice")
+}
+
+// env is what binary gets: PostgreSQL as its own role over TLS, NATS as
 // binary's role over TLS, and extra.
 func (d *tlsDeployment) env(binary string, extra ...string) []string {
 	role, err := natsauth.ForBinary(binary)
@@ -155,7 +168,7 @@ func (d *tlsDeployment) env(binary string, extra ...string) []string {
 
 // envAs is env with role's NATS credentials.
 func (d *tlsDeployment) envAs(role natsauth.Role, binary string, extra ...string) []string {
-	env := append(d.nats.Env(role), "DATABASE_URL="+d.runtimeURL, "EMBEDDER_URL="+d.sim.URL(),
+	env := append(d.nats.Env(role), "DATABASE_URL="+d.roleURL(binary), "EMBEDDER_URL="+d.sim.URL(),
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "LOG_FORMAT=json", "RELAY_POLL_INTERVAL=200ms", "USER=ops")
 	return append(env, extra...)
 }
@@ -224,7 +237,7 @@ func (d *tlsDeployment) count(query string) int {
 }
 
 // assertServiceSessionsUseTLS checks, as the server sees them, that each
-// of apps has a session as sluice_runtime, and that every client session
+// of apps (sluice-<binary>) has a session as its binary's role, and that every client session
 // on the server runs over TLS.
 func (d *tlsDeployment) assertServiceSessionsUseTLS(apps ...string) {
 	d.t.Helper()
@@ -245,16 +258,18 @@ func (d *tlsDeployment) assertServiceSessionsUseTLS(apps ...string) {
 		if !ssl {
 			d.t.Errorf("session of %q as %s without TLS", app, user)
 		}
-		if user == migrations.RuntimeRole {
-			seen[app] = true
-		}
+		seen[app+" as "+user] = true
 	}
 	if err := rows.Err(); err != nil {
 		d.t.Fatal(err)
 	}
 	for _, app := range apps {
-		if !seen[app] {
-			d.t.Errorf("no session of %s as %s; sessions seen: %v", app, migrations.RuntimeRole, seen)
+		role, err := migrations.RoleForBinary(strings.TrimPrefix(app, "sluice-"))
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		if !seen[app+" as "+role] {
+			d.t.Errorf("no session of %s as %s; sessions seen: %v", app, role, seen)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/migrations"
 )
 
 // The operator CLI reaches a NATS that requires credentials and TLS with
@@ -19,7 +20,7 @@ import (
 // (NATS_URL's credentials, NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY):
 // reconcile --redrive rebuilds a lost stream's work and dlq replay
 // --execute dispatches replays. Every service runs as its own role over
-// TLS, and the CLI uses PostgreSQL as sluice_runtime.
+// TLS, and the CLI uses PostgreSQL as sluice_operator.
 func TestCLIOverTLSWithCredentials(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, testenv.DefaultBackend,
@@ -70,7 +71,7 @@ func TestCLIOverTLSWithCredentials(t *testing.T) {
 func TestCLIRefusedWithoutCertificateOrCredentials(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{}, pipeline.Config{}, testenv.WithTLS())
-	base := map[string]string{"DATABASE_URL": s.db.RuntimeURL}
+	base := map[string]string{"DATABASE_URL": s.db.RoleURL(migrations.OperatorRole)}
 	for name, env := range map[string]map[string]string{
 		"no client certificate": {"NATS_URL": s.nats.URLFor(natsauth.Operator), "NATS_TLS_CA": s.nats.TLS.CA},
 		"no credentials": {"NATS_URL": natsauth.URLWithUser(s.nats.URL, string(natsauth.Operator), "wrong"),

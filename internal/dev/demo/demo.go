@@ -89,7 +89,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	s := &stack{o: o, dir: env.Root(), dbURL: in.runtimeURL, nats: in.nats}
+	s := &stack{o: o, dir: env.Root(), dbURL: in.ownerURL, nats: in.nats}
 	defer s.stop()
 	if err := s.start(); err != nil {
 		return err
@@ -128,10 +128,10 @@ func Run(ctx context.Context, o Options) error {
 
 // infra is the demo's PostgreSQL database and NATS.
 type infra struct {
-	// ownerURL connects as the schema's owner, runtimeURL as the role the
-	// services run as.
-	ownerURL, runtimeURL string
-	nats                 natsServer
+	// ownerURL connects as the schema's owner; each service connects as
+	// its own role (stack.dbURLFor).
+	ownerURL string
+	nats     natsServer
 }
 
 // startInfra starts PostgreSQL and NATS, migrates a database and declares
@@ -157,8 +157,8 @@ func startInfra(ctx context.Context, env *localenv.Env, o Options) (*infra, erro
 	if err := migrations.Up(ctx, dbURL, migrations.Options{Dims: dims}); err != nil {
 		return nil, err
 	}
-	// Migrations ran as the owner; the services run as sluice_runtime,
-	// which may only read and write rows.
+	// Migrations ran as the owner; each service runs as its own role,
+	// granted only what its statements need.
 	if err := localenv.AllowRoleLogins(ctx, pg.URL); err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func startInfra(ctx context.Context, env *localenv.Env, o Options) (*infra, erro
 	if err := declareTopology(ctx, nats, replicas); err != nil {
 		return nil, err
 	}
-	return &infra{ownerURL: dbURL, runtimeURL: localenv.AsRole(dbURL, migrations.RuntimeRole), nats: nats}, nil
+	return &infra{ownerURL: dbURL, nats: nats}, nil
 }
 
 // ingest runs the producer over a generated corpus and waits for the
@@ -180,7 +180,11 @@ func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took
 	}
 	s.say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), s.o.Outage)
 	start := time.Now()
-	prod, err := s.startProc("producer", "producer", s.env(natsauth.Producer, ""), "--source", "demo", "--json", corpusDir)
+	env, err := s.env("producer", "")
+	if err != nil {
+		return st, 0, err
+	}
+	prod, err := s.startProc("producer", "producer", env, "--source", "demo", "--json", corpusDir)
 	if err != nil {
 		return st, 0, err
 	}
@@ -194,11 +198,17 @@ func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took
 // keep prints how to reach the running system, serves the console, and
 // waits until ctx ends.
 func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
-	fmt.Fprintf(s.o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", s.dbURL, s.nats.URLFor(natsauth.Operator))
+	fmt.Fprintf(s.o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", s.operatorURL(), s.nats.URLFor(natsauth.Operator))
 	for _, m := range s.metrics {
 		fmt.Fprintf(s.o.Stdout, "  metrics: http://%s/metrics\n", m)
 	}
-	stop, err := serveConsole(ctx, pool, s.nats.ConnConfig(natsauth.Console, "sluice-demo-console"), s.o.Stdout)
+	// The console runs as its own role, as `sluice console` does.
+	consolePool, err := pgxpool.New(ctx, s.dbURLFor(migrations.ConsoleRole))
+	if err != nil {
+		return err
+	}
+	defer consolePool.Close()
+	stop, err := serveConsole(ctx, consolePool, s.nats.ConnConfig(natsauth.Console, "sluice-demo-console"), s.o.Stdout)
 	if err != nil {
 		return err
 	}
@@ -257,8 +267,10 @@ func createDatabase(ctx context.Context, adminURL, name string) (string, error) 
 
 // stack is the demo's running services.
 type stack struct {
-	o       Options
-	dir     string
+	o   Options
+	dir string
+	// dbURL connects as the schema's owner; services get dbURLFor their
+	// role.
 	dbURL   string
 	nats    natsServer
 	simURL  string
@@ -277,11 +289,25 @@ func (s *stack) metricsByName() map[string]string {
 
 func (s *stack) say(format string, args ...any) { fmt.Fprintf(s.o.Stderr, format+"\n", args...) }
 
-// env is the environment a service gets, with role's NATS credentials;
-// metricsAddr may be empty.
-func (s *stack) env(role natsauth.Role, metricsAddr string) []string {
-	return append(s.nats.Env(role),
-		"DATABASE_URL="+s.dbURL, "EMBEDDER_URL="+s.simURL,
+// dbURLFor connects to the demo's database as role.
+func (s *stack) dbURLFor(role string) string { return localenv.AsRole(s.dbURL, role) }
+
+// operatorURL is the DATABASE_URL of the sluice CLI, as the operator.
+func (s *stack) operatorURL() string { return s.dbURLFor(migrations.OperatorRole) }
+
+// env is the environment binary gets, with its own role's NATS
+// credentials and PostgreSQL role; metricsAddr may be empty.
+func (s *stack) env(binary, metricsAddr string) ([]string, error) {
+	natsRole, err := natsauth.ForBinary(binary)
+	if err != nil {
+		return nil, err
+	}
+	pgRole, err := migrations.RoleForBinary(binary)
+	if err != nil {
+		return nil, err
+	}
+	return append(s.nats.Env(natsRole),
+		"DATABASE_URL="+s.dbURLFor(pgRole), "EMBEDDER_URL="+s.simURL,
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		// A demo-sized pipeline: small batches so the outage bites, and a
 		// delivery cap of two: the breaker stops the consumers pulling
@@ -291,7 +317,7 @@ func (s *stack) env(role natsauth.Role, metricsAddr string) []string {
 		// the demo.
 		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
 		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
-	)
+	), nil
 }
 
 func (s *stack) start() error {
@@ -342,11 +368,11 @@ func (s *stack) startServices() error {
 			return err
 		}
 		name := fmt.Sprintf("%s-%d", svc, len(s.procs)+1)
-		role, err := natsauth.ForBinary(svc)
+		env, err := s.env(svc, addr)
 		if err != nil {
 			return err
 		}
-		p, err := s.startProc(svc, name, s.env(role, addr))
+		p, err := s.startProc(svc, name, env)
 		if err != nil {
 			return err
 		}

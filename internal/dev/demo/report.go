@@ -133,7 +133,7 @@ func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Durati
 		fmt.Fprintf(w, "  %-28s %s\n", n, Poison[n])
 	}
 	fmt.Fprintf(w, "\nExplore next (with --keep, against the running system):\n")
-	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.dbURL)
-	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.dbURL, s.simURL)
-	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url '%s'\n", s.dbURL, s.nats.URLFor(natsauth.Operator))
+	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.operatorURL())
+	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.operatorURL(), s.simURL)
+	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url '%s'\n", s.operatorURL(), s.nats.URLFor(natsauth.Operator))
 }

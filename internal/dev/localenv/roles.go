@@ -11,13 +11,12 @@ import (
 )
 
 // AllowRoleLogins lets the roles the migrations create NOLOGIN
-// (migrations.RuntimeRole, migrations.ReadonlyRole) log in on the server
-// at adminURL. Local servers trust loopback, so that is all it takes to
+// (migrations.Roles) log in on the server at adminURL. Local servers trust loopback, so that is all it takes to
 // connect as them; a real deployment sets passwords.
 func AllowRoleLogins(ctx context.Context, adminURL string) error {
-	for _, role := range []string{migrations.RuntimeRole, migrations.ReadonlyRole} {
-		if err := AdminExec(ctx, adminURL, `ALTER ROLE `+role+` LOGIN`); err != nil {
-			return fmt.Errorf("let %s log in: %w", role, err)
+	for _, role := range migrations.Roles {
+		if err := AdminExec(ctx, adminURL, `ALTER ROLE `+role.Name+` LOGIN`); err != nil {
+			return fmt.Errorf("let %s log in: %w", role.Name, err)
 		}
 	}
 	return nil

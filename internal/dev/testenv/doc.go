@@ -18,7 +18,7 @@
 // tests' own connections, and NATS.URLFor, ConnConfig and Env give a
 // service's role; WithTLS adds TLS with client certificates from a CA
 // generated for the server. Databases come with URLs for the PostgreSQL
-// roles the migrations create (Database.RuntimeURL, ReadonlyURL).
+// role the migrations create (Database.RoleURL), one per service.
 //
 // Local servers die with the test binary and leave no files behind (see
 // internal/dev/localenv). Crash tests use Kill, Restart and StopImmediate to

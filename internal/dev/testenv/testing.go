@@ -84,12 +84,6 @@ func privateEnv(t testing.TB) *localenv.Env {
 type Database struct {
 	// URL connects to the database as a superuser, the schema's owner.
 	URL string
-	// RuntimeURL connects as sluice_runtime, the role services run as:
-	// rows only, no schema changes (migrations/00011_roles.sql).
-	RuntimeURL string
-	// ReadonlyURL connects as sluice_readonly: SELECT on everything but
-	// escalated_chunks.
-	ReadonlyURL string
 	// Name is the database name.
 	Name string
 	// Pool is a connection pool on it, closed when the test ends.
@@ -135,7 +129,6 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		t.Fatalf("testenv: create database: %v", err)
 	}
 	db := &Database{URL: withDatabase(pg.URL, name), Name: name}
-	db.RuntimeURL, db.ReadonlyURL = localenv.AsRole(db.URL, RuntimeRole), localenv.AsRole(db.URL, ReadonlyRole)
 	// The pool registers the vector store's types, as the services' do
 	// (service.Start), so that every test writes vectors as they do.
 	pcfg, err := pgxpool.ParseConfig(db.URL)
@@ -159,6 +152,29 @@ func NewDatabase(t testing.TB, opts ...DBOption) *Database {
 		_ = localenv.AdminExec(ctx, pg.URL, fmt.Sprintf(`DROP DATABASE IF EXISTS %s WITH (FORCE)`, name))
 	})
 	return db
+}
+
+// RoleURL connects to the database as role, one of migrations.Roles:
+// what the service that role is for connects as, granted only what its
+// statements need (migrations/00020_service_roles.sql).
+func (db *Database) RoleURL(role string) string { return localenv.AsRole(db.URL, role) }
+
+// RolePool is a pool on the database as role, with the vector store's
+// types registered as the services' pools have them; it is closed when the
+// test ends. In-process services use it to run as their own role.
+func (db *Database) RolePool(t testing.TB, role string) *pgxpool.Pool {
+	t.Helper()
+	pcfg, err := pgxpool.ParseConfig(db.RoleURL(role))
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	pcfg.AfterConnect = vectorstore.RegisterTypes
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		t.Fatalf("testenv: connect as %s: %v", role, err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 // lazyServer is a server that one test binary shares, started by the
@@ -221,12 +237,6 @@ func template(ctx context.Context, pg *Postgres, dims int) (string, error) {
 	shared.templates[key] = name
 	return name, nil
 }
-
-// The PostgreSQL roles migrations create (migrations/00011_roles.sql).
-const (
-	RuntimeRole  = migrations.RuntimeRole
-	ReadonlyRole = migrations.ReadonlyRole
-)
 
 // withDatabase replaces the database name in a postgres:// URL.
 func withDatabase(url, name string) string {
