@@ -6,7 +6,7 @@ import "github.com/sluicehq/sluice/internal/config"
 // by environment variable (or by flag, as --flag, when it has none). A
 // note for a setting no binary registers fails TestNotesNameSettings.
 var notes = map[string]string{
-	"DATABASE_URL":             "the service connects as `sluice_runtime`; its password is never logged (see [Security](security.md))",
+	"DATABASE_URL":             "each service connects as its own role (`sluice_producer`, `sluice_consumer`, `sluice_relay`, `sluice_replayer`; the CLI as `sluice_operator`, the console as `sluice_console`); its password is never logged (see [Security](security.md#postgresql-a-role-per-service))",
 	"NATS_URL":                 "the service's own NATS user goes in it, `nats://consumer:PASSWORD@host:4222`; never logged (see [Security](security.md#nats-one-user-per-role))",
 	"METRICS_ADDR":             "loopback by default; set `:PORT` to be scraped from another host (Compose does)",
 	"EMBEDDING_DIMS":           "fixed when the schema is first migrated",
