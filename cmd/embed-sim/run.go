@@ -37,7 +37,7 @@ type settings struct {
 func parseFlags(args []string, stderr io.Writer) (settings, error) {
 	var (
 		s  settings
-		fl embedsim.Flags
+		fl embedsim.ServiceConfig
 	)
 	fs := flag.NewFlagSet("embed-sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -15,8 +15,8 @@ import (
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// PullOptions tunes Pull.
-type PullOptions struct {
+// PullConfig tunes Pull.
+type PullConfig struct {
 	// BatchSize is how many messages one fetch asks for. Defaults to
 	// DefaultPullBatch.
 	BatchSize int
@@ -43,7 +43,7 @@ type PullOptions struct {
 	Log zerolog.Logger
 }
 
-// Defaults of PullOptions.
+// Defaults of PullConfig.
 const (
 	DefaultPullBatch      = 64
 	DefaultPullMaxWait    = time.Second
@@ -51,10 +51,10 @@ const (
 )
 
 // idleFetches is how many empty fetches in a row Pull takes before it
-// pauses for PullOptions.IdlePause.
+// pauses for PullConfig.IdlePause.
 const idleFetches = 3
 
-func (o *PullOptions) applyDefaults() {
+func (o *PullConfig) applyDefaults() {
 	if o.BatchSize == 0 {
 		o.BatchSize = DefaultPullBatch
 	}
@@ -75,7 +75,7 @@ type Handler func(ctx context.Context, msgs []jetstream.Msg) error
 // loop notices ctx ending and a lost connection within that bound. Pull
 // returns once the batch in hand is handled; the handler decides how long
 // in-flight work may outlive ctx.
-func Pull(ctx context.Context, cons jetstream.Consumer, opts PullOptions, handle Handler) {
+func Pull(ctx context.Context, cons jetstream.Consumer, opts PullConfig, handle Handler) {
 	opts.applyDefaults()
 	idle := 0
 	for ctx.Err() == nil {
@@ -109,7 +109,7 @@ func Pull(ctx context.Context, cons jetstream.Consumer, opts PullOptions, handle
 
 // fetch runs one fetch and hands what it brings to handle; it returns how
 // many messages it got.
-func fetch(ctx context.Context, cons jetstream.Consumer, size int, opts PullOptions, handle Handler) (int, error) {
+func fetch(ctx context.Context, cons jetstream.Consumer, size int, opts PullConfig, handle Handler) (int, error) {
 	batch, err := cons.Fetch(size, jetstream.FetchMaxWait(opts.MaxWait))
 	if err != nil {
 		if ctx.Err() == nil {

@@ -67,7 +67,7 @@ func (r *received) count() int {
 
 // pull runs Pull until the handler has seen want messages, then stops it
 // and checks that it returns promptly.
-func pull(t *testing.T, cons jetstream.Consumer, opts broker.PullOptions, r *received, want int) {
+func pull(t *testing.T, cons jetstream.Consumer, opts broker.PullConfig, r *received, want int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -93,7 +93,7 @@ func TestPullHandsBatchesOfAtMostTheAdmittedSize(t *testing.T) {
 	var r received
 	var released atomic.Int32
 	admit := func(context.Context) (int, func(), bool) { return 2, func() { released.Add(1) }, true }
-	pull(t, cons, broker.PullOptions{BatchSize: 64, MaxWait: 200 * time.Millisecond, Admit: admit}, &r, 5)
+	pull(t, cons, broker.PullConfig{BatchSize: 64, MaxWait: 200 * time.Millisecond, Admit: admit}, &r, 5)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, n := range r.batches {
@@ -112,7 +112,7 @@ func TestPullEachHandsMessagesBeforeTheFetchEnds(t *testing.T) {
 	var r received
 	const maxWait = 4 * time.Second
 	start := time.Now()
-	pull(t, cons, broker.PullOptions{BatchSize: 64, MaxWait: maxWait, Each: true}, &r, 1)
+	pull(t, cons, broker.PullConfig{BatchSize: 64, MaxWait: maxWait, Each: true}, &r, 1)
 	if waited := r.first.Sub(start); waited >= maxWait/2 {
 		t.Fatalf("first message handled after %s: Each must not wait for the fetch to end", waited)
 	}

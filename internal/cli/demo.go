@@ -15,7 +15,7 @@ import (
 func runDemo(ctx context.Context, env Env, args []string) error {
 	l := config.NewLoader("sluice demo", lookupOrNone(env))
 	l.FlagSet().SetOutput(env.Stderr)
-	var o demo.Options
+	var o demo.Config
 	var binDir string
 	if exe, err := os.Executable(); err == nil {
 		binDir = filepath.Dir(exe)

@@ -55,7 +55,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
-	rep, err := reconcileOnce(ctx, &c, reconcile.Options{Grace: grace, Redrive: doRedrive})
+	rep, err := reconcileOnce(ctx, &c, reconcile.Config{Grace: grace, Redrive: doRedrive})
 	if err != nil {
 		var exit *ExitError
 		switch {
@@ -82,7 +82,7 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 // reconcileOnce connects to PostgreSQL and NATS and runs one check. Its
 // JetStream reads wait through a settling cluster for up to the
 // command's --settle-timeout each.
-func reconcileOnce(ctx context.Context, c *conn, opts reconcile.Options) (*reconcile.Report, error) {
+func reconcileOnce(ctx context.Context, c *conn, opts reconcile.Config) (*reconcile.Report, error) {
 	pool, err := openPool(ctx, c.DatabaseURL)
 	if err != nil {
 		return nil, err

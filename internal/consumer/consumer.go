@@ -171,7 +171,7 @@ func (c *Consumer) loop(ctx context.Context, durable string) {
 		return // ctx ended
 	}
 	replay := durable == broker.ReplayConsumer
-	broker.Pull(ctx, cons, broker.PullOptions{BatchSize: c.cfg.BatchSize, MaxWait: c.cfg.FetchWait,
+	broker.Pull(ctx, cons, broker.PullConfig{BatchSize: c.cfg.BatchSize, MaxWait: c.cfg.FetchWait,
 		Admit: c.admit, IdlePause: c.cfg.FetchWait, Log: log},
 		func(ctx context.Context, msgs []jetstream.Msg) error {
 			if err := c.handle(ctx, durable, msgs, replay); err != nil {

@@ -114,7 +114,7 @@ sources:
 `)
 	o := options{
 		sim:       embedsim.Config{Faults: embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "poison-marker", Kind: embedsim.PoisonInvalidInput}}}},
-		resilient: embedder.ResilientOptions{MaxRetries: -1},
+		resilient: embedder.ResilientConfig{MaxRetries: -1},
 		pipe:      pipeline.Config{HoldDelay: 100 * time.Millisecond},
 		sources:   table,
 	}

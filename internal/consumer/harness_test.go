@@ -47,7 +47,7 @@ type bundle struct {
 type options struct {
 	sim       embedsim.Config
 	pipe      pipeline.Config
-	resilient embedder.ResilientOptions
+	resilient embedder.ResilientConfig
 	batchSize int
 	// sources is the per-source policy; nil applies pipe to every source.
 	sources *policy.Table

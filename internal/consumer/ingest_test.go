@@ -17,7 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
-func noRetries() embedder.ResilientOptions { return embedder.ResilientOptions{MaxRetries: -1} }
+func noRetries() embedder.ResilientConfig { return embedder.ResilientConfig{MaxRetries: -1} }
 
 // The seed drill: three 503s then a 200 store the chunk exactly once,
 // after three redeliveries spaced by growing delays, with no dead letter.
@@ -334,7 +334,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 func TestOutageOpensBreakerAndStopsPulling(t *testing.T) {
 	t.Parallel()
 	o := options{
-		resilient: embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 2, BreakerDelay: time.Second},
+		resilient: embedder.ResilientConfig{MaxRetries: -1, FailureThreshold: 2, BreakerDelay: time.Second},
 		pipe:      pipeline.Config{MaxDeliveries: 50},
 		batchSize: 8,
 	}

@@ -17,10 +17,10 @@ func TestLongOutageSpendsNoDeliveryBudget(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name      string
-		resilient embedder.ResilientOptions
+		resilient embedder.ResilientConfig
 	}{
-		{"in-process retries", embedder.ResilientOptions{BreakerDelay: 500 * time.Millisecond}},
-		{"no in-process retries", embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 2, BreakerDelay: 500 * time.Millisecond}},
+		{"in-process retries", embedder.ResilientConfig{BreakerDelay: 500 * time.Millisecond}},
+		{"no in-process retries", embedder.ResilientConfig{MaxRetries: -1, FailureThreshold: 2, BreakerDelay: 500 * time.Millisecond}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

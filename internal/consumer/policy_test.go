@@ -45,7 +45,7 @@ sources:
 `)
 	o := options{
 		sim:       embedsim.Config{Faults: embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "always-503", Sequence: "503"}}}},
-		resilient: embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 1000},
+		resilient: embedder.ResilientConfig{MaxRetries: -1, FailureThreshold: 1000},
 		sources:   table,
 	}
 	b := setup(t, o)

@@ -22,7 +22,7 @@ const DefaultWorkers = 3
 
 // ServiceConfig is the consumer service's configuration.
 type ServiceConfig struct {
-	ingest.PipelineSettings
+	ingest.Config
 	// Workers is the number of concurrent pull loops per durable.
 	// Defaults to DefaultWorkers.
 	Workers int
@@ -43,7 +43,7 @@ type ServiceConfig struct {
 
 // Register registers the consumer's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
-	c.PipelineSettings.Register(l, "127.0.0.1:9101")
+	c.Config.Register(l, "127.0.0.1:9101")
 	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", DefaultWorkers, "concurrent pull loops per durable")
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
@@ -55,7 +55,7 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 // it.
 func (c *ServiceConfig) Validate() error {
 	var errs []error
-	if err := c.PipelineSettings.Validate(); err != nil {
+	if err := c.Config.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.AckWait < time.Second {
@@ -76,7 +76,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if _, err := service.Load("consumer", args, lookup, stderr, &cfg); err != nil {
 		return err
 	}
-	rt, err := service.Start(ctx, "consumer", cfg.Common, service.Options{
+	rt, err := service.Start(ctx, "consumer", cfg.Common, service.StartConfig{
 		MaxConns: int32(max(4, 2*cfg.Workers+2))}, stderr)
 	if err != nil {
 		return err

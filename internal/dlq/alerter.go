@@ -20,9 +20,9 @@ import (
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// AlerterOptions configures an Alerter. The zero value gives the defaults:
+// AlerterConfig configures an Alerter. The zero value gives the defaults:
 // log-only escalations and spike detection at 100 dead letters in 5m.
-type AlerterOptions struct {
+type AlerterConfig struct {
 	// WebhookURL receives alert events as JSON POSTs. Empty means log only.
 	// Defaults to "".
 	WebhookURL string
@@ -64,7 +64,7 @@ type AlerterOptions struct {
 	Now func() time.Time
 }
 
-// Defaults for an AlerterOptions whose fields are zero.
+// Defaults for an AlerterConfig whose fields are zero.
 const (
 	defaultAlertTimeout  = 5 * time.Second
 	defaultAlertRetries  = 3
@@ -76,13 +76,13 @@ const (
 
 // Defaults of the spike detector, read by the dlq-replayer's flags too.
 const (
-	// DefaultSpikeWindow is AlerterOptions.SpikeWindow's default.
+	// DefaultSpikeWindow is AlerterConfig.SpikeWindow's default.
 	DefaultSpikeWindow = 5 * time.Minute
-	// DefaultSpikeThreshold is AlerterOptions.SpikeThreshold's default.
+	// DefaultSpikeThreshold is AlerterConfig.SpikeThreshold's default.
 	DefaultSpikeThreshold = 100
 )
 
-func (o *AlerterOptions) applyDefaults() {
+func (o *AlerterConfig) applyDefaults() {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{}
 	}
@@ -119,7 +119,7 @@ func (o *AlerterOptions) applyDefaults() {
 }
 
 // Validate reports the first problem with o, saying how to fix it.
-func (o AlerterOptions) Validate() error {
+func (o AlerterConfig) Validate() error {
 	if o.WebhookURL != "" {
 		u, err := url.Parse(o.WebhookURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -154,7 +154,7 @@ func (o AlerterOptions) Validate() error {
 //
 // Alerter is safe for concurrent use.
 type Alerter struct {
-	opts    AlerterOptions
+	opts    AlerterConfig
 	log     zerolog.Logger
 	hook    *webhook.Client
 	metrics *alerterMetrics
@@ -168,7 +168,7 @@ type Alerter struct {
 // validating them. It registers sluice_dlq_dead_letters_total,
 // sluice_escalations_total, sluice_alerts_sent_total and
 // sluice_dlq_parked_recent on reg (nil for none).
-func NewAlerter(opts AlerterOptions, log zerolog.Logger, reg prometheus.Registerer) (*Alerter, error) {
+func NewAlerter(opts AlerterConfig, log zerolog.Logger, reg prometheus.Registerer) (*Alerter, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

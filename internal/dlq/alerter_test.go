@@ -68,7 +68,7 @@ type alerterBundle struct {
 	log     *testenv.Buffer
 }
 
-func setupAlerter(t *testing.T, opts dlq.AlerterOptions) alerterBundle {
+func setupAlerter(t *testing.T, opts dlq.AlerterConfig) alerterBundle {
 	t.Helper()
 	b := alerterBundle{reg: prometheus.NewRegistry(), log: &testenv.Buffer{}}
 	if opts.RetryDelay == 0 {
@@ -103,7 +103,7 @@ func escalation(outboxID int64) dlq.Letter {
 func TestAlerterEscalatesOnceWithoutText(t *testing.T) {
 	t.Parallel()
 	hook := newWebhook(t)
-	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: hook.srv.URL})
+	b := setupAlerter(t, dlq.AlerterConfig{WebhookURL: hook.srv.URL})
 	l := escalation(42)
 	for delivery := 1; delivery <= 2; delivery++ {
 		l.Delivered = delivery
@@ -172,7 +172,7 @@ func TestAlerterWebhookFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			hook := newWebhook(t, c.statuses...)
-			b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: hook.srv.URL})
+			b := setupAlerter(t, dlq.AlerterConfig{WebhookURL: hook.srv.URL})
 			if _, err := b.alerter.Handle(context.Background(), escalation(1)); err != nil {
 				t.Fatalf("handle: %v; want the letter acked", err)
 			}
@@ -199,7 +199,7 @@ func TestAlerterNeverLogsWebhookToken(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: srv.URL + "/services/" + token + "?sig=" + token, MaxRetries: 1})
+	b := setupAlerter(t, dlq.AlerterConfig{WebhookURL: srv.URL + "/services/" + token + "?sig=" + token, MaxRetries: 1})
 	_, err := b.alerter.Handle(context.Background(), escalation(3))
 	if err == nil {
 		t.Fatal("handle succeeded though the webhook dropped every connection")
@@ -223,7 +223,7 @@ func TestAlerterNeverLogsWebhookToken(t *testing.T) {
 func TestAlerterExhaustedRetriesAskForRedelivery(t *testing.T) {
 	t.Parallel()
 	hook := newWebhook(t, 503, 503, 503)
-	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: hook.srv.URL, MaxRetries: 2})
+	b := setupAlerter(t, dlq.AlerterConfig{WebhookURL: hook.srv.URL, MaxRetries: 2})
 	l := escalation(7)
 	if _, err := b.alerter.Handle(context.Background(), l); err == nil {
 		t.Fatal("handle succeeded though the webhook never accepted the event")
@@ -246,7 +246,7 @@ func TestAlerterSpikeFiresOnceAndRearms(t *testing.T) {
 	t.Parallel()
 	hook := newWebhook(t)
 	clock := clocktest.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	b := setupAlerter(t, dlq.AlerterOptions{WebhookURL: hook.srv.URL, SpikeWindow: time.Minute, SpikeThreshold: 3, Now: clock.Now})
+	b := setupAlerter(t, dlq.AlerterConfig{WebhookURL: hook.srv.URL, SpikeWindow: time.Minute, SpikeThreshold: 3, Now: clock.Now})
 	var outbox int64
 	park := func(source string, failedAt time.Time) {
 		t.Helper()
@@ -309,7 +309,7 @@ func TestAlerterSpikeFiresOnceAndRearms(t *testing.T) {
 // Bad options are refused with a message that says what to change.
 func TestAlerterOptionsValidate(t *testing.T) {
 	t.Parallel()
-	for _, o := range []dlq.AlerterOptions{
+	for _, o := range []dlq.AlerterConfig{
 		{WebhookURL: "hooks.example.com/x"},
 		{Timeout: -time.Second},
 		{RetryDelay: time.Second, RetryMaxDelay: time.Millisecond},
@@ -319,7 +319,7 @@ func TestAlerterOptionsValidate(t *testing.T) {
 		}
 	}
 	// The message about a bad URL must not repeat the token inside it.
-	_, err := dlq.NewAlerter(dlq.AlerterOptions{WebhookURL: "ftp://hooks.example.com/services/T0KEN-in-path"}, zerolog.Nop(), nil)
+	_, err := dlq.NewAlerter(dlq.AlerterConfig{WebhookURL: "ftp://hooks.example.com/services/T0KEN-in-path"}, zerolog.Nop(), nil)
 	if err == nil || strings.Contains(err.Error(), "T0KEN") {
 		t.Errorf("bad webhook URL: %v; want an error without the token", err)
 	}

@@ -50,7 +50,7 @@ func Consume(ctx context.Context, js jetstream.JetStream, durable string, log ze
 	if err != nil {
 		return nil // ctx ended
 	}
-	broker.Pull(ctx, cons, broker.PullOptions{BatchSize: FetchBatch, MaxWait: FetchWait, Each: true, Log: log},
+	broker.Pull(ctx, cons, broker.PullConfig{BatchSize: FetchBatch, MaxWait: FetchWait, Each: true, Log: log},
 		func(ctx context.Context, msgs []jetstream.Msg) error {
 			for _, msg := range msgs {
 				settle(ctx, msg, log, h)

@@ -179,8 +179,8 @@ func TestDeadLettersFanOutToEveryDurable(t *testing.T) {
 	}))
 	t.Cleanup(hook.Close)
 	reg := prometheus.NewRegistry()
-	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop(), Registry: reg})
-	alerter, err := dlq.NewAlerter(dlq.AlerterOptions{WebhookURL: hook.URL}, zerolog.Nop(), reg)
+	triage := dlq.NewTriage(dlq.TriageConfig{}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop(), Registry: reg})
+	alerter, err := dlq.NewAlerter(dlq.AlerterConfig{WebhookURL: hook.URL}, zerolog.Nop(), reg)
 	if err != nil {
 		t.Fatal(err)
 	}

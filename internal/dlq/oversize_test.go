@@ -55,7 +55,7 @@ func TestOversizedDeadLetterReachesTriageAndNoRowBlocksTheRelay(t *testing.T) {
 	}
 
 	relay := outbox.NewRelay(outbox.RelayConfig{PollInterval: 50 * time.Millisecond, BatchSize: 1}, outbox.RelayDeps{Pool: db.Pool, JS: js, Log: zerolog.Nop()})
-	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop()})
+	triage := dlq.NewTriage(dlq.TriageConfig{}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop()})
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{}, 2)
 	go func() { _ = relay.Run(runCtx); done <- struct{}{} }()

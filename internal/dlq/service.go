@@ -21,7 +21,7 @@ import (
 
 // ServiceConfig is the dlq-replayer service's configuration.
 type ServiceConfig struct {
-	ingest.PipelineSettings
+	ingest.Config
 	// Roles are the DLQ consumers this process runs, comma-separated:
 	// triage, replayer, alerter. Defaults to DefaultRoles, all three.
 	Roles string
@@ -50,7 +50,7 @@ const (
 
 // Register registers the service's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
-	c.PipelineSettings.Register(l, "127.0.0.1:9103")
+	c.Config.Register(l, "127.0.0.1:9103")
 	l.String(&c.Roles, "roles", "DLQ_ROLES", DefaultRoles, "DLQ consumers to run in this process")
 	l.String(&c.WebhookURL, "alert-webhook-url", "ALERT_WEBHOOK_URL", "", "where escalations and spike alerts are POSTed (empty: log only)")
 	l.Int(&c.SpikeThreshold, "spike-threshold", "SPIKE_THRESHOLD", DefaultSpikeThreshold, "dead letters within the spike window that raise an alert (negative disables)")
@@ -91,7 +91,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	roles, _ := parseRoles(cfg.Roles)
-	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.Options{MaxConns: 8}, stderr)
+	rt, err := service.Start(ctx, "dlq-replayer", cfg.Common, service.StartConfig{MaxConns: 8}, stderr)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles
 		if err != nil {
 			return nil, nil, service.UsageError(err)
 		}
-		opts := TriageOptions{Policy: table}
+		opts := TriageConfig{Policy: table}
 		if err := opts.Validate(); err != nil {
 			return nil, nil, service.UsageError(err)
 		}
@@ -152,7 +152,7 @@ func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles
 		handlers[broker.TriageConsumer] = triage.Handle
 	}
 	if roles[broker.AlerterConsumer] {
-		a, err := NewAlerter(AlerterOptions{WebhookURL: c.WebhookURL, SpikeThreshold: c.SpikeThreshold, SpikeWindow: c.SpikeWindow}, rt.Log, rt.Registry)
+		a, err := NewAlerter(AlerterConfig{WebhookURL: c.WebhookURL, SpikeThreshold: c.SpikeThreshold, SpikeWindow: c.SpikeWindow}, rt.Log, rt.Registry)
 		if err != nil {
 			return nil, nil, err
 		}

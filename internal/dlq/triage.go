@@ -14,8 +14,8 @@ import (
 	"github.com/sluicehq/sluice/internal/policy"
 )
 
-// TriageOptions configures a Triage. The zero value gives the defaults.
-type TriageOptions struct {
+// TriageConfig configures a Triage. The zero value gives the defaults.
+type TriageConfig struct {
 	// PayloadRetention is how long a dead letter's payload is kept after
 	// its last failure, for sources without a policy of their own, and
 	// how long the DLQ stream's by-reference payloads are kept. It
@@ -41,14 +41,14 @@ type TriageOptions struct {
 	Policy *policy.Table
 }
 
-// DefaultPayloadRetention is TriageOptions.PayloadRetention's default: a
+// DefaultPayloadRetention is TriageConfig.PayloadRetention's default: a
 // quarter, long enough to see a pattern and replay, and equal to the DLQ
 // stream's default MaxAge.
 const DefaultPayloadRetention = policy.DefaultPayloadRetention
 
 const defaultTriageTimeout = 30 * time.Second
 
-func (o *TriageOptions) applyDefaults() {
+func (o *TriageConfig) applyDefaults() {
 	if o.Policy != nil {
 		def := o.Policy.Default()
 		o.PayloadRetention, o.EscalationRetention, o.HistoryRetention = def.PayloadRetention, def.EscalationRetention, def.HistoryRetention
@@ -69,7 +69,7 @@ func (o *TriageOptions) applyDefaults() {
 
 // Validate says what is wrong with the options and how to fix it. Zero
 // fields take their defaults.
-func (o TriageOptions) Validate() error {
+func (o TriageConfig) Validate() error {
 	var errs []error
 	if o.PayloadRetention < 0 || o.EscalationRetention < 0 || o.HistoryRetention < 0 {
 		errs = append(errs, fmt.Errorf("triage: payload retention %s, escalation retention %s and history retention %s: use positive durations, or 0 for the defaults", o.PayloadRetention, o.EscalationRetention, o.HistoryRetention))
@@ -104,7 +104,7 @@ func (o TriageOptions) Validate() error {
 type Triage struct {
 	pool    *pgxpool.Pool
 	log     zerolog.Logger
-	opts    TriageOptions
+	opts    TriageConfig
 	metrics *triageMetrics
 }
 
@@ -122,7 +122,7 @@ type TriageDeps struct {
 // sluice_dlq_triaged_total and the scrape-time gauges sluice_dlq_depth,
 // sluice_dlq_ready_to_replay and sluice_dlq_stats_up on deps.Registry
 // (nil for none), and panics if they are already registered there.
-func NewTriage(opts TriageOptions, deps TriageDeps) *Triage {
+func NewTriage(opts TriageConfig, deps TriageDeps) *Triage {
 	opts.applyDefaults()
 	t := &Triage{pool: deps.Pool, log: deps.Log, opts: opts, metrics: newTriageMetrics()}
 	if deps.Registry != nil {

@@ -38,7 +38,7 @@ func (t *Triage) PurgePayloads(ctx context.Context, now time.Time, limit int) (i
 }
 
 // PurgeReferencedPayloads is deadletter.PurgeReferencedPayloads, keeping
-// payloads TriageOptions.PayloadRetention.
+// payloads TriageConfig.PayloadRetention.
 func (t *Triage) PurgeReferencedPayloads(ctx context.Context, now time.Time, limit int) (int64, error) {
 	return deadletter.PurgeReferencedPayloads(ctx, t.pool, now, t.opts.PayloadRetention, limit)
 }
@@ -49,7 +49,7 @@ func (t *Triage) PurgeHistory(ctx context.Context, now time.Time, limit int) (in
 }
 
 // Bounds returns one retention setting of every source, as the policy
-// gives it or, without a policy, as TriageOptions does for every source.
+// gives it or, without a policy, as TriageConfig does for every source.
 // manifest.PurgeEscalatedText takes the escalations' from here too, so
 // that an escalation's text and payload follow one setting.
 func (t *Triage) Bounds(field func(policy.Settings) time.Duration) policy.Bounds {

@@ -26,7 +26,7 @@ type triageBundle struct {
 func setupTriage(t *testing.T) triageBundle {
 	t.Helper()
 	b := triageBundle{db: testenv.NewDatabase(t), reg: prometheus.NewRegistry()}
-	b.triage = dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: b.db.Pool, Log: zerolog.Nop(), Registry: b.reg})
+	b.triage = dlq.NewTriage(dlq.TriageConfig{}, dlq.TriageDeps{Pool: b.db.Pool, Log: zerolog.Nop(), Registry: b.reg})
 	return b
 }
 
@@ -270,7 +270,7 @@ func TestTriageRetentionFollowsPolicyAndSparesEscalations(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := triageBundle{db: db, reg: prometheus.NewRegistry()}
-	b.triage = dlq.NewTriage(dlq.TriageOptions{Policy: table}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop(), Registry: b.reg})
+	b.triage = dlq.NewTriage(dlq.TriageConfig{Policy: table}, dlq.TriageDeps{Pool: db.Pool, Log: zerolog.Nop(), Registry: b.reg})
 	escalated := newLetter("src", "escalated", 0, 1, time.Now().Add(-400*24*time.Hour))
 	escalated.Disposition, escalated.ErrorClass = messages.DispositionEscalate, "policy_violation"
 	quarantined := newLetter("src", "quarantined", 0, 2, time.Now().Add(-100*24*time.Hour))

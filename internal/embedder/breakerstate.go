@@ -15,7 +15,7 @@ const (
 )
 
 // String returns "closed", "open" or "half-open", the same names passed to
-// ResilientOptions.OnStateChange.
+// ResilientConfig.OnStateChange.
 func (s BreakerState) String() string {
 	switch s {
 	case BreakerOpen:

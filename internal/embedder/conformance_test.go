@@ -45,7 +45,7 @@ func TestConformanceResilient(t *testing.T) {
 	t.Parallel()
 	embeddertest.Run(t, func(t *testing.T, dims int) embedder.Embedder {
 		sim := embedsim.StartTest(t, embedsim.Config{})
-		r, err := embedder.NewResilient(newOpenAI(t, embedder.Config{URL: sim.URL(), Model: "m", Dims: dims}), embedder.ResilientOptions{})
+		r, err := embedder.NewResilient(newOpenAI(t, embedder.Config{URL: sim.URL(), Model: "m", Dims: dims}), embedder.ResilientConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

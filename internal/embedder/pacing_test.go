@@ -12,8 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/embedder"
 )
 
 // pacingRun is one run of clients against a quota'd embed-sim.
@@ -50,7 +50,7 @@ func runPacing(t *testing.T, workers, perRun int, fromHeaders bool) pacingRun {
 	if fromHeaders {
 		cfg.OnRateLimits = budget.Observe
 	}
-	client, err := embedder.NewResilient(newOpenAI(t, cfg), embedder.ResilientOptions{Budget: budget})
+	client, err := embedder.NewResilient(newOpenAI(t, cfg), embedder.ResilientConfig{Budget: budget})
 	if err != nil {
 		t.Fatal(err)
 	}

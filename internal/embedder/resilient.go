@@ -16,9 +16,9 @@ import (
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// ResilientOptions configures a Resilient. The zero value gives the
+// ResilientConfig configures a Resilient. The zero value gives the
 // defaults below.
-type ResilientOptions struct {
+type ResilientConfig struct {
 	// Timeout bounds each attempt. Defaults to 30s.
 	Timeout time.Duration
 	// MaxRetries is how many times a transient failure is retried within
@@ -64,7 +64,7 @@ type ResilientOptions struct {
 	OnStateChange func(from, to string)
 }
 
-// Defaults of ResilientOptions, read by the services' flags too.
+// Defaults of ResilientConfig, read by the services' flags too.
 const (
 	DefaultTimeout          = 30 * time.Second
 	DefaultMaxRetries       = 2
@@ -76,7 +76,7 @@ const (
 	DefaultThrottleMaxWait  = 10 * time.Second
 )
 
-func (o *ResilientOptions) applyDefaults() {
+func (o *ResilientConfig) applyDefaults() {
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
 	}
@@ -109,13 +109,13 @@ func (o *ResilientOptions) applyDefaults() {
 // WorstCase is the longest one Embed call can take with these options:
 // every attempt running to its timeout, with the longest wait between
 // attempts, after the longest wait on 429s.
-func (o ResilientOptions) WorstCase() time.Duration {
+func (o ResilientConfig) WorstCase() time.Duration {
 	o.applyDefaults()
 	return time.Duration(o.MaxRetries+1)*o.Timeout + time.Duration(o.MaxRetries)*o.RetryMaxDelay + max(o.ThrottleMaxWait, 0)
 }
 
 // Validate reports the first problem with o, saying how to fix it.
-func (o ResilientOptions) Validate() error {
+func (o ResilientConfig) Validate() error {
 	if o.Timeout < 0 || o.RetryDelay < 0 || o.RetryMaxDelay < 0 || o.BreakerDelay < 0 {
 		return errors.New("embedder: resilient durations must not be negative (0 means the default)")
 	}
@@ -138,7 +138,7 @@ func (o ResilientOptions) Validate() error {
 // time left, and consumers should stop pulling work: see WaitReady.
 type Resilient struct {
 	inner    Embedder
-	opts     ResilientOptions
+	opts     ResilientConfig
 	breaker  circuitbreaker.CircuitBreaker[[][]float32]
 	executor failsafe.Executor[[][]float32]
 	// probing is held by the one WaitReady call that probes a half-open
@@ -150,7 +150,7 @@ var _ Embedder = (*Resilient)(nil)
 
 // NewResilient wraps inner, after applying defaults to opts and validating
 // them.
-func NewResilient(inner Embedder, opts ResilientOptions) (*Resilient, error) {
+func NewResilient(inner Embedder, opts ResilientConfig) (*Resilient, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func (b *resilientBundle) Transitions() []string {
 	return slices.Clone(b.transitions)
 }
 
-func setupResilient(t *testing.T, faults embedsim.Faults, opts embedder.ResilientOptions) *resilientBundle {
+func setupResilient(t *testing.T, faults embedsim.Faults, opts embedder.ResilientConfig) *resilientBundle {
 	t.Helper()
 	b := &resilientBundle{sim: embedsim.StartTest(t, embedsim.Config{Dims: 8, Faults: faults})}
 	opts.OnStateChange = func(from, to string) {
@@ -51,7 +51,7 @@ func (b *resilientBundle) embed(inputs ...string) error {
 func TestResilientRetriesWithinBudget(t *testing.T) {
 	t.Parallel()
 	b := setupResilient(t, embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "flaky", Sequence: "503,503,200"}}},
-		embedder.ResilientOptions{RetryDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
+		embedder.ResilientConfig{RetryDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
 	vecs, err := b.resilient.Embed(context.Background(), []string{"flaky input", "steady"})
 	if err != nil {
 		t.Fatalf("503,503,200 with 2 retries: %v", err)
@@ -64,7 +64,7 @@ func TestResilientRetriesWithinBudget(t *testing.T) {
 func TestResilientGivesUpAfterBudget(t *testing.T) {
 	t.Parallel()
 	b := setupResilient(t, embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: "x", Sequence: "502"}}},
-		embedder.ResilientOptions{RetryDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
+		embedder.ResilientConfig{RetryDelay: time.Millisecond, RetryMaxDelay: 5 * time.Millisecond})
 	err := b.embed("x")
 	if se := statusErr(t, err); se.StatusCode != 502 || !classify.IsRetryable(err) {
 		t.Errorf("err %v, want the last 502, retryable", err)
@@ -76,7 +76,7 @@ func TestResilientGivesUpAfterBudget(t *testing.T) {
 
 func TestResilientLeavesLongRetryAfterToTheQueue(t *testing.T) {
 	t.Parallel()
-	b := setupResilient(t, embedsim.Faults{Rate429: 1, RetryAfterSeconds: 30}, embedder.ResilientOptions{})
+	b := setupResilient(t, embedsim.Faults{Rate429: 1, RetryAfterSeconds: 30}, embedder.ResilientConfig{})
 	start := time.Now()
 	err := b.embed("x")
 	if se := statusErr(t, err); se.RetryAfter != 30*time.Second {
@@ -95,7 +95,7 @@ func TestResilientLeavesLongRetryAfterToTheQueue(t *testing.T) {
 
 func TestResilientDoesNotRetryDataErrors(t *testing.T) {
 	t.Parallel()
-	b := setupResilient(t, embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "bad", Kind: embedsim.PoisonInvalidInput}}}, embedder.ResilientOptions{})
+	b := setupResilient(t, embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "bad", Kind: embedsim.PoisonInvalidInput}}}, embedder.ResilientConfig{})
 	err := b.embed("bad")
 	if se := statusErr(t, err); se.StatusCode != 400 {
 		t.Errorf("status %d", se.StatusCode)
@@ -107,7 +107,7 @@ func TestResilientDoesNotRetryDataErrors(t *testing.T) {
 
 func TestResilientOutageOpensBreaker(t *testing.T) {
 	t.Parallel()
-	b := setupResilient(t, embedsim.Faults{}, embedder.ResilientOptions{
+	b := setupResilient(t, embedsim.Faults{}, embedder.ResilientConfig{
 		MaxRetries: -1, FailureThreshold: 3, BreakerDelay: time.Hour,
 	})
 	b.sim.SetOutage(time.Now().Add(-time.Second), time.Now().Add(time.Hour))
@@ -141,7 +141,7 @@ func TestResilientDataErrorsNeverOpenBreaker(t *testing.T) {
 			{Match: "dim", Kind: embedsim.PoisonWrongDims},
 			{Match: "nan", Kind: embedsim.PoisonNaN},
 		},
-	}, embedder.ResilientOptions{FailureThreshold: 2})
+	}, embedder.ResilientConfig{FailureThreshold: 2})
 	for range 5 {
 		for _, in := range []string{"bad", "dim", "nan", "far too long for this model", ""} {
 			if err := b.embed(in); !classify.IsDataError(err) {
@@ -159,7 +159,7 @@ func TestResilientDataErrorsNeverOpenBreaker(t *testing.T) {
 
 func TestResilientCallerCancelDoesNotCount(t *testing.T) {
 	t.Parallel()
-	b := setupResilient(t, embedsim.Faults{RateHang: 1, HangFor: time.Hour}, embedder.ResilientOptions{FailureThreshold: 1})
+	b := setupResilient(t, embedsim.Faults{RateHang: 1, HangFor: time.Hour}, embedder.ResilientConfig{FailureThreshold: 1})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		// Cancel once the request is hanging in the server (or give up
@@ -181,7 +181,7 @@ func TestResilientCallerCancelDoesNotCount(t *testing.T) {
 
 func TestResilientTimeout(t *testing.T) {
 	t.Parallel()
-	b := setupResilient(t, embedsim.Faults{RateHang: 1, HangFor: time.Hour}, embedder.ResilientOptions{
+	b := setupResilient(t, embedsim.Faults{RateHang: 1, HangFor: time.Hour}, embedder.ResilientConfig{
 		Timeout: 500 * time.Millisecond, MaxRetries: 1, RetryDelay: time.Millisecond, RetryMaxDelay: time.Millisecond,
 	})
 	err := b.embed("x")
@@ -196,7 +196,7 @@ func TestResilientTimeout(t *testing.T) {
 func TestResilientWaitReady(t *testing.T) {
 	t.Parallel()
 	const delay = 300 * time.Millisecond
-	b := setupResilient(t, embedsim.Faults{}, embedder.ResilientOptions{
+	b := setupResilient(t, embedsim.Faults{}, embedder.ResilientConfig{
 		MaxRetries: -1, FailureThreshold: 2, BreakerDelay: delay,
 	})
 	if err := b.resilient.WaitReady(context.Background()); err != nil {
@@ -253,7 +253,7 @@ func TestResilientWaitReady(t *testing.T) {
 
 func TestResilientOptionsValidate(t *testing.T) {
 	t.Parallel()
-	for _, o := range []embedder.ResilientOptions{
+	for _, o := range []embedder.ResilientConfig{
 		{Timeout: -1},
 		{RetryDelay: time.Second, RetryMaxDelay: time.Millisecond},
 	} {

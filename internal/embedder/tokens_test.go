@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/chunk"
-	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/tokens"
 )
 

@@ -22,9 +22,9 @@ import (
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
-// PipelineSettings are the settings of the ingest pipeline, shared by the
+// Config are the settings of the ingest pipeline, shared by the
 // consumer and the replayer, which must agree on them.
-type PipelineSettings struct {
+type Config struct {
 	Common           config.Common
 	Embedder         config.Embedder
 	MaxDeliveries    int
@@ -71,7 +71,7 @@ const commitBudget = 30 * time.Second
 
 // Policy loads POLICY_FILE over the settings from flags and environment,
 // once; later calls return the same table.
-func (c *PipelineSettings) Policy() (*policy.Table, error) {
+func (c *Config) Policy() (*policy.Table, error) {
 	if c.table != nil {
 		return c.table, nil
 	}
@@ -86,7 +86,7 @@ func (c *PipelineSettings) Policy() (*policy.Table, error) {
 
 // policyDefaults are the settings flags and environment give, which the
 // policy file's default section overrides.
-func (c *PipelineSettings) policyDefaults() policy.Settings {
+func (c *Config) policyDefaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries, MaxReplays: c.MaxReplays,
 		BackoffBase: cmp.Or(c.BackoffBase, classify.DefaultBackoffBase), BackoffMax: cmp.Or(c.BackoffMax, pipeline.DefaultBackoffMax),
 		BreakerFailures: c.Embedder.BreakerFailures, BreakerDelay: c.Embedder.BreakerDelay, SoftTimeLimit: c.softTimeLimit(),
@@ -97,17 +97,17 @@ func (c *PipelineSettings) policyDefaults() policy.Settings {
 
 // softTimeLimit is SOFT_TIME_LIMIT, or when unset the longest one embed
 // call may take (every in-process attempt timing out) plus a margin.
-func (c *PipelineSettings) softTimeLimit() time.Duration {
+func (c *Config) softTimeLimit() time.Duration {
 	if c.SoftTimeLimit > 0 {
 		return c.SoftTimeLimit
 	}
-	return embedder.ResilientOptions{Timeout: c.Embedder.Timeout}.WorstCase() + 5*time.Second
+	return embedder.ResilientConfig{Timeout: c.Embedder.Timeout}.WorstCase() + 5*time.Second
 }
 
 // BatchDeadline is the deadline of one attempt at a batch: the longest
 // soft time limit of any source (a batch's sources embed side by side)
 // plus its commits.
-func (c *PipelineSettings) BatchDeadline() time.Duration {
+func (c *Config) BatchDeadline() time.Duration {
 	limit := c.softTimeLimit()
 	if c.table != nil {
 		limit = c.table.Longest(func(s policy.Settings) time.Duration { return s.SoftTimeLimit })
@@ -117,7 +117,7 @@ func (c *PipelineSettings) BatchDeadline() time.Duration {
 
 // Validate says what is wrong with the pipeline settings and how to fix
 // it.
-func (c *PipelineSettings) Validate() error {
+func (c *Config) Validate() error {
 	var errs []error
 	if err := c.Embedder.Validate(); err != nil {
 		errs = append(errs, err)
@@ -135,7 +135,7 @@ func (c *PipelineSettings) Validate() error {
 
 // Register registers the pipeline settings on l; metricsAddr is the
 // service's default metrics address.
-func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
+func (c *Config) Register(l *config.Loader, metricsAddr string) {
 	config.RegisterCommon(l, &c.Common, metricsAddr)
 	config.RegisterEmbedder(l, &c.Embedder)
 	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", pipeline.DefaultMaxDeliveries, "delivery cap before a transient failure is parked")
@@ -159,7 +159,7 @@ func (c *PipelineSettings) Register(l *config.Loader, metricsAddr string) {
 }
 
 // Build creates the embedder and the pipeline on a started runtime.
-func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
+func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
 	if err := c.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +200,7 @@ func (c *PipelineSettings) Build(ctx context.Context, rt *service.Runtime, looku
 
 // embedderSettings are the embedder settings with the policy's
 // embedder-wide values (breaker) applied.
-func (c *PipelineSettings) embedderSettings(def policy.Settings) config.Embedder {
+func (c *Config) embedderSettings(def policy.Settings) config.Embedder {
 	e := c.Embedder
 	e.BreakerFailures, e.BreakerDelay = def.BreakerFailures, def.BreakerDelay
 	return e
@@ -226,7 +226,7 @@ func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, counter
 	if reg != nil {
 		reg.MustRegister(state)
 	}
-	return embedder.NewResilient(client, embedder.ResilientOptions{
+	return embedder.NewResilient(client, embedder.ResilientConfig{
 		Timeout: cfg.Timeout, BreakerDelay: cfg.BreakerDelay, FailureThreshold: uint(cfg.BreakerFailures), Budget: budget, Tokens: counter,
 		OnStateChange: func(from, to string) {
 			state.Set(map[string]float64{"closed": 0, "half-open": 1, "open": 2}[to])

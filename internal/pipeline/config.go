@@ -51,7 +51,7 @@ type Config struct {
 	// is parked as timeout_exhausted, as exhausted timeouts are: a hung
 	// embedder never holds a chunk past its budget. Defaults to
 	// DefaultSoftTimeLimit; services derive it from the embedder's timeout
-	// and retries (see ingest.PipelineSettings).
+	// and retries (see ingest.Config).
 	SoftTimeLimit time.Duration
 	// HaltRejectionRatio halts a run once the parked share of its settled
 	// chunks exceeds it, after HaltMinChunks have settled. Defaults to 0:

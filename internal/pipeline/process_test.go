@@ -249,7 +249,7 @@ func TestOpenBreakerHoldsALiveJobAtItsLastDelivery(t *testing.T) {
 	b := setupProcess(t)
 	const text = "a chunk on its last delivery"
 	b.produce("held", map[string]string{"a.txt": text})
-	down, err := embedder.NewResilient(b.client(), embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 1, BreakerDelay: time.Hour})
+	down, err := embedder.NewResilient(b.client(), embedder.ResilientConfig{MaxRetries: -1, FailureThreshold: 1, BreakerDelay: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

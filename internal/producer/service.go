@@ -76,7 +76,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "producer", *common, service.Options{MaxConns: 4, NATSOptional: true}, stderr)
+	rt, err := service.Start(ctx, "producer", *common, service.StartConfig{MaxConns: 4, NATSOptional: true}, stderr)
 	if err != nil {
 		return err
 	}

@@ -91,8 +91,8 @@ func (r *Report) Named() []string {
 	return out
 }
 
-// Options tune a reconciliation.
-type Options struct {
+// Config tune a reconciliation.
+type Config struct {
 	// Grace is how long a recorded chunk may wait for its producer's
 	// publish before it counts as unpublished. Defaults to
 	// publish.DefaultGrace.
@@ -104,7 +104,7 @@ type Options struct {
 }
 
 // Run checks the invariants and, with Redrive, repairs what it found.
-func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts Options) (*Report, error) {
+func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts Config) (*Report, error) {
 	if opts.Grace == 0 {
 		opts.Grace = publish.DefaultGrace
 	}
@@ -126,7 +126,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts O
 type checker struct {
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
-	opts Options
+	opts Config
 	pub  *publish.Publisher
 	rep  *Report
 }

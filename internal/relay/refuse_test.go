@@ -11,9 +11,9 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/relay"
-	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )

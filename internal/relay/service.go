@@ -14,15 +14,15 @@ import (
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
 
-// Flags are the outbox-relay service's settings.
-type Flags struct {
+// ServiceConfig are the outbox-relay service's settings.
+type ServiceConfig struct {
 	Common config.Common
 	Relay  outbox.RelayConfig
 	Owed   publish.SweeperConfig
 }
 
 // Register registers the relay's settings on l.
-func (f *Flags) Register(l *config.Loader) {
+func (f *ServiceConfig) Register(l *config.Loader) {
 	config.RegisterCommon(l, &f.Common, "127.0.0.1:9102")
 	l.Int(&f.Relay.BatchSize, "batch-size", "RELAY_BATCH_SIZE", outbox.DefaultRelayBatchSize, "outbox rows claimed per batch")
 	l.Duration(&f.Relay.PollInterval, "poll-interval", "RELAY_POLL_INTERVAL", outbox.DefaultPollInterval, "polling fallback when no notification arrives")
@@ -33,19 +33,19 @@ func (f *Flags) Register(l *config.Loader) {
 
 // Validate says what is wrong with the relay's and the sweeper's
 // settings and how to fix them; service.Start checks Common.
-func (f Flags) Validate() error {
+func (f ServiceConfig) Validate() error {
 	return errors.Join(f.Relay.Validate(), f.Owed.Validate())
 }
 
 // Run is the outbox-relay service: the relay of dead letters and the
 // sweeper of owed chunk jobs, until ctx ends.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stderr io.Writer) error {
-	var f Flags
+	var f ServiceConfig
 	if _, err := service.Load("outbox-relay", args, lookup, stderr, &f); err != nil {
 		return err
 	}
 	common, cfg := f.Common, f.Relay
-	rt, err := service.Start(ctx, "outbox-relay", common, service.Options{MaxConns: 4}, stderr)
+	rt, err := service.Start(ctx, "outbox-relay", common, service.StartConfig{MaxConns: 4}, stderr)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ func setup(t *testing.T, doc string, cfg retention.Config) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	triage := dlq.NewTriage(dlq.TriageOptions{Policy: table}, dlq.TriageDeps{Pool: runtime, Log: zerolog.Nop()})
+	triage := dlq.NewTriage(dlq.TriageConfig{Policy: table}, dlq.TriageDeps{Pool: runtime, Log: zerolog.Nop()})
 	b := &testBundle{ctx: ctx, owner: db.Pool, reg: prometheus.NewRegistry(), nextID: 1000}
 	b.purger = retention.New(cfg, retention.Deps{Log: zerolog.Nop(), Registry: b.reg, Now: clocktest.New(now).Now}, triage.RetentionSteps()...)
 	return b

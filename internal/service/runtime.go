@@ -34,8 +34,8 @@ type Runtime struct {
 	stopHTTP context.CancelFunc
 }
 
-// Options adjust Start.
-type Options struct {
+// StartConfig adjust Start.
+type StartConfig struct {
 	// MaxConns sizes the PostgreSQL pool. Defaults to pgx's default.
 	MaxConns int32
 	// NoNATS skips the NATS connection, for services that do not use it.
@@ -47,7 +47,7 @@ type Options struct {
 }
 
 // Start builds a service's runtime. Close releases it.
-func Start(ctx context.Context, name string, c config.Common, opts Options, stderr io.Writer) (*Runtime, error) {
+func Start(ctx context.Context, name string, c config.Common, opts StartConfig, stderr io.Writer) (*Runtime, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func Start(ctx context.Context, name string, c config.Common, opts Options, stde
 }
 
 // connectPostgres opens the pool and waits for PostgreSQL to answer.
-func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Common, opts Options) error {
+func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Common, opts StartConfig) error {
 	pcfg, err := pgxpool.ParseConfig(c.DatabaseURL)
 	if err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
@@ -114,7 +114,7 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 // topology owner declares (sluice nats setup): a service only checks it,
 // waiting as for any dependency, or, with Options.NATSOptional, trying
 // once briefly.
-func (rt *Runtime) connectNATS(ctx context.Context, name string, c config.Common, opts Options) error {
+func (rt *Runtime) connectNATS(ctx context.Context, name string, c config.Common, opts StartConfig) error {
 	var err error
 	if rt.NC, rt.JS, err = broker.Connect(c.NATSConn("sluice-"+name), rt.Log); err != nil {
 		return err

@@ -29,7 +29,7 @@ func TestStartReportsATakenMetricsAddress(t *testing.T) {
 		SQLTimeout: config.DefaultSQLTimeout, NATSPingInterval: broker.DefaultPingInterval,
 	}
 	var stderr bytes.Buffer
-	rt, err := service.Start(t.Context(), "test", c, service.Options{NoNATS: true}, &stderr)
+	rt, err := service.Start(t.Context(), "test", c, service.StartConfig{NoNATS: true}, &stderr)
 	if err == nil {
 		rt.Close()
 		t.Fatal("Start served on a taken address")

@@ -34,7 +34,7 @@ func settings(bin string, args []string) []config.Var {
 	switch bin {
 	case "embed-sim":
 		fs := flag.NewFlagSet(bin, flag.ContinueOnError)
-		(&embedsim.Flags{}).Register(fs)
+		(&embedsim.ServiceConfig{}).Register(fs)
 		fs.VisitAll(func(f *flag.Flag) { vars = append(vars, config.Var{Flag: f.Name, Default: f.DefValue}) })
 	case "sluice":
 		var usage bytes.Buffer

@@ -16,7 +16,7 @@ import (
 func TestDrillPasses(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{Faults: embedsim.Faults{}.WithDrill()}, pipeline.Config{})
-	s.startAll(embedder.ResilientOptions{})
+	s.startAll(embedder.ResilientConfig{})
 	code, out, errOut := s.sluiceAs(natsauth.Producer, "drill")
 	if code != 0 || !strings.Contains(out, "DRILL PASSED") || strings.Contains(out, "FAIL ") {
 		t.Fatalf("drill: code %d\n%s%s", code, out, errOut)
@@ -33,7 +33,7 @@ func TestDrillFailsWhenThe404Succeeds(t *testing.T) {
 	t.Parallel()
 	faults := embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: embedsim.DrillNotFoundMarker, Sequence: "200"}}}.WithDrill()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{Faults: faults}, pipeline.Config{})
-	s.startAll(embedder.ResilientOptions{})
+	s.startAll(embedder.ResilientConfig{})
 	code, out, errOut := s.sluiceAs(natsauth.Producer, "drill")
 	if code != 1 || !strings.Contains(out, "DRILL FAILED") || !strings.Contains(out, "FAIL  quarantined") || !strings.Contains(errOut, "drill failed") {
 		t.Fatalf("drill with the 404 scripted to succeed: code %d; want 1 and the quarantine check failed\n%s%s", code, out, errOut)

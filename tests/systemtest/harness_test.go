@@ -97,7 +97,7 @@ func (s *system) background(name string, fn func(ctx context.Context) error) {
 
 // pipeline is the ingest path as role runs it: the consumer's, or the
 // replayer's.
-func (s *system) pipeline(resilient embedder.ResilientOptions, role string) (*pipeline.Pipeline, *embedder.Resilient) {
+func (s *system) pipeline(resilient embedder.ResilientConfig, role string) (*pipeline.Pipeline, *embedder.Resilient) {
 	t := s.t
 	pool := s.db.RolePool(t, role)
 	store, err := vectorstore.Open(context.Background(), pool, dims)
@@ -126,7 +126,7 @@ func (s *system) pipeline(resilient embedder.ResilientOptions, role string) (*pi
 
 // startAll runs a consumer, the outbox relay, and the triage and replayer
 // DLQ consumers, each as its own NATS user and PostgreSQL role.
-func (s *system) startAll(resilient embedder.ResilientOptions) {
+func (s *system) startAll(resilient embedder.ResilientConfig) {
 	pipe, emb := s.pipeline(resilient, migrations.ConsumerRole)
 	c := consumer.New(consumer.Config{BatchSize: 16, FetchWait: 50 * time.Millisecond}, consumer.Deps{JS: s.connect(natsauth.Consumer), Pipeline: pipe, Gate: emb, Log: zerolog.Nop()})
 	s.background("consumer", c.Run)
@@ -134,7 +134,7 @@ func (s *system) startAll(resilient embedder.ResilientOptions) {
 	s.background("relay", relay.Run)
 	replayerJS := s.connect(natsauth.Replayer)
 	replayerPool := s.db.RolePool(s.t, migrations.ReplayerRole)
-	triage := dlq.NewTriage(dlq.TriageOptions{}, dlq.TriageDeps{Pool: replayerPool, Log: zerolog.Nop()})
+	triage := dlq.NewTriage(dlq.TriageConfig{}, dlq.TriageDeps{Pool: replayerPool, Log: zerolog.Nop()})
 	s.background("triage", func(ctx context.Context) error {
 		return dlq.Consume(ctx, replayerJS, broker.TriageConsumer, zerolog.Nop(), dlq.WithPayloads(replayerPool, triage.Handle))
 	})

@@ -21,7 +21,7 @@ import (
 
 // noBreaker keeps the breaker shut so that an outage burns deliveries:
 // these tests want chunks parked as transient_exhausted.
-var noBreaker = embedder.ResilientOptions{MaxRetries: -1, FailureThreshold: 100000}
+var noBreaker = embedder.ResilientConfig{MaxRetries: -1, FailureThreshold: 100000}
 
 // An outage longer than the delivery cap parks chunks as
 // transient_exhausted; after recovery the replayer stores every one, the

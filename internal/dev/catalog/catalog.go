@@ -14,7 +14,7 @@ func Settings() map[string][]config.Var {
 	return map[string][]config.Var{
 		"producer":     vars("producer", func(l *config.Loader) { (&producer.Flags{}).Register(l) }),
 		"consumer":     vars("consumer", func(l *config.Loader) { (&consumer.ServiceConfig{}).Register(l) }),
-		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&relay.Flags{}).Register(l) }),
+		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&relay.ServiceConfig{}).Register(l) }),
 		"dlq-replayer": vars("dlq-replayer", func(l *config.Loader) { (&dlq.ServiceConfig{}).Register(l) }),
 	}
 }

@@ -23,8 +23,8 @@ import (
 	"github.com/sluicehq/sluice/migrations"
 )
 
-// Options configure a demo run.
-type Options struct {
+// Config configure a demo run.
+type Config struct {
 	// BinDir holds the service binaries (make build puts them in bin/).
 	BinDir string
 	// Documents is how many generated documents to ingest, besides the
@@ -54,7 +54,7 @@ type Options struct {
 	OnConverged func(metrics map[string]string)
 }
 
-func (o *Options) applyDefaults() {
+func (o *Config) applyDefaults() {
 	if o.Documents == 0 {
 		o.Documents = 300
 	}
@@ -73,7 +73,7 @@ var services = []string{"producer", "consumer", "outbox-relay", "dlq-replayer", 
 
 // Run runs the demo and prints its report. It returns an error when the
 // system did not converge or reconcile found a leak or a duplicate.
-func Run(ctx context.Context, o Options) error {
+func Run(ctx context.Context, o Config) error {
 	o.applyDefaults()
 	for _, b := range services {
 		if _, err := os.Stat(filepath.Join(o.BinDir, b)); err != nil {
@@ -136,7 +136,7 @@ type infra struct {
 
 // startInfra starts PostgreSQL and NATS, migrates a database and declares
 // the topology.
-func startInfra(ctx context.Context, env *localenv.Env, o Options) (*infra, error) {
+func startInfra(ctx context.Context, env *localenv.Env, o Config) (*infra, error) {
 	if o.Cluster {
 		fmt.Fprintln(o.Stderr, "starting PostgreSQL and a 3-node NATS JetStream cluster (R3 streams) …")
 	} else {
@@ -267,7 +267,7 @@ func createDatabase(ctx context.Context, adminURL, name string) (string, error) 
 
 // stack is the demo's running services.
 type stack struct {
-	o   Options
+	o   Config
 	dir string
 	// dbURL connects as the schema's owner; services get dbURLFor their
 	// role.
@@ -420,5 +420,5 @@ func (s *stack) reconcile(ctx context.Context, pool *pgxpool.Pool) (*reconcile.R
 		return nil, err
 	}
 	defer nc.Close()
-	return reconcile.Run(ctx, pool, js, reconcile.Options{})
+	return reconcile.Run(ctx, pool, js, reconcile.Config{})
 }

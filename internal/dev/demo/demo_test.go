@@ -24,7 +24,7 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	bin := buildBinaries(t)
 	var stdout, stderr bytes.Buffer
 	scraped := map[string]string{}
-	err := demo.Run(context.Background(), demo.Options{
+	err := demo.Run(context.Background(), demo.Config{
 		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute, Drill: true,
 		Stdout: &stdout, Stderr: &stderr,
 		OnConverged: func(addrs map[string]string) {
@@ -152,7 +152,7 @@ func sum(body, series string) (float64, bool) {
 func TestDemoOnCluster(t *testing.T) {
 	bin := buildBinaries(t)
 	var stdout, stderr bytes.Buffer
-	err := demo.Run(context.Background(), demo.Options{
+	err := demo.Run(context.Background(), demo.Config{
 		BinDir: bin, Documents: 30, Outage: 4 * time.Second, Timeout: 3 * time.Minute, Cluster: true,
 		Stdout: &stdout, Stderr: &stderr,
 	})

@@ -7,9 +7,9 @@ import (
 	"github.com/sluicehq/sluice/internal/tokens"
 )
 
-// Flags are the settings of the embed-sim command, as its command line sets
+// ServiceConfig are the settings of the embed-sim command, as its command line sets
 // them. embed-sim reads flags only, no environment.
-type Flags struct {
+type ServiceConfig struct {
 	// Addr is the listen address. Defaults to 127.0.0.1:8089.
 	Addr string
 	// LogLevel is debug, info, warn or error. Defaults to info.
@@ -35,7 +35,7 @@ type Flags struct {
 }
 
 // Register registers embed-sim's flags on fs, with their defaults.
-func (f *Flags) Register(fs *flag.FlagSet) {
+func (f *ServiceConfig) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Addr, "addr", "127.0.0.1:8089", "listen address")
 	fs.IntVar(&f.Config.Dims, "dims", 384, "dimension when a request does not ask for one")
 	fs.StringVar(&f.Config.Model, "model", "embed-sim-1", "model name reported by /v1/models")

@@ -10,13 +10,13 @@ import (
 
 func TestTriageOptionsValidate(t *testing.T) {
 	t.Parallel()
-	configtest.Run(t, []configtest.Case[dlq.TriageOptions]{
+	configtest.Run(t, []configtest.Case[dlq.TriageConfig]{
 		{Name: "defaults"},
-		{Name: "escalations kept longer", Config: dlq.TriageOptions{PayloadRetention: time.Hour, EscalationRetention: 2 * time.Hour}},
-		{Name: "negative retention", Config: dlq.TriageOptions{PayloadRetention: -time.Hour}, Want: "use positive durations, or 0 for the defaults"},
-		{Name: "negative timeout", Config: dlq.TriageOptions{Timeout: -time.Second}, Want: "timeout -1s"},
-		{Name: "negative history retention", Config: dlq.TriageOptions{HistoryRetention: -time.Hour}, Want: "history retention -1h0m0s"},
-		{Name: "escalations kept shorter", Config: dlq.TriageOptions{PayloadRetention: 2 * time.Hour, EscalationRetention: time.Hour}, Want: "escalation retention 1h0m0s is below payload retention 2h0m0s"},
+		{Name: "escalations kept longer", Config: dlq.TriageConfig{PayloadRetention: time.Hour, EscalationRetention: 2 * time.Hour}},
+		{Name: "negative retention", Config: dlq.TriageConfig{PayloadRetention: -time.Hour}, Want: "use positive durations, or 0 for the defaults"},
+		{Name: "negative timeout", Config: dlq.TriageConfig{Timeout: -time.Second}, Want: "timeout -1s"},
+		{Name: "negative history retention", Config: dlq.TriageConfig{HistoryRetention: -time.Hour}, Want: "history retention -1h0m0s"},
+		{Name: "escalations kept shorter", Config: dlq.TriageConfig{PayloadRetention: 2 * time.Hour, EscalationRetention: time.Hour}, Want: "escalation retention 1h0m0s is below payload retention 2h0m0s"},
 	})
 }
 
