@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -103,6 +105,14 @@ func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
 		if l.PayloadInPostgres && l.Payload == nil {
 			var err error
 			if l.Payload, err = deadletter.Payload(ctx, pool, l.OutboxID); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) && l.DocID != "" {
+					// A delete erased it: the dead letter is of a
+					// document that is gone, and there is nothing to do.
+					deleted, derr := manifest.Deleted(ctx, pool, []string{l.DocID})
+					if derr == nil && deleted[l.DocID] {
+						return Result{}, nil
+					}
+				}
 				return Result{}, fmt.Errorf("read payload of dead letter %s (outbox %d): %w", l.DeadLetterID, l.OutboxID, err)
 			}
 		}

@@ -21,15 +21,20 @@ const (
 	DocFailed DocStatus = "failed"
 	// DocEmpty is a version with no text to embed.
 	DocEmpty DocStatus = "empty"
+	// DocDeleted is a tombstone: the version that deleted the document.
+	// It has no chunks, and nothing of an older version may be written
+	// back (see package erase).
+	DocDeleted DocStatus = vectorstore.DocDeleted
 )
 
 // DocStatuses are every document status.
-var DocStatuses = []DocStatus{DocPending, DocProcessing, DocReady, DocFailed, DocEmpty}
+var DocStatuses = []DocStatus{DocPending, DocProcessing, DocReady, DocFailed, DocEmpty, DocDeleted}
 
 // SQL literals of the document statuses, for statements that must name a
 // status in their text.
 const (
-	SQLDocReady  = "'" + string(DocReady) + "'"
-	SQLDocFailed = "'" + string(DocFailed) + "'"
-	SQLDocEmpty  = "'" + string(DocEmpty) + "'"
+	SQLDocReady   = "'" + string(DocReady) + "'"
+	SQLDocFailed  = "'" + string(DocFailed) + "'"
+	SQLDocEmpty   = "'" + string(DocEmpty) + "'"
+	SQLDocDeleted = "'" + string(DocDeleted) + "'"
 )
