@@ -15,7 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/deadletter"
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -107,9 +107,8 @@ func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
 			if l.Payload, err = deadletter.Payload(ctx, pool, l.OutboxID); err != nil {
 				if errors.Is(err, pgx.ErrNoRows) && l.DocID != "" {
 					// A delete erased it: the dead letter is of a
-					// document that is gone, and there is nothing to do.
-					deleted, derr := manifest.Deleted(ctx, pool, []string{l.DocID})
-					if derr == nil && deleted[l.DocID] {
+					// version that is gone, and there is nothing to do.
+					if erased, eerr := erase.Erased(ctx, pool, l.DocID, l.DocVersion); eerr == nil && erased {
 						return Result{}, nil
 					}
 				}

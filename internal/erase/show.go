@@ -124,3 +124,18 @@ func List(ctx context.Context, q manifest.Querier, source string, deleted bool, 
 	}
 	return ls, nil
 }
+
+// Erased reports whether version of document docID was erased by a
+// delete: a later tombstone of it is recorded, whatever the document's
+// version now (it may have been re-added since).
+func Erased(ctx context.Context, q manifest.Querier, docID string, version int64) (bool, error) {
+	rows, err := q.Query(ctx, `SELECT EXISTS (SELECT 1 FROM document_deletions WHERE doc_id = $1 AND version > $2)`, docID, version)
+	if err != nil {
+		return false, fmt.Errorf("read deletions: %w", err)
+	}
+	erased, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+	if err != nil {
+		return false, fmt.Errorf("read deletions: %w", err)
+	}
+	return erased, nil
+}

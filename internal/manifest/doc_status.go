@@ -1,9 +1,9 @@
 package manifest
 
-import "github.com/sluicehq/sluice/pkg/vectorstore"
-
 // DocStatus is a document's status in documents, one of the values its
-// CHECK constraint allows.
+// CHECK constraint allows. pkg/vectorstore names DocReady and DocDeleted
+// in its statements too (vectorstore.DocReady, vectorstore.DocDeleted);
+// a test holds the two the same, so that this package imports no store.
 type DocStatus string
 
 // Document statuses. A version with chunks to embed is recorded
@@ -15,7 +15,7 @@ const (
 	// DocProcessing is a version some of whose chunks are stored.
 	DocProcessing DocStatus = "processing"
 	// DocReady is a version whose every chunk is stored: it is searchable.
-	DocReady DocStatus = vectorstore.DocReady
+	DocReady DocStatus = "ready"
 	// DocFailed is a version with a parked chunk, or an unreadable or
 	// rejected document.
 	DocFailed DocStatus = "failed"
@@ -24,7 +24,7 @@ const (
 	// DocDeleted is a tombstone: the version that deleted the document.
 	// It has no chunks, and nothing of an older version may be written
 	// back (see package erase).
-	DocDeleted DocStatus = vectorstore.DocDeleted
+	DocDeleted DocStatus = "deleted"
 )
 
 // DocStatuses are every document status.
