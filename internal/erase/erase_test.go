@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
@@ -27,9 +28,11 @@ const (
 )
 
 type testBundle struct {
-	ctx   context.Context
-	pool  *pgxpool.Pool
-	store *vectorstore.Postgres
+	ctx     context.Context
+	pool    *pgxpool.Pool
+	store   *vectorstore.Postgres
+	metrics *erase.Metrics
+	reg     *prometheus.Registry
 }
 
 func setup(t *testing.T) *testBundle {
@@ -40,7 +43,8 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testBundle{ctx: ctx, pool: db.Pool, store: store}
+	reg := prometheus.NewRegistry()
+	return &testBundle{ctx: ctx, pool: db.Pool, store: store, metrics: erase.NewMetrics(reg), reg: reg}
 }
 
 // seed records native id n of the source at version 1, ready, with two
@@ -114,9 +118,31 @@ func (b *testBundle) texts(t *testing.T) int {
 	return n
 }
 
+// deletedTotal reads sluice_documents_deleted_total{source} as scraped.
+func (b *testBundle) deletedTotal(t *testing.T) float64 {
+	t.Helper()
+	families, err := b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "sluice_documents_deleted_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "source" && l.GetValue() == source {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
 func (b *testBundle) deleteDocs(t *testing.T, execute bool, ids ...string) erase.Result {
 	t.Helper()
-	res, err := erase.New(b.pool, nil).Delete(b.ctx, erase.Request{SourceID: source, DocIDs: ids, By: "cli:alice", Reason: "gone at the source", Execute: execute})
+	res, err := erase.New(b.pool, b.metrics).Delete(b.ctx, erase.Request{SourceID: source, DocIDs: ids, By: "cli:alice", Reason: "gone at the source", Execute: execute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,6 +199,9 @@ func TestDeleteErasesEveryCopyInOneTransaction(t *testing.T) {
 	again := b.deleteDocs(t, true, id)
 	if len(again.AlreadyDeleted) != 1 || len(again.Deleted) != 0 {
 		t.Errorf("deleting twice = %+v, want it already deleted", again)
+	}
+	if n := b.deletedTotal(t); n != 1 {
+		t.Errorf("sluice_documents_deleted_total{source=%q} = %v, want 1 (the dry run and the second delete count nothing)", source, n)
 	}
 }
 
