@@ -54,10 +54,14 @@ CREATE INDEX document_deletions_request ON document_deletions (request_id);
 ALTER TABLE dead_letter_payloads ADD COLUMN doc_id text;
 CREATE INDEX dead_letter_payloads_doc ON dead_letter_payloads (doc_id) WHERE doc_id IS NOT NULL;
 CREATE INDEX documents_deleted ON documents (doc_id) WHERE status = 'deleted';
+-- Outbox rows written before this migration hold their dead letter's
+-- payload; a delete blanks those of its document, found by this index.
+CREATE INDEX outbox_doc ON outbox ((payload->>'doc_id'));
 
 REVOKE UPDATE, DELETE ON deletion_requests, document_deletions FROM sluice_runtime;
 
 -- +goose Down
+DROP INDEX outbox_doc;
 DROP INDEX documents_deleted;
 DROP INDEX dead_letter_payloads_doc;
 ALTER TABLE dead_letter_payloads DROP COLUMN doc_id;

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/pkg/outbox"
 )
 
 // ResolutionDeleted is the resolution of a dead letter whose document was
@@ -23,7 +24,7 @@ type Erased struct {
 }
 
 // Erase erases the payloads of every dead letter of the documents ids,
-// in dead_letters and dead_letter_payloads, and resolves their open dead
+// in dead_letters, dead_letter_payloads and the outbox, and resolves their open dead
 // letters as ResolutionDeleted; counts, classes and history stay. Call
 // it in the transaction that records the documents' tombstones.
 func Erase(ctx context.Context, q manifest.Querier, ids []string) (map[string]Erased, error) {
@@ -75,6 +76,11 @@ func Erase(ctx context.Context, q manifest.Querier, ids []string) (map[string]Er
 		out[id] = e
 		return nil
 	}); err != nil {
+		return nil, fmt.Errorf("erase dead letter payloads: %w", err)
+	}
+	// Outbox rows written before dead letters travelled without their
+	// payload still hold one.
+	if _, err := outbox.BlankField(ctx, q, "doc_id", ids, "payload"); err != nil {
 		return nil, fmt.Errorf("erase dead letter payloads: %w", err)
 	}
 	return out, nil

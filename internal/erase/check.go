@@ -34,7 +34,7 @@ func (l Leak) String() string {
 // leakTables are the places a deleted document's data could be, in the
 // order a leak names them.
 var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "ingest_manifest.job", "ingest_manifest.live",
-	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads"}
+	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload"}
 
 // leaksSQL finds, for every deleted document, what is left of it: a
 // vector or chunk text, a manifest row with job bytes or not superseded
@@ -60,6 +60,9 @@ SELECT doc_id, what, n FROM (
 	SELECT d.doc_id, 'dead_letters.open', count(*) FROM dead_letters d JOIN gone USING (doc_id) WHERE d.resolved_at IS NULL GROUP BY 1
 	UNION ALL
 	SELECT r.doc_id, 'dead_letter_payloads', count(*) FROM dead_letter_payloads r JOIN gone USING (doc_id) GROUP BY 1
+	UNION ALL
+	SELECT o.payload->>'doc_id', 'outbox.payload', count(*) FROM outbox o JOIN gone g ON g.doc_id = o.payload->>'doc_id'
+	WHERE coalesce(o.payload->>'payload', '') <> '' GROUP BY 1
 ) leaks ORDER BY doc_id, what`
 
 // Check returns every deleted document of which PostgreSQL still holds

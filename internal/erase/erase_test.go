@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/outbox"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -77,7 +78,13 @@ func (b *testBundle) seed(t *testing.T, n string) string {
 		if err := manifest.KeepEscalatedText(b.ctx, tx, []manifest.Escalated{{DocID: id, Index: 2, Version: 1, Rule: "r", Text: secret}}); err != nil {
 			return err
 		}
-		return deadletter.Write(b.ctx, tx, []messages.DeadLetter{b.deadLetter(id, 1)})
+		if err := deadletter.Write(b.ctx, tx, []messages.DeadLetter{b.deadLetter(id, 1)}); err != nil {
+			return err
+		}
+		// A row written before dead letters left their payload behind.
+		_, err := outbox.Write(b.ctx, tx, outbox.Message{Subject: "dlq.quarantine." + source,
+			Payload: []byte(`{"doc_id":"` + id + `","payload":"` + secret + `"}`)})
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)

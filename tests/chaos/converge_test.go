@@ -103,8 +103,9 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 // unerasedSQL counts what PostgreSQL still holds of deleted documents,
 // table by table, written here apart from the code under test: a
 // vector or chunk text, a retained previous row, job bytes, escalated
-// text, a dead letter's payload or a payload kept by reference (by its
-// document, or by the outbox rows of the document's dead letters).
+// text, a dead letter's payload, a payload kept by reference (by its
+// document, or by the outbox rows of the document's dead letters), or an
+// outbox row's.
 const unerasedSQL = `
 WITH gone AS (SELECT doc_id FROM documents WHERE status = 'deleted')
 SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))
@@ -113,7 +114,8 @@ SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FRO
      + (SELECT count(*) FROM escalated_chunks WHERE doc_id IN (SELECT doc_id FROM gone))
      + (SELECT count(*) FROM dead_letters WHERE doc_id IN (SELECT doc_id FROM gone) AND length(coalesce(payload, '')) > 0)
      + (SELECT count(*) FROM dead_letter_payloads p WHERE p.doc_id IN (SELECT doc_id FROM gone)
-           OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))`
+           OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))
+     + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')`
 
 // randomDocument picks a document not deleted, at random, and returns
 // its source and doc id; false while PostgreSQL does not answer or none
