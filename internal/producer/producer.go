@@ -215,8 +215,9 @@ type Producer struct {
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
 	// Crash, when set, is called at the crash points
-	// "after-record-before-publish" and "after-delete-batch", after each
-	// delete transaction of a sync (see package crashpoint).
+	// "after-plan-before-record", "after-record-before-publish" and
+	// "after-delete-batch", after each delete transaction of a sync (see
+	// package crashpoint).
 	Crash func(point string)
 }
 
@@ -364,6 +365,9 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	plan, err := p.plan(ctx, docs, sum)
 	if err != nil {
 		return err
+	}
+	if p.Crash != nil {
+		p.Crash("after-plan-before-record")
 	}
 	if err := p.record(ctx, plan); err != nil {
 		return err
