@@ -57,6 +57,8 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		readEscalated  = `SELECT doc_id, rule FROM escalated_chunks`
 		keepSecret     = `INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ('d', 0, 1, 'r', 'AKIA secret')`
 		eraseSecret    = `DELETE FROM escalated_chunks WHERE false`
+		eraseOutbox    = `SELECT erase_outbox_payloads('{}')`
+		askDeletion    = `INSERT INTO deletion_requests (request_id, requested_by, reason, source_id, dry_run, selected) VALUES ('del_t', 'me', 'why', 's', true, 0)`
 		reveal         = `SELECT reveal_escalated_text('d', 0, 1, 'me', 'curious')`
 		eraseAudit     = `DELETE FROM replay_audit WHERE false`
 		rewriteAudit   = `UPDATE replay_audit SET reason = 'nothing happened' WHERE false`
@@ -99,33 +101,33 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
-			[]string{keepSecret, queue, pruneVectors, resolveLetter, newDocument, runs},
-			[]string{readEscalated, eraseSecret, readVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
+			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs},
+			[]string{readEscalated, readVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, pruneVectors, resolveLetter, runs},
-			[]string{readEscalated, eraseSecret, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
+			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
-			[]string{queue, keepSecret, readEscalated, readVectors, readLetters, resolveLetter, newDocument, appendAudit,
+			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal}},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory},
-			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument, appendAudit, dispatched, reveal}},
+			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal}},
 		{migrations.OperatorRole,
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
-				dispatched, readHistory, runs, newDocument},
-			[]string{keepSecret, eraseSecret, writeVectors, pruneVectors, publishOutbox, pruneOutbox, eraseLetters,
+				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion},
+			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory},
-			[]string{keepSecret, eraseSecret, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal}},
 		{migrations.ReadonlyRole,
 			[]string{readLetters, readHistory, readOutbox, readVectors},
-			[]string{readEscalated, keepSecret, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal}},
+			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal}},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

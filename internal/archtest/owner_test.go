@@ -24,6 +24,8 @@ var owners = map[string]string{
 	"chunk_embeddings":          "pkg/vectorstore",
 	"chunk_embeddings_previous": "pkg/vectorstore",
 	"ingest_runs":               "internal/runs",
+	"deletion_requests":         "internal/erase",
+	"document_deletions":        "internal/erase",
 }
 
 // writersBesideOwner are the packages that may write a table they do not

@@ -16,6 +16,10 @@ const (
 	// all: an invalid JSONL line, a size over the limit, or a file that
 	// could not be read. Err says which; Text is empty.
 	StatusInvalid Status = "invalid"
+	// StatusDeleted means the record is a tombstone, {"id": "...",
+	// "deleted": true}: the source deleted the document. Deleted is set;
+	// Text is empty.
+	StatusDeleted Status = "deleted"
 )
 
 // Format is how a file's content is interpreted.
@@ -56,6 +60,9 @@ type Document struct {
 	Codec string
 	// Status says whether Text can be used.
 	Status Status
+	// Deleted is true for a tombstone: the document was deleted at its
+	// source and must be deleted here too.
+	Deleted bool
 	// Err is why the document is not StatusOK; nil when it is.
 	Err error
 	// Size is the size in bytes of the document's raw source: the file, or

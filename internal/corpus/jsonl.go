@@ -97,6 +97,10 @@ func (w *walk) record(name string, line int, data []byte, size int64) (Document,
 	case err != nil:
 		return fail(StatusInvalid, err)
 	}
+	if rec.deleted {
+		doc.Status, doc.Deleted = StatusDeleted, true
+		return doc, true
+	}
 	if rec.metadata != nil {
 		doc.Metadata = rec.metadata
 	}
@@ -114,6 +118,7 @@ func (w *walk) record(name string, line int, data []byte, size int64) (Document,
 // record is one parsed JSONL line.
 type record struct {
 	id       string
+	deleted  bool
 	text     string
 	metadata map[string]any
 	codec    string
@@ -121,7 +126,8 @@ type record struct {
 
 // parseRecord parses a line strictly: one JSON object with a string "id", a
 // string "text" and an optional object "metadata", nothing else, no field
-// twice. A lenient parser would let a misspelt field or a numeric id
+// twice; or a tombstone, a string "id" and "deleted": true, nothing else
+// ("deleted": false is an ordinary record). A lenient parser would let a misspelt field or a numeric id
 // through and lose data without a trace. The returned record holds the id
 // even when a later problem is reported, so the problem can be filed under
 // it.
@@ -169,7 +175,9 @@ func parseRecord(data []byte) (record, error) {
 		return rec, invalid("id is missing")
 	case rec.id == "":
 		return rec, invalid("id is empty")
-	case !seen["text"]:
+	case rec.deleted && (seen["text"] || seen["metadata"]):
+		return rec, invalid("a deleted record has only id and deleted, no text or metadata")
+	case !seen["text"] && !rec.deleted:
 		return rec, invalid("text is missing")
 	}
 	return rec, nil
@@ -179,9 +187,9 @@ func parseRecord(data []byte) (record, error) {
 // already set, none of which may appear twice.
 func (rec *record) set(key string, raw json.RawMessage, seen map[string]bool) error {
 	switch key {
-	case "id", "text", "metadata":
+	case "id", "text", "metadata", "deleted":
 	default:
-		return invalid("unknown field %q: a record has only id, text and metadata", key)
+		return invalid("unknown field %q: a record has only id, text and metadata, or id and deleted", key)
 	}
 	if seen[key] {
 		return invalid("field %q appears twice", key)
@@ -192,6 +200,11 @@ func (rec *record) set(key string, raw json.RawMessage, seen map[string]bool) er
 		return decodeString(raw, "id", &rec.id)
 	case "text":
 		return decodeString(raw, "text", &rec.text)
+	case "deleted":
+		if kind := kindOfJSON(raw); kind != "a boolean" {
+			return invalid("deleted must be a boolean, not %s", kind)
+		}
+		return json.Unmarshal(raw, &rec.deleted)
 	default:
 		return decodeMetadata(raw, &rec.metadata)
 	}

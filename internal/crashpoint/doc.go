@@ -6,6 +6,8 @@
 // FromEnv returns the hook each service calls at its crash points:
 // "after-commit-before-ack", "after-park-before-term" and "mid-embed" in
 // the consumer; "after-publish-before-mark" in the outbox relay;
-// "after-record-before-publish" in the producer. "mid-embed" exits
+// "after-plan-before-record", "after-record-before-publish" and
+// "after-delete-batch" (after each delete transaction of a sync) in the
+// producer. "mid-embed" exits
 // shortly after the embedding request was sent, while it is in flight.
 package crashpoint

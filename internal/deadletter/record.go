@@ -17,20 +17,27 @@ import (
 // (the replayer can store it before triage sees the dead letter) is
 // recorded as resolved at once; any other new failure unresolves the row.
 // replayed_at and replay_id belong to the operator's replay bookkeeping and
-// are never touched here.
+// are never touched here. A dead letter of a version a delete has erased
+// is not recorded: it arrived after the delete (from the DLQ stream, or
+// relayed late), and its payload holds the deleted text. The document's
+// row is locked for share first, so that a delete committing meanwhile
+// either is seen or waits for this statement.
 const upsertDeadLetter = `
 INSERT INTO dead_letters (
 	dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, run_id,
 	disposition, error_class, error_code, error_detail, stage, attempts, replay_gen,
 	payload, last_outbox_id, first_failed_at, last_failed_at, next_retry_at, resolved_at)
-VALUES (
+SELECT
 	$1, $2, $3, $4::bigint, $5, $6, NULLIF($7, ''),
 	$8, $9, NULLIF($10, ''), $11, $12, $13, $14,
 	$15, $16, $17, $17, $18,
 	CASE WHEN $4::bigint > 0 AND EXISTS (
 		SELECT 1 FROM ingest_manifest m
 		WHERE m.doc_id = $2 AND m.chunk_index = $3 AND m.status = ` + manifest.SQLStored + ` AND m.version >= $4::bigint)
-	THEN now() END)
+	THEN now() END
+WHERE NOT EXISTS (
+	SELECT 1 FROM (SELECT doc_id FROM documents WHERE doc_id = $2 FOR SHARE) d
+	JOIN document_deletions x USING (doc_id) WHERE x.version > $4::bigint)
 ON CONFLICT (doc_id, chunk_index) DO UPDATE SET
 	version           = EXCLUDED.version,
 	source_id         = EXCLUDED.source_id,

@@ -4,57 +4,63 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
 
 // HeaderPayloadInPostgres marks a dead letter published without its
-// payload, because with it the message would pass the broker's
-// max_payload. The payload is in dead_letter_payloads under the outbox
-// row's id (the message id's "dl:<id>"); the DLQ consumers read it from
-// there (see dlq.WithPayloads and Payload).
+// payload. Every dead letter is: its payload (the job, with the chunk's
+// text) is in dead_letter_payloads under the outbox row's id (the
+// message id's "dl:<id>"), and the DLQ consumers read it from there (see
+// dlq.WithPayloads and Payload). The DLQ stream keeps messages for 90
+// days and cannot drop one document's messages (its subjects name a
+// disposition and a source, not a document), so a delete could not
+// reach text kept there; in PostgreSQL it erases it with the rest.
 const HeaderPayloadInPostgres = "Sluice-Payload-In-Postgres"
 
-// headerRoom is what a dead letter's headers may take of the broker's
-// max_payload.
-const headerRoom = 4 << 10
-
-// Write writes dls to the outbox in tx, in one statement, each
-// on the DLQ subject for its disposition and source. A dead letter too
-// large for the DLQ stream is written without its payload, which is kept
-// in PostgreSQL instead: it still reaches triage, the replayer and the
-// alerter, whole.
+// Write writes dls to the outbox in tx, in one statement, each on the
+// DLQ subject for its disposition and source, without its payload, which
+// is kept in dead_letter_payloads under the document's id instead: it
+// still reaches triage, the replayer and the alerter, whole, and a delete
+// of the document erases it (Erase). A dead letter of a deleted document
+// is not written at all: Write locks the documents (manifest.Deleted), so
+// a delete either committed before and is seen, or waits for tx. Callers
+// that write other rows of the documents take that lock first, in the
+// order every transaction takes it: documents before manifest rows.
 func Write(ctx context.Context, tx outbox.Tx, dls []messages.DeadLetter) error {
+	dls, err := leaveOutDeleted(ctx, tx, dls)
+	if err != nil || len(dls) == 0 {
+		return err
+	}
 	msgs := make([]outbox.Message, len(dls))
 	kept := make([][]byte, len(dls))
 	for i, dl := range dls {
+		kept[i] = dl.Payload
+		dl.Payload = nil
 		payload, err := dl.Encode()
 		if err != nil {
 			return fmt.Errorf("encode dead letter: %w", err)
 		}
-		headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass}
-		if len(payload)+headerRoom > broker.MaxPayload {
-			kept[i] = dl.Payload
-			dl.Payload = nil
-			if payload, err = dl.Encode(); err != nil {
-				return fmt.Errorf("encode dead letter: %w", err)
-			}
-			headers[HeaderPayloadInPostgres] = "true"
-		}
+		headers := map[string]string{"Sluice-Dead-Letter-Id": dl.DeadLetterID, "Sluice-Error-Class": dl.ErrorClass,
+			HeaderPayloadInPostgres: "true"}
 		msgs[i] = outbox.Message{Subject: messages.DLQSubject(dl.Disposition, dl.SourceID), Headers: headers, Payload: payload}
 	}
 	ids, err := outbox.WriteAll(ctx, tx, msgs)
 	if err != nil {
 		return err
 	}
-	for i, payload := range kept {
-		if payload == nil {
-			continue
+	docs := make([]string, len(dls))
+	for i, dl := range dls {
+		docs[i] = dl.DocID
+		if kept[i] == nil {
+			kept[i] = []byte{}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO dead_letter_payloads (outbox_id, payload) VALUES ($1, $2)`, ids[i], payload); err != nil {
-			return fmt.Errorf("keep dead letter payload: %w", err)
-		}
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO dead_letter_payloads (outbox_id, doc_id, payload)
+		SELECT * FROM unnest($1::int8[], $2::text[], $3::bytea[])`, ids, docs, kept); err != nil {
+		return fmt.Errorf("keep dead letter payloads: %w", err)
 	}
 	return nil
 }
@@ -68,4 +74,29 @@ func Payload(ctx context.Context, q RowQuerier, outboxID int64) ([]byte, error) 
 		return nil, err
 	}
 	return payload, nil
+}
+
+// leaveOutDeleted returns dls without the dead letters of deleted
+// documents, locking the documents named.
+func leaveOutDeleted(ctx context.Context, tx manifest.Querier, dls []messages.DeadLetter) ([]messages.DeadLetter, error) {
+	var docs []string
+	for _, dl := range dls {
+		if dl.DocID != "" {
+			docs = append(docs, dl.DocID)
+		}
+	}
+	if len(docs) == 0 {
+		return dls, nil
+	}
+	deleted, err := manifest.Deleted(ctx, tx, docs)
+	if err != nil || len(deleted) == 0 {
+		return dls, err
+	}
+	kept := dls[:0:0]
+	for _, dl := range dls {
+		if !deleted[dl.DocID] {
+			kept = append(kept, dl)
+		}
+	}
+	return kept, nil
 }

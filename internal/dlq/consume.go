@@ -8,12 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -103,6 +105,13 @@ func WithPayloads(pool *pgxpool.Pool, h Handler) Handler {
 		if l.PayloadInPostgres && l.Payload == nil {
 			var err error
 			if l.Payload, err = deadletter.Payload(ctx, pool, l.OutboxID); err != nil {
+				if errors.Is(err, pgx.ErrNoRows) && l.DocID != "" {
+					// A delete erased it: the dead letter is of a
+					// version that is gone, and there is nothing to do.
+					if erased, eerr := erase.Erased(ctx, pool, l.DocID, l.DocVersion); eerr == nil && erased {
+						return Result{}, nil
+					}
+				}
 				return Result{}, fmt.Errorf("read payload of dead letter %s (outbox %d): %w", l.DeadLetterID, l.OutboxID, err)
 			}
 		}

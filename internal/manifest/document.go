@@ -69,7 +69,8 @@ func MarkRead(ctx context.Context, q Querier, runID string, ids []string) error 
 
 // RecordDocuments records each document's new version for source and run
 // runID. A document already at that version or a later one is left
-// alone, so recording a batch twice changes nothing.
+// alone, so recording a batch twice changes nothing; a deleted document
+// recorded again at a version past its tombstone is ingested anew.
 func RecordDocuments(ctx context.Context, q Querier, source, runID string, d Documents) error {
 	_, err := q.Exec(ctx, `
 		INSERT INTO documents (doc_id, source_id, source_native_id, run_id, version, content_hash, chunk_count, status, codec, metadata)
@@ -79,7 +80,7 @@ func RecordDocuments(ctx context.Context, q Querier, source, runID string, d Doc
 		ORDER BY t.doc_id
 		ON CONFLICT (doc_id) DO UPDATE SET run_id = EXCLUDED.run_id, version = EXCLUDED.version,
 		    content_hash = EXCLUDED.content_hash, chunk_count = EXCLUDED.chunk_count, status = EXCLUDED.status,
-		    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, updated_at = now()
+		    codec = EXCLUDED.codec, metadata = EXCLUDED.metadata, deleted_at = NULL, updated_at = now()
 		WHERE documents.version < EXCLUDED.version`,
 		source, runID, d.DocIDs, d.NativeIDs, d.Versions, d.Hashes, d.ChunkCounts, d.Statuses, d.Codecs, d.Metadata)
 	return err

@@ -45,7 +45,15 @@ func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
 // dead letters into the outbox. A job already parked for this version and
 // replay generation writes nothing, so a redelivery after a crash cannot
 // create a second dead letter.
+//
+// The documents are locked first, in key order as every transaction
+// locks them: a job of a document deleted meanwhile is stale, and
+// writes nothing of its text back (no dead letter, no escalated text).
 func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
+	jobs, err := p.leaveOutDeleted(ctx, tx, jobs)
+	if err != nil || len(jobs) == 0 {
+		return err
+	}
 	dls := make([]messages.DeadLetter, len(jobs))
 	write := make([]bool, len(jobs))
 	var fs []manifest.Failure
@@ -105,6 +113,33 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 		return err
 	}
 	return deadletter.Write(ctx, tx, dead)
+}
+
+// leaveOutDeleted locks the documents of jobs and returns the jobs
+// whose document is not deleted.
+func (p *Pipeline) leaveOutDeleted(ctx context.Context, tx pgx.Tx, jobs []*Job) ([]*Job, error) {
+	var docs []string
+	for _, j := range jobs {
+		if id := j.chunk.DocID; id != "" && (len(docs) == 0 || docs[len(docs)-1] != id) {
+			docs = append(docs, id)
+		}
+	}
+	if len(docs) == 0 {
+		return jobs, nil
+	}
+	deleted, err := manifest.Deleted(ctx, tx, docs)
+	if err != nil || len(deleted) == 0 {
+		return jobs, err
+	}
+	kept := jobs[:0:0]
+	for _, j := range jobs {
+		if deleted[j.chunk.DocID] {
+			j.Outcome = Superseded
+			continue
+		}
+		kept = append(kept, j)
+	}
+	return kept, nil
 }
 
 // redact makes an escalated job's dead letter carry the redacted job

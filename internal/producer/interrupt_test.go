@@ -157,11 +157,18 @@ func buildProducer(t *testing.T) string {
 // 100ms and taken for gone after 1s of silence.
 func (b *interruptBundle) startProducer(corpus string) *localenv.Process {
 	b.t.Helper()
-	env := append(b.nats.Env(natsauth.Producer), "DATABASE_URL="+b.db.RoleURL(migrations.ProducerRole), "METRICS_ADDR=", "LOG_FORMAT=json", "LOG_LEVEL=warn",
+	return b.startProducerWith([]string{"--source", "docs", corpus})
+}
+
+// startProducerWith starts the producer with args, and env besides the
+// bundle's.
+func (b *interruptBundle) startProducerWith(args []string, env ...string) *localenv.Process {
+	b.t.Helper()
+	env = append(append(b.nats.Env(natsauth.Producer), "DATABASE_URL="+b.db.RoleURL(migrations.ProducerRole), "METRICS_ADDR=", "LOG_FORMAT=json", "LOG_LEVEL=warn",
 		"CHUNK_UNIT=chars", "CHUNK_SIZE=400", "CHUNK_OVERLAP=0", fmt.Sprintf("PRODUCER_BATCH_DOCS=%d", batchDocs),
-		"RUN_HEARTBEAT_INTERVAL=100ms", "RUN_HEARTBEAT_TIMEOUT=1s")
+		"RUN_HEARTBEAT_INTERVAL=100ms", "RUN_HEARTBEAT_TIMEOUT=1s"), env...)
 	log := filepath.Join(b.dir, fmt.Sprintf("producer-%d.log", len(b.producers)))
-	p, err := localenv.Start(localenv.Command{Name: "producer", Path: b.bin, Args: []string{"--source", "docs", corpus}, Env: env, Log: log})
+	p, err := localenv.Start(localenv.Command{Name: "producer", Path: b.bin, Args: args, Env: env, Log: log})
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -320,6 +321,11 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 		if err := manifest.RecordDocuments(ctx, tx, p.cfg.SourceID, p.cfg.RunID, d); err != nil {
 			return fmt.Errorf("record documents: %w", err)
 		}
+		deleted, err := manifest.Deleted(ctx, tx, d.DocIDs)
+		if err != nil {
+			return err
+		}
+		pl.leaveOut(deleted)
 		if err := supersede(ctx, tx, pl); err != nil {
 			return err
 		}
@@ -423,4 +429,18 @@ func recordEscalations(ctx context.Context, tx pgx.Tx, es []escalation) error {
 		return err
 	}
 	return deadletter.Write(ctx, tx, dls)
+}
+
+// leaveOut drops from the plan everything of the documents deleted: a
+// delete that committed between the plan and its record took the
+// version the plan meant to record, so nothing of it may be written or
+// published.
+func (pl *plan) leaveOut(deleted map[string]bool) {
+	if len(deleted) == 0 {
+		return
+	}
+	pl.docs = slices.DeleteFunc(pl.docs, func(d plannedDoc) bool { return deleted[d.docID] })
+	pl.jobs = slices.DeleteFunc(pl.jobs, func(j plannedJob) bool { return deleted[j.docID] })
+	pl.parked = slices.DeleteFunc(pl.parked, func(dl messages.DeadLetter) bool { return deleted[dl.DocID] })
+	pl.escalated = slices.DeleteFunc(pl.escalated, func(e escalation) bool { return deleted[e.job.docID] })
 }

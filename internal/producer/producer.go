@@ -16,6 +16,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/secrets"
@@ -66,6 +67,14 @@ type Config struct {
 	// chunked out. Defaults to escalating only the chunks a secret
 	// touches.
 	Secrets secrets.Config
+	// Sync deletes, at the end of a run that read its whole input without
+	// error, the source's documents the run did not read. Defaults to
+	// false.
+	Sync bool
+	// MaxDeleteFraction is the largest share of the source's documents a
+	// sync may delete; a sync that would delete more is refused. 1 lets
+	// a sync delete everything. Defaults to DefaultMaxDeleteFraction.
+	MaxDeleteFraction float64
 }
 
 // Defaults of Config.
@@ -107,6 +116,9 @@ func (c *Config) applyDefaults() {
 	if c.HeartbeatTimeout == 0 {
 		c.HeartbeatTimeout = runs.DefaultHeartbeatTimeout
 	}
+	if c.MaxDeleteFraction == 0 {
+		c.MaxDeleteFraction = DefaultMaxDeleteFraction
+	}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -118,6 +130,9 @@ func (c Config) Validate() error {
 		if err := c.Chunk.Validate(); err != nil {
 			return fmt.Errorf("chunking: %w", err)
 		}
+	}
+	if c.MaxDeleteFraction < 0 || c.MaxDeleteFraction > 1 {
+		return fmt.Errorf("--max-delete-fraction %g: use a share between 0 and 1, such as %g (1 lets a sync delete everything)", c.MaxDeleteFraction, DefaultMaxDeleteFraction)
 	}
 	if c.ConfirmDelay < 0 || c.ConfirmDelay > MaxConfirmDelay {
 		return fmt.Errorf("--confirm-delay %s: use a duration up to %s, well under the sweeper's OWED_GRACE", c.ConfirmDelay, MaxConfirmDelay)
@@ -167,6 +182,16 @@ type Summary struct {
 	// Stopped is why the producer stopped publishing before the end of
 	// its input: its run was halted or cancelled. Empty otherwise.
 	Stopped string `json:"stopped,omitempty"`
+	// Invalid are documents of the input that could not be read as
+	// documents (an unreadable file, an invalid or truncated JSONL line).
+	Invalid int `json:"documents_invalid"`
+	// Deleted are documents the run deleted: named by a tombstone, or,
+	// with Sync, not in its input.
+	Deleted int `json:"documents_deleted"`
+	// TombstonesUnknown are tombstones naming no document of the source.
+	TombstonesUnknown int `json:"tombstones_unknown"`
+	// SyncSkipped is why a sync deleted nothing. Empty otherwise.
+	SyncSkipped string `json:"sync_skipped,omitempty"`
 }
 
 // Producer records and publishes one run.
@@ -175,18 +200,24 @@ type Producer struct {
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
 	pub  *publish.Publisher
-	log  zerolog.Logger
-	now  func() time.Time
+	// eraser deletes the documents tombstones and syncs name.
+	eraser *erase.Eraser
+	log    zerolog.Logger
+	now    func() time.Time
 	// unreachableSince is when publishing first failed to reach NATS;
 	// offline is set once that lasted past Patience.
 	unreachableSince time.Time
 	offline          bool
 	// beatProgress is what the run has done, for its next heartbeat.
 	beatProgress atomic.Pointer[runs.Progress]
+	// DeleteMetrics, when set, counts the run's deletes.
+	DeleteMetrics *erase.Metrics
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
-	// Crash, when set, is called at the crash point
-	// "after-record-before-publish" (see package crashpoint).
+	// Crash, when set, is called at the crash points
+	// "after-plan-before-record", "after-record-before-publish" and
+	// "after-delete-batch", after each delete transaction of a sync (see
+	// package crashpoint).
 	Crash func(point string)
 }
 
@@ -207,15 +238,19 @@ func (p *Producer) RunID() string { return p.cfg.RunID }
 // the run's summary.
 func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	sum := Summary{RunID: p.cfg.RunID}
+	p.eraser = erase.New(p.pool, p.DeleteMetrics)
 	if err := runs.Open(ctx, p.pool, p.cfg.RunID, p.cfg.SourceID, p.cfg.HeartbeatTimeout); err != nil {
 		return sum, err
 	}
 	stopBeating := p.beat(ctx)
 	p.republishOwed(ctx, &sum)
 	batch := make([]corpus.Document, 0, p.cfg.BatchDocs)
+	var tombstones []string
 	flush := func() error {
 		if len(batch) == 0 {
-			return nil
+			err := p.deleteTombstones(ctx, tombstones, &sum)
+			tombstones = tombstones[:0]
+			return err
 		}
 		if stop, err := p.stopped(ctx, &sum); stop || err != nil {
 			if stop {
@@ -226,6 +261,10 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		}
 		err := p.batch(ctx, batch, &sum)
 		batch = batch[:0]
+		if err == nil {
+			err = p.deleteTombstones(ctx, tombstones, &sum)
+			tombstones = tombstones[:0]
+		}
 		p.report(sum)
 		if p.Progress != nil {
 			p.Progress(sum)
@@ -234,8 +273,16 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	}
 	err := r.Walk(ctx, func(doc corpus.Document) error {
 		sum.Seen++
-		batch = append(batch, doc)
-		if len(batch) >= p.cfg.BatchDocs {
+		switch doc.Status {
+		case corpus.StatusDeleted:
+			tombstones = append(tombstones, doc.NativeID)
+		case corpus.StatusInvalid:
+			sum.Invalid++
+			batch = append(batch, doc)
+		default:
+			batch = append(batch, doc)
+		}
+		if len(batch)+len(tombstones) >= p.cfg.BatchDocs {
 			return flush()
 		}
 		return nil
@@ -245,6 +292,9 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	}
 	if ferr := p.flushConfirmations(ctx); ferr != nil && err == nil {
 		err = ferr
+	}
+	if err == nil && p.cfg.Sync {
+		err = p.sync(ctx, &sum)
 	}
 	if errors.Is(err, errStopped) && sum.Stopped != "" {
 		err = nil
@@ -315,6 +365,9 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	plan, err := p.plan(ctx, docs, sum)
 	if err != nil {
 		return err
+	}
+	if p.Crash != nil {
+		p.Crash("after-plan-before-record")
 	}
 	if err := p.record(ctx, plan); err != nil {
 		return err

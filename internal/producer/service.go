@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/corpus"
 	"github.com/sluicehq/sluice/internal/crashpoint"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 	"github.com/sluicehq/sluice/internal/tokens"
@@ -46,6 +47,8 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Duration(&f.Config.HeartbeatInterval, "run-heartbeat-interval", "RUN_HEARTBEAT_INTERVAL", runs.DefaultHeartbeatInterval, "how often the producer records that its run is alive, with its progress")
 	l.Duration(&f.Config.HeartbeatTimeout, "run-heartbeat-timeout", "RUN_HEARTBEAT_TIMEOUT", runs.DefaultHeartbeatTimeout, "how long the producer may stay silent before its run, once its chunks have settled, ends interrupted (at least "+strconv.Itoa(runs.MinHeartbeatBeats)+" intervals)")
 	l.Bool(&f.Config.Secrets.WithholdDocument, "withhold-secret-documents", "WITHHOLD_SECRET_DOCUMENTS", false, "escalate every chunk of a document in which a secret is found, not only the chunks the secret touches")
+	l.Bool(&f.Config.Sync, "sync", "", false, "after a run that read its whole input without error, delete the source's documents the run did not read")
+	l.Float(&f.Config.MaxDeleteFraction, "max-delete-fraction", "MAX_DELETE_FRACTION", DefaultMaxDeleteFraction, "the largest share of the source's documents a --sync may delete; a sync that would delete more is refused (1 allows everything)")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 
@@ -88,6 +91,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
 	start := time.Now()
@@ -128,6 +132,12 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 		s.RunID, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
 	if err == nil && s.Republished > 0 {
 		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
+	}
+	if err == nil && s.Deleted+s.TombstonesUnknown > 0 {
+		_, err = fmt.Fprintf(w, "  documents deleted: %d (tombstones naming no document: %d)\n", s.Deleted, s.TombstonesUnknown)
+	}
+	if err == nil && s.SyncSkipped != "" {
+		_, err = fmt.Fprintf(w, "  sync deleted nothing: %s\n", s.SyncSkipped)
 	}
 	if err == nil && s.Owed > 0 {
 		_, err = fmt.Fprintf(w, "  chunks owed (NATS unreachable; the outbox-relay publishes them when it answers): %d\n", s.Owed)

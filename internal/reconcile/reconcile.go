@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -35,6 +36,11 @@ type Report struct {
 	Stranded int `json:"stranded"`
 	// OpenDeadLetters are stored chunks whose dead letter is unresolved.
 	OpenDeadLetters int `json:"stored_with_open_dead_letter"`
+	// Unerased are deleted documents of which PostgreSQL still holds
+	// something (a vector, chunk text, job bytes, a payload, an open
+	// dead letter): an erasure interrupted or written back. --redrive
+	// erases them again.
+	Unerased []erase.Leak `json:"deleted_with_data,omitempty"`
 	// Redriven counts the repairs made, by problem.
 	Redriven map[string]int `json:"redriven,omitempty"`
 	// Failures are repairs that did not succeed.
@@ -63,7 +69,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
-	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters
+	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased)
 }
 
 // Named lists the problems found, by name and count.
@@ -80,10 +86,14 @@ func (r *Report) Named() []string {
 		{"lost from INGEST", r.Lost},
 		{"stranded in INGEST", r.Stranded},
 		{"stored with an open dead letter", r.OpenDeadLetters},
+		{"deleted documents with data left", len(r.Unerased)},
 	} {
 		if p.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
 		}
+	}
+	for _, l := range r.Unerased {
+		out = append(out, "deleted document "+l.String())
 	}
 	if len(r.Failures) > 0 {
 		out = append(out, fmt.Sprintf("%d failed repairs", len(r.Failures)))
@@ -111,7 +121,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
@@ -129,6 +139,31 @@ type checker struct {
 	opts Config
 	pub  *publish.Publisher
 	rep  *Report
+}
+
+// unerased finds deleted documents with data left and, with Redrive,
+// finishes their erasure.
+func (c *checker) unerased(ctx context.Context) error {
+	leaks, err := erase.Check(ctx, c.pool)
+	if err != nil {
+		return err
+	}
+	c.rep.Unerased = leaks
+	if !c.opts.Redrive || len(leaks) == 0 {
+		return nil
+	}
+	ids := make([]string, len(leaks))
+	for i, l := range leaks {
+		ids[i] = l.DocID
+		c.opts.Log.Warn().Str("doc_id", l.DocID).Str("left", l.String()).Msg("finishing the erasure of a deleted document")
+	}
+	n, err := erase.Redrive(ctx, c.pool, "reconcile", ids)
+	if err != nil {
+		c.fail("finish erasures", err)
+		return nil
+	}
+	c.rep.Redriven["deleted documents with data left"] = n
+	return nil
 }
 
 func (c *checker) fail(what string, err error) {

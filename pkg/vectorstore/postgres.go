@@ -138,3 +138,39 @@ func DeleteDocuments(ctx context.Context, db DB, docIDs []string) error {
 	}
 	return nil
 }
+
+// Erased is what EraseDocuments removed of one document.
+type Erased struct {
+	// Vectors are the rows of chunk_embeddings, Previous those of
+	// chunk_embeddings_previous: each held a vector and its chunk's text.
+	Vectors, Previous int
+}
+
+// EraseDocuments deletes every row of the documents docIDs, served or
+// retained, and reports what went by document: the store's part of
+// deleting a document, committed in the caller's transaction with its
+// tombstone, after which Upsert's version guard refuses every record
+// of the deleted versions.
+func EraseDocuments(ctx context.Context, db DB, docIDs []string) (map[string]Erased, error) {
+	out := make(map[string]Erased, len(docIDs))
+	for _, table := range []string{"chunk_embeddings", "chunk_embeddings_previous"} {
+		rows, err := db.Query(ctx, `DELETE FROM `+table+` WHERE doc_id = ANY($1) RETURNING doc_id`, docIDs)
+		if err != nil {
+			return nil, fmt.Errorf("vectorstore: erase documents: %w", err)
+		}
+		var id string
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+			e := out[id]
+			if table == "chunk_embeddings" {
+				e.Vectors++
+			} else {
+				e.Previous++
+			}
+			out[id] = e
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("vectorstore: erase documents: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -16,8 +16,17 @@ import (
 // here because the search statements name it.
 const DocReady = "ready"
 
-// sqlDocReady is DocReady as an SQL literal.
-const sqlDocReady = "'" + DocReady + "'"
+// DocDeleted is the status of a documents row whose current version is a
+// tombstone: the document was deleted, and the upsert's version guard
+// refuses every record of it up to that version.
+const DocDeleted = "deleted"
+
+// sqlDocReady and sqlDocDeleted are DocReady and DocDeleted as SQL
+// literals.
+const (
+	sqlDocReady   = "'" + DocReady + "'"
+	sqlDocDeleted = "'" + DocDeleted + "'"
+)
 
 // Both search statements take the same parameters: $1 the query as
 // float4[], $2 a source_id or ” for all, $3 K. A ready document serves its

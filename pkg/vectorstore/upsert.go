@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -33,6 +34,7 @@ WITH input AS (
 	SELECT doc_id, chunk_index, version, content_hash, model, %[1]d,
 	       (($8::float4[])[(ord - 1) * %[1]d + 1 : ord * %[1]d])%[2]s, text, metadata
 	FROM input
+	WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = input.doc_id AND `+newerVersionSQL+`)
 	ORDER BY doc_id, chunk_index
 	ON CONFLICT (doc_id, chunk_index) DO UPDATE SET
 	       version = EXCLUDED.version,
@@ -47,12 +49,22 @@ WITH input AS (
 	   OR (ce.version = EXCLUDED.version AND ce.content_hash <> EXCLUDED.content_hash)
 	RETURNING ce.doc_id, ce.chunk_index, (ce.xmax = 0) AS inserted
 )
-SELECT i.ord, w.inserted, prev.version, prev.content_hash = i.content_hash
+SELECT i.ord, w.inserted, prev.version, prev.content_hash = i.content_hash,
+       EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = i.doc_id AND `+strings.ReplaceAll(newerVersionSQL, "input.", "i.")+`)
 FROM input i
 LEFT JOIN written w ON w.doc_id = i.doc_id AND w.chunk_index = i.chunk_index
 LEFT JOIN chunk_embeddings prev ON prev.doc_id = i.doc_id AND prev.chunk_index = i.chunk_index
 ORDER BY i.ord`, dims, cast)
 }
+
+// newerVersionSQL is the version guard's view of the documents table,
+// for a record named input or i: the document's row is at a newer
+// version than the record, or the record's own version is a tombstone.
+// A deleted document's vectors are gone, so only this guard, not the
+// chunk's own row, can tell that a record of it is stale: a record of
+// any version up to the tombstone's is refused, and nothing of a
+// deleted document is ever written back.
+const newerVersionSQL = `(d.version > input.version OR (d.version = input.version AND d.status = ` + sqlDocDeleted + `))`
 
 // resolveSQL reads the committed rows of chunks whose outcome the upsert
 // statement could not tell: rows another transaction committed while the
@@ -113,9 +125,10 @@ func (p *Postgres) write(ctx context.Context, db DB, b *batch, out []Outcome) er
 		inserted    pgtype.Bool
 		prevVersion pgtype.Int8
 		sameHash    pgtype.Bool
+		guarded     bool
 	)
 	b.unresolved = b.unresolved[:0]
-	tag, err := pgx.ForEachRow(rows, []any{&ord, &inserted, &prevVersion, &sameHash}, func() error {
+	tag, err := pgx.ForEachRow(rows, []any{&ord, &inserted, &prevVersion, &sameHash, &guarded}, func() error {
 		i := int(ord - 1)
 		if i < 0 || i >= len(out) {
 			return fmt.Errorf("upsert returned ordinal %d for a batch of %d", ord, len(out))
@@ -125,6 +138,8 @@ func (p *Postgres) write(ctx context.Context, db DB, b *batch, out []Outcome) er
 			out[i] = Inserted
 		case inserted.Valid:
 			out[i] = Updated
+		case guarded:
+			out[i] = Stale
 		case prevVersion.Valid && prevVersion.Int64 > b.versions[i]:
 			out[i] = Stale
 		case prevVersion.Valid && prevVersion.Int64 == b.versions[i] && sameHash.Bool:

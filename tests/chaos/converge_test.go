@@ -51,6 +51,9 @@ const runsEndWithin = runs.DefaultHeartbeatTimeout + 30*time.Second
 // verdict is what a converged system holds.
 type verdict struct {
 	documents, stored, parked, lost, duplicated, wrongVectors int
+	// deleted are the documents deleted when the system converged;
+	// unerased, the rows of theirs still holding data.
+	deleted, unerased int
 }
 
 // converge waits, with no operator action, until the system is quiet,
@@ -80,6 +83,11 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 		duplicated: f.count(`SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d`),
 	}
 	v.wrongVectors = f.wrongVectors()
+	v.deleted = f.count(`SELECT count(*) FROM documents WHERE status = 'deleted'`)
+	v.unerased = f.count(unerasedSQL)
+	if v.unerased != 0 {
+		f.t.Errorf("after convergence: %d rows of deleted documents still hold a vector, chunk text, job bytes or a payload", v.unerased)
+	}
 	if wantDocs >= 0 && v.documents != wantDocs {
 		f.t.Errorf("%d documents recorded, want %d", v.documents, wantDocs)
 	}
@@ -90,6 +98,34 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
 	}
 	return v
+}
+
+// unerasedSQL counts what PostgreSQL still holds of deleted documents,
+// table by table, written here apart from the code under test: a
+// vector or chunk text, a retained previous row, job bytes, escalated
+// text, a dead letter's payload, a payload kept by reference (by its
+// document, or by the outbox rows of the document's dead letters), or an
+// outbox row's.
+const unerasedSQL = `
+WITH gone AS (SELECT doc_id FROM documents WHERE status = 'deleted')
+SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))
+     + (SELECT count(*) FROM chunk_embeddings_previous WHERE doc_id IN (SELECT doc_id FROM gone))
+     + (SELECT count(*) FROM ingest_manifest WHERE doc_id IN (SELECT doc_id FROM gone) AND job IS NOT NULL)
+     + (SELECT count(*) FROM escalated_chunks WHERE doc_id IN (SELECT doc_id FROM gone))
+     + (SELECT count(*) FROM dead_letters WHERE doc_id IN (SELECT doc_id FROM gone) AND length(coalesce(payload, '')) > 0)
+     + (SELECT count(*) FROM dead_letter_payloads p WHERE p.doc_id IN (SELECT doc_id FROM gone)
+           OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))
+     + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')`
+
+// randomDocument picks a document not deleted, at random, and returns
+// its source and doc id; false while PostgreSQL does not answer or none
+// is recorded.
+func (f *fleet) randomDocument() (source, docID string, ok bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := f.db.Pool.QueryRow(ctx, `
+		SELECT source_id, doc_id FROM documents WHERE status <> 'deleted' ORDER BY random() LIMIT 1`).Scan(&source, &docID)
+	return source, docID, err == nil
 }
 
 // openRuns lists the runs still running, for a failure's message.
