@@ -49,9 +49,14 @@ func Render(r *bench.Report) ([]byte, error) {
 			}
 			return q.Target
 		},
-		"itof": func(n int) float64 { return float64(n) },
-		"mib":  func(b int64) string { return num(float64(b) / (1 << 20)) },
-		"date": func(s string) string { d, _, _ := strings.Cut(s, "T"); return d },
+		"itof":    func(n int) float64 { return float64(n) },
+		"targets": targets,
+		"dist":    distribution,
+		"minEf":   minEfSearch,
+		"swept":   swept,
+		"pct":     func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
+		"mib":     func(b int64) string { return num(float64(b) / (1 << 20)) },
+		"date":    func(s string) string { d, _, _ := strings.Cut(s, "T"); return d },
 	}).Parse(pageTemplate)
 	if err != nil {
 		return nil, err
@@ -61,6 +66,62 @@ func Render(r *bench.Report) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// notMeasured is what the page says of a figure its report lacks: a
+// report from before the figure was measured, or a run that left it out.
+const notMeasured = "not measured in this report"
+
+// targetRow is one line of the targets table.
+type targetRow struct {
+	Name, Target, Value, Verdict string
+}
+
+// targets lists bench.TargetRatios with r's values, and those r lacks
+// as not measured.
+func targets(r *bench.Report) []targetRow {
+	var out []targetRow
+	for _, want := range bench.TargetRatios {
+		row := targetRow{Name: want.Name, Target: want.Target, Value: notMeasured, Verdict: "—"}
+		for _, q := range r.Ratios {
+			if q.Name == want.Name && q.Value > 0 {
+				row.Value, row.Verdict = fmt.Sprintf("%.2f", q.Value), verdict(q)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// distribution names how a search result's vectors were drawn; reports
+// from before it was recorded drew uniform ones.
+func distribution(s bench.SearchResult) string {
+	if s.Distribution == "" {
+		return "uniform"
+	}
+	return s.Distribution
+}
+
+// minEfSearch renders the smallest ef_search reaching the recall
+// target.
+func minEfSearch(s bench.SearchResult) string {
+	switch {
+	case len(s.Sweep) == 0:
+		return notMeasured
+	case s.MinEfSearch == 0:
+		return "none tried"
+	}
+	return fmt.Sprint(s.MinEfSearch)
+}
+
+// swept reports whether any search result measured recall.
+func swept(vs *bench.VectorSearch) bool {
+	for _, s := range vs.Results {
+		if len(s.Sweep) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // cpuCell is a run's CPU per 1,000 chunks by kind of process, and the

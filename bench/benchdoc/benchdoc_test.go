@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/dev/bench"
 )
 
 // The committed page is what the committed report renders to: the
@@ -30,4 +32,54 @@ func TestPageMatchesTheCommittedReport(t *testing.T) {
 		}
 		t.Fatalf("docs/benchmarks.md differs in length from what bench/results/latest.json renders (%d lines, want %d); regenerate it with: cd bench && go run ./cmd/benchdoc", len(g), len(w))
 	}
+}
+
+// A report with the realistic-documents run, the storm's ideal and the
+// search's recall shows them; one without says they were not measured
+// rather than showing a figure.
+func TestNewFiguresRenderOrSayNotMeasured(t *testing.T) {
+	met := true
+	r := &bench.Report{
+		DocsCorpus: &bench.DocsStats{Documents: 1250, Chunks: 10_003, MinChunks: 1, MedianChunks: 8, MaxChunks: 40},
+		StormIdeal: &bench.StormIdeal{Requests: 200, Answered429: 40, Observed429Rate: 0.2, RetryAfterSeconds: 1, PullLoops: 6,
+			CleanChunksPerSec: 2500, ChunksPerSec: 1500},
+		Ratios: []bench.Ratio{{Name: bench.RatioStormIdeal, Value: 0.87, Target: "≥ 0.85", Met: &met}},
+		VectorSearch: &bench.VectorSearch{Server: "PostgreSQL 17, pgvector 0.8", Results: []bench.SearchResult{{
+			Rows: 1_000_000, Distribution: "clustered", MinEfSearch: 80, P50Ms: 3, P99Ms: 9,
+			Sweep: []bench.EfSearchResult{{EfSearch: 40, Recall: 0.91, P50Ms: 3, P99Ms: 9}, {EfSearch: 80, Recall: 0.962, P50Ms: 4, P99Ms: 12}},
+		}}},
+	}
+	page := render(t, r)
+	for _, want := range []string{
+		"1250 documents, 10003 chunks, 1–40 chunks a document (median 8)",
+		"40 of 200 requests answered 429 (20.0%), `Retry-After: 1`, 6 pull loops, clean 2,500 chunks/s: wait-bound ideal 1,500 chunks/s",
+		"| 429 storm / wait-bound ideal | 0.87 | ≥ 0.85 | met |",
+		"| 1,000,000 | clustered | 80 | 0.962 | 4.0 | 12.0 |",
+		"| " + bench.RatioSingleChunkCPU + " | not measured in this report | ≤ 1.25 | — |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	old, err := Load("../results/latest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page = render(t, old)
+	for _, want := range []string{"pipeline-docs (documents of 1–40 chunks): not measured in this report",
+		"429 storm's wait-bound ideal: not measured in this report",
+		"| " + bench.RatioStormIdeal + " | not measured in this report | ≥ 0.85 | — |"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the committed report's page lacks %q", want)
+		}
+	}
+}
+
+func render(t *testing.T, r *bench.Report) string {
+	t.Helper()
+	b, err := Render(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

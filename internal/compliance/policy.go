@@ -10,19 +10,20 @@ import (
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// Rule is one compliance rule: text matching Pattern, or in which Find
-// finds something, must not leave the process.
+// Rule is one compliance rule: text matching Pattern, or in which the
+// secrets scanner finds something when Scanner is set, must not leave the
+// process.
 type Rule struct {
 	Name    string
 	Pattern *regexp.Regexp
-	// Find, when set, is used instead of Pattern: it reports whether text
-	// breaks the rule and names what it found, so that one rule can stand
-	// for a family (the secrets scanner's).
-	Find func(text string) (string, bool)
+	// Scanner, when set, makes the rule stand for the secrets scanner's
+	// whole family instead of Pattern: a secret it finds breaks the rule
+	// under the secret's own rule name.
+	Scanner bool
 	// Literals, when set, are substrings of which every match contains at
-	// least one. The pattern runs only on text that holds one: patterns
-	// starting with \b defeat the regexp engine's own prefix scan, and
-	// this stage sees every chunk.
+	// least one, each at least 2 bytes long. The pattern runs only on text
+	// that holds one: patterns starting with \b defeat the regexp engine's
+	// own prefix scan, and this stage sees every chunk.
 	Literals []string
 }
 
@@ -36,39 +37,45 @@ type Rule struct {
 // documents with secrets.Scan before chunking is what catches the rest.
 func DefaultRules() []Rule {
 	rules := []Rule{
-		{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`), nil, []string{"PRIVATE KEY"}},
-		{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), nil, []string{"AKIA", "ASIA"}},
-		{"gcp_service_account_key", regexp.MustCompile(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`), nil, []string{`"private_key_id"`}},
-		{"github_token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), nil, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
-		{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`), nil, []string{"xox"}},
-		{"openai_api_key", regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), nil, []string{"sk-"}},
+		{"private_key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`), false, []string{"PRIVATE KEY"}},
+		{"aws_access_key", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), false, []string{"AKIA", "ASIA"}},
+		{"gcp_service_account_key", regexp.MustCompile(`"private_key_id"\s*:\s*"[0-9a-f]{40}"`), false, []string{`"private_key_id"`}},
+		{"github_token", regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), false, []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}},
+		{"slack_token", regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}\b`), false, []string{"xox"}},
+		{"openai_api_key", regexp.MustCompile(`\bsk-(?:proj-)?[A-Za-z0-9_-]{32,}\b`), false, []string{"sk-"}},
 	}
-	// One scan stands for every rule of the scanner: it finds all their
-	// literals in one pass and decodes base64 once, where a rule at a
-	// time would repeat both for each.
-	return append(rules, Rule{Name: "secrets", Find: firstSecret})
-}
-
-// firstSecret names the rule of the first secret the scanner finds in
-// text.
-func firstSecret(text string) (string, bool) {
-	if m := secrets.Scan(text); len(m) > 0 {
-		return m[0].Rule, true
-	}
-	return "", false
+	// One scan stands for every rule of the scanner: it decodes base64
+	// once, where a rule at a time would repeat it for each.
+	return append(rules, Rule{Name: "secrets", Scanner: true})
 }
 
 // Policy is the compliance stage run before any text is sent to the
 // embedder.
 type Policy struct {
-	rules   []Rule
-	allowed map[string]bool
+	rules []Rule
+	// group is each rule's group of literals in prefilter, or -1 for a
+	// rule without literals.
+	group []int
+	// prefilter finds every rule's literals and the scanner's in one pass
+	// over a chunk: the stage sees every chunk, and a search per literal
+	// read each chunk some thirty times.
+	prefilter *secrets.Prefilter
+	allowed   map[string]bool
 }
 
 // NewPolicy builds a policy from rules and a source allow-list; an empty
 // allow-list admits every source.
 func NewPolicy(rules []Rule, allowedSources []string) *Policy {
-	p := &Policy{rules: rules}
+	p := &Policy{rules: rules, group: make([]int, len(rules))}
+	var groups [][]string
+	for i, r := range rules {
+		p.group[i] = -1
+		if len(r.Literals) > 0 && !r.Scanner {
+			p.group[i] = len(groups)
+			groups = append(groups, r.Literals)
+		}
+	}
+	p.prefilter = secrets.NewPrefilter(groups)
 	for _, s := range allowedSources {
 		if s = strings.TrimSpace(s); s != "" {
 			if p.allowed == nil {
@@ -130,33 +137,24 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 	return nil
 }
 
-// firstMatch names the first rule text breaks; without finders, only
-// the pattern rules are tried.
-func (p *Policy) firstMatch(text string, finders bool) (string, bool) {
-	for _, r := range p.rules {
-		if (r.Find != nil && !finders) || (len(r.Literals) > 0 && !containsAny(text, r.Literals)) {
+// firstMatch names the first rule text breaks; without the scanner,
+// only the pattern rules are tried.
+func (p *Policy) firstMatch(text string, scanner bool) (string, bool) {
+	hits := p.prefilter.Find(text)
+	for i, r := range p.rules {
+		switch {
+		case r.Scanner:
+			if !scanner {
+				continue
+			}
+			if m := hits.Scan(); len(m) > 0 {
+				return m[0].Rule, true
+			}
+		case p.group[i] >= 0 && !hits.Holds(p.group[i]):
 			continue
-		}
-		if name, ok := r.matches(text); ok {
-			return name, true
+		case r.Pattern.MatchString(text):
+			return r.Name, true
 		}
 	}
 	return "", false
-}
-
-// matches names the rule text breaks, if it breaks r.
-func (r Rule) matches(text string) (string, bool) {
-	if r.Find != nil {
-		return r.Find(text)
-	}
-	return r.Name, r.Pattern.MatchString(text)
-}
-
-func containsAny(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }

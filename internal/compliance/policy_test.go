@@ -121,9 +121,24 @@ func TestParseRules(t *testing.T) {
 	}
 }
 
+// BenchmarkPolicyCheck is a clean chunk of about 1,800 bytes, as most
+// chunks are.
 func BenchmarkPolicyCheck(b *testing.B) {
+	benchmarkCheck(b, nil)
+}
+
+// BenchmarkPolicyCheckMetadata is the same chunk with a little metadata.
+func BenchmarkPolicyCheckMetadata(b *testing.B) {
+	benchmarkCheck(b, json.RawMessage(`{"lang":"en","page":12,"tags":["gates","water"],"title":"Keeper's notes"}`))
+}
+
+func benchmarkCheck(b *testing.B, meta json.RawMessage) {
 	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
-	job := &messages.ChunkJob{Text: strings.Repeat("The sluice gate regulates the spring meltwater when the gauge reads above the red mark. ", 20)}
+	job := &messages.ChunkJob{
+		Text:     strings.Repeat("The sluice gate regulates the spring meltwater when the gauge reads above the red mark. ", 20),
+		Metadata: meta,
+	}
+	b.ReportAllocs()
 	for b.Loop() {
 		if err := policy.Check(job); err != nil {
 			b.Fatal(err)

@@ -248,21 +248,21 @@ func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, coun
 	}}, nil
 }
 
+// job encodes chunk c's job. meta is the document's metadata as
+// corpus.Admit canonicalised it, once for all its chunks: the job is
+// hashed and encoded in one call, which neither canonicalises it again
+// nor hashes the text twice.
 func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {
-	hash, err := messages.ContentHash(c.Text, meta)
-	if err != nil {
-		return plannedJob{}, err
-	}
 	cj := messages.ChunkJob{
 		Schema: messages.ChunkJobSchema, DocID: docID, ChunkIndex: c.Index, DocVersion: version, ChunkCount: count,
-		SourceID: p.cfg.SourceID, SourceNativeID: messages.StorableNativeID(d.NativeID), RunID: p.cfg.RunID, ContentHash: hash,
+		SourceID: p.cfg.SourceID, SourceNativeID: messages.StorableNativeID(d.NativeID), RunID: p.cfg.RunID,
 		Text: c.Text, Metadata: meta, Codec: d.Codec, PublishedAt: now,
 	}
-	raw, err := cj.Encode()
+	raw, err := cj.EncodeCanonical()
 	if err != nil {
 		return plannedJob{}, fmt.Errorf("document %s chunk %d: %w", d.NativeID, c.Index, err)
 	}
-	return plannedJob{docID: docID, msgID: messages.ChunkMsgID(docID, c.Index, version), hash: hash,
+	return plannedJob{docID: docID, msgID: messages.ChunkMsgID(docID, c.Index, version), hash: cj.ContentHash,
 		index: c.Index, version: version, raw: raw}, nil
 }
 

@@ -3,7 +3,6 @@ package secrets
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -25,9 +24,13 @@ func Scan(text string) []Match {
 }
 
 func scan(text string, depth int) []Match {
+	cands, _ := candidates(literals, text, len(rules), len(rules))
+	return scanCandidates(text, cands, depth)
+}
+
+// scanCandidates is scan once the literals are found.
+func scanCandidates(text string, cands [][]int, depth int) []Match {
 	var out []Match
-	lower := asciiLower(text)
-	cands := literals.find(text, lower)
 	for i := range rules {
 		out = rules[i].scanAt(text, cands[i], out)
 	}
@@ -138,72 +141,41 @@ func (r *rule) scanAt(text string, candidates []int, out []Match) []Match {
 	return out
 }
 
-// literalTable finds the literals of every rule in one pass over a text:
-// at each byte it compares only the literals that start with that byte.
-// One pass per literal, as candidates makes, would read the text some
-// seventy times.
-type literalTable struct {
-	exact, folded [256][]ruleLiteral
-}
+// literals finds the literals of every rule in one pass over a text.
+var literals = newAutomaton(ruleLiterals())
 
-// ruleLiteral is a literal of rules[rule].
-type ruleLiteral struct {
-	lit  string
-	rule int
-}
-
-var literals = func() *literalTable {
-	t := &literalTable{}
-	for i, r := range rules {
-		for _, lit := range r.literals {
-			if len(lit) < 2 {
-				panic("secrets: literal " + strconv.Quote(lit) + " is shorter than 2 bytes")
-			}
-			if r.fold {
-				t.folded[lit[0]] = append(t.folded[lit[0]], ruleLiteral{lit, i})
-			} else {
-				t.exact[lit[0]] = append(t.exact[lit[0]], ruleLiteral{lit, i})
-			}
+// candidates returns, for each of the first n owners of a's literals, the
+// ascending offsets at which one of its literals starts in text, and
+// whether each later owner (n onwards, up to owners) holds one.
+func candidates(a *automaton, text string, n, owners int) ([][]int, []bool) {
+	cands := make([][]int, n)
+	var held []bool
+	if owners > n {
+		held = make([]bool, owners-n)
+	}
+	unsorted := false
+	a.each(text, func(owner, at int) {
+		if owner >= n {
+			held[owner-n] = true
+			return
+		}
+		c := cands[owner]
+		switch {
+		case len(c) == 0 || c[len(c)-1] < at:
+			cands[owner] = append(c, at)
+		case c[len(c)-1] > at:
+			// A longer literal of the same rule ending later can start
+			// earlier.
+			cands[owner], unsorted = append(c, at), true
+		}
+	})
+	if unsorted {
+		for i := range cands {
+			slices.Sort(cands[i])
+			cands[i] = slices.Compact(cands[i])
 		}
 	}
-	return t
-}()
-
-// find returns, for each rule, the ascending offsets of its literals in
-// text; folded literals are looked for in lower, text in ASCII lower
-// case.
-func (t *literalTable) find(text, lower string) [][]int {
-	cands := make([][]int, len(rules))
-	add := func(rule, at int) {
-		if c := cands[rule]; len(c) == 0 || c[len(c)-1] != at {
-			cands[rule] = append(c, at)
-		}
-	}
-	for i := 0; i < len(text); i++ {
-		for _, l := range t.exact[text[i]] {
-			if i+len(l.lit) <= len(text) && text[i+1] == l.lit[1] && text[i:i+len(l.lit)] == l.lit {
-				add(l.rule, i)
-			}
-		}
-		for _, l := range t.folded[lower[i]] {
-			if i+len(l.lit) <= len(lower) && lower[i+1] == l.lit[1] && lower[i:i+len(l.lit)] == l.lit {
-				add(l.rule, i)
-			}
-		}
-	}
-	return cands
-}
-
-// asciiLower returns s with ASCII letters in lower case: its byte offsets
-// are s's.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
+	return cands, held
 }
 
 func isWordByte(b byte) bool {

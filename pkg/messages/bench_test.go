@@ -32,3 +32,16 @@ func BenchmarkDecodeChunkJob(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeChunkJobLines is a chunk of prose with line breaks and
+// quotes, whose text has escapes on the wire.
+func BenchmarkDecodeChunkJobLines(b *testing.B) {
+	data := mustEncode(b, newJob(b, strings.Repeat("The keeper said \"open the gate\".\n\tThen the water rose.\n", 40), `{"title":"Go","lang":"en"}`))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := messages.DecodeChunkJob(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -112,6 +112,33 @@ func (j *ChunkJob) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return j.encode(meta)
+}
+
+// EncodeCanonical sets j.ContentHash from j.Text and j.Metadata, then
+// returns Encode's bytes, canonicalising nothing and hashing the text
+// once: Encode would canonicalise the metadata and hash the text again
+// to check the hash ContentHash had just computed. j.Metadata must be
+// canonical already (CanonicalJSON's result, or nil), as a document's
+// metadata is once it is admitted; metadata that is not would give a
+// hash DecodeChunkJob refuses. It fails as Encode does.
+func (j *ChunkJob) EncodeCanonical() ([]byte, error) {
+	if err := j.checkFields(); err != nil {
+		return nil, err
+	}
+	if !utf8.ValidString(j.Text) {
+		return nil, &DecodeError{Field: "text", Reason: "is not valid UTF-8", Err: ErrInvalidUTF8}
+	}
+	meta := j.Metadata
+	if len(meta) == 0 {
+		meta = json.RawMessage("{}")
+	}
+	j.ContentHash = contentHash(j.Text, meta)
+	return j.encode(meta)
+}
+
+// encode marshals j with its canonical metadata meta.
+func (j *ChunkJob) encode(meta json.RawMessage) ([]byte, error) {
 	if string(meta) == "{}" {
 		meta = nil
 	}
@@ -248,6 +275,28 @@ func DecodeChunkJob(data []byte) (ChunkJob, error) {
 // check validates j and returns its canonical metadata, so that Encode and
 // DecodeChunkJob canonicalise only once.
 func (j *ChunkJob) check() (json.RawMessage, error) {
+	if err := j.checkFields(); err != nil {
+		return nil, err
+	}
+	if err := checkHashFormat(j.ContentHash); err != nil {
+		return nil, err
+	}
+	meta, err := CanonicalJSON(j.Metadata)
+	if err != nil {
+		return nil, err
+	}
+	if !utf8.ValidString(j.Text) {
+		return nil, &DecodeError{Field: "text", Reason: "is not valid UTF-8", Err: ErrInvalidUTF8}
+	}
+	if got := contentHash(j.Text, meta); got != j.ContentHash {
+		return nil, invalid("content_hash", fmt.Sprintf("is %s but text and metadata hash to %s", j.ContentHash, got))
+	}
+	return meta, nil
+}
+
+// checkFields applies every rule but those on the content hash, text and
+// metadata.
+func (j *ChunkJob) checkFields() error {
 	checks := []func() error{
 		func() error { return checkSchemaValue(j.Schema, ChunkJobSchema, "ChunkJobSchema") },
 		func() error { return checkID("doc_id", j.DocID, true) },
@@ -262,24 +311,13 @@ func (j *ChunkJob) check() (json.RawMessage, error) {
 		func() error { return checkRange("replay_gen", int64(j.ReplayGen), 0, maxInt32) },
 		j.checkReplay,
 		func() error { return checkToken("replay_id", j.ReplayID, maxIDLen, false) },
-		func() error { return checkHashFormat(j.ContentHash) },
 	}
 	for _, c := range checks {
 		if err := c(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	meta, err := CanonicalJSON(j.Metadata)
-	if err != nil {
-		return nil, err
-	}
-	if !utf8.ValidString(j.Text) {
-		return nil, &DecodeError{Field: "text", Reason: "is not valid UTF-8", Err: ErrInvalidUTF8}
-	}
-	if got := contentHash(j.Text, meta); got != j.ContentHash {
-		return nil, invalid("content_hash", fmt.Sprintf("is %s but text and metadata hash to %s", j.ContentHash, got))
-	}
-	return meta, nil
+	return nil
 }
 
 // checkReplay insists that a replay names its dead letter: without it the

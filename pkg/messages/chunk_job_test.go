@@ -378,3 +378,71 @@ func TestChunkJobJSONMarshalers(t *testing.T) {
 		t.Errorf("json.Unmarshal of an invalid job: %v, want ErrInvalid", err)
 	}
 }
+
+// EncodeCanonical gives Encode's bytes and the hash ContentHash gives,
+// for canonical metadata, and fails where Encode fails.
+func TestEncodeCanonical(t *testing.T) {
+	t.Parallel()
+	for _, meta := range []string{"", `{}`, `{"a":[1,"x"],"b":{"c":null}}`} {
+		want := newJob(t, "Grüße\n\"quoted\"", meta)
+		wantRaw := mustEncode(t, want)
+		got := want
+		got.ContentHash = ""
+		raw, err := got.EncodeCanonical()
+		if err != nil || string(raw) != string(wantRaw) || got.ContentHash != want.ContentHash {
+			t.Errorf("metadata %q: EncodeCanonical gave %s (hash %s, %v), want %s (hash %s)", meta, raw, got.ContentHash, err, wantRaw, want.ContentHash)
+		}
+	}
+	bad := newJob(t, "x", "")
+	bad.Text = "\xff"
+	if _, err := bad.EncodeCanonical(); !errors.Is(err, messages.ErrInvalidUTF8) {
+		t.Errorf("invalid UTF-8: %v, want ErrInvalidUTF8", err)
+	}
+	bad = newJob(t, "x", "")
+	bad.ChunkIndex = bad.ChunkCount
+	if _, err := bad.EncodeCanonical(); !errors.Is(err, messages.ErrInvalid) {
+		t.Errorf("chunk_index past chunk_count: %v, want ErrInvalid", err)
+	}
+	// Metadata that is not canonical hashes as written, which the decoder,
+	// hashing its canonical form, refuses.
+	loose := newJob(t, "x", "")
+	loose.Metadata = json.RawMessage(`{"b":1, "a":2}`)
+	raw, err := loose.EncodeCanonical()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := messages.DecodeChunkJob(raw); !errors.Is(err, messages.ErrInvalid) {
+		t.Errorf("a job hashed over loose metadata decodes: %v", err)
+	}
+}
+
+// BenchmarkChunkJobEncodeCanonical is BenchmarkChunkJobEncode's job
+// encoded as a producer does: hashed and encoded in one call.
+func BenchmarkChunkJobEncodeCanonical(b *testing.B) {
+	j := benchJob(b)
+	j.Metadata, _ = messages.CanonicalJSON(j.Metadata)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := j.EncodeCanonical(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkChunkJobHashThenEncode is what a producer did before
+// EncodeCanonical: ContentHash, then Encode, which checks the hash.
+func BenchmarkChunkJobHashThenEncode(b *testing.B) {
+	j := benchJob(b)
+	j.Metadata, _ = messages.CanonicalJSON(j.Metadata)
+	b.ReportAllocs()
+	for b.Loop() {
+		hash, err := messages.ContentHash(j.Text, j.Metadata)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.ContentHash = hash
+		if _, err := j.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

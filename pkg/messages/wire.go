@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -57,9 +58,14 @@ const (
 	wantTimestamp = "an RFC 3339 timestamp string"
 )
 
+// member is one member of a top-level object: its key, its value as
+// written, and, when the value is a string the fast path read, the
+// string it encodes.
 type member struct {
-	key   string
-	value json.RawMessage
+	key    string
+	value  json.RawMessage
+	text   string
+	isText bool
 }
 
 // readObject is the strict front half of every Decode function. It checks
@@ -76,27 +82,20 @@ func readObject(data []byte, limit, schema int, fields []field) error {
 			Err:    ErrOversize,
 		}
 	}
-	if err := checkEncoding(data); err != nil {
-		return err
-	}
-	members, err := splitObject(data)
+	members, err := readMembers(data, fields)
 	if err != nil {
 		return err
 	}
 	if err := checkSchema(members, schema); err != nil {
 		return err
 	}
-	byKey := make(map[string]field, len(fields))
-	for _, f := range fields {
-		byKey[f.key] = f
-	}
 	for _, m := range members {
-		f, ok := byKey[m.key]
-		if !ok {
+		k := slices.IndexFunc(fields, func(f field) bool { return f.key == m.key })
+		if k < 0 {
 			return invalid(displayKey(m.key), fmt.Sprintf("unknown field; schema %d has no such field", schema))
 		}
-		if err := decodeValue(m.value, f.ptr); err != nil {
-			return &DecodeError{Field: m.key, Reason: "must be " + f.want, Err: err}
+		if err := decodeValue(m, fields[k].ptr); err != nil {
+			return &DecodeError{Field: m.key, Reason: "must be " + fields[k].want, Err: err}
 		}
 	}
 	for _, f := range fields {
@@ -107,13 +106,32 @@ func readObject(data []byte, limit, schema int, fields []field) error {
 	return nil
 }
 
-// splitObject splits the top-level object of data into its members, in
-// order. Valid JSON takes the fast path (see splitValid); encoding/json
-// reports what is wrong with the rest.
-func splitObject(data []byte) ([]member, error) {
-	if json.Valid(data) {
-		return splitValid(data)
+// readMembers splits the top-level object of data into its members, in
+// order, rejecting a key given twice; fields are the keys expected. The fast path (scanObject) reads
+// every well-formed message; what it does not accept is checked for its
+// encoding, then split by encoding/json, which says what is wrong with
+// it.
+func readMembers(data []byte, fields []field) ([]member, error) {
+	members, ok := scanObject(data, fields)
+	if !ok {
+		if err := checkEncoding(data); err != nil {
+			return nil, err
+		}
+		return splitObject(data)
 	}
+	for i, m := range members {
+		for _, earlier := range members[:i] {
+			if earlier.key == m.key {
+				return nil, invalid(displayKey(m.key), "field appears more than once")
+			}
+		}
+	}
+	return members, nil
+}
+
+// splitObject splits the top-level object of data into its members, in
+// order, with encoding/json.
+func splitObject(data []byte) ([]member, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if errors.Is(err, io.EOF) {
@@ -158,7 +176,7 @@ func checkSchema(members []member, want int) error {
 			continue
 		}
 		var v *int
-		if err := decodeValue(m.value, &v); err != nil {
+		if err := decodeValue(m, &v); err != nil {
 			return &DecodeError{Field: "schema", Reason: "must be an integer", Err: err}
 		}
 		if v == nil {

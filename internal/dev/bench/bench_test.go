@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms"}
+		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -53,11 +54,13 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkRuns(t, &r)
 	checkRatios(t, &r)
 	checkScale(t, &r)
+	checkSearch(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
 		"| bookkeeping |", "pipeline / combined ceiling incl. bookkeeping", "## CPU by process", "| four parts alone |", "pipeline CPU / Σ three parts' CPU",
-		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", "RSS@",
+		"pipeline / naive", "pipeline / River", "poison / clean", "429 storm / clean", bench.RatioStormIdeal, "429 storm: ", "RSS@",
+		"| pipeline-docs |", bench.RatioSingleChunkCPU, bench.RatioDocsCPU,
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
 		"| scale | chunk_embeddings |", "## Vector index and search"} {
@@ -119,7 +122,7 @@ func checkCeilingProcesses(t *testing.T, c bench.CeilingResult) {
 
 func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
-	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "poison": true, "storm-429": true,
+	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "pipeline-docs": true, "poison": true, "storm-429": true,
 		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
 		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true}
 	for _, run := range r.Runs {
@@ -188,8 +191,7 @@ func checkRatios(t *testing.T, r *bench.Report) {
 	}
 }
 
-// checkScale checks what the scale run adds: its tables' sizes, and the
-// vector index and searches over as many rows where pgvector is at hand.
+// checkScale checks what the scale run adds: its tables' sizes.
 func checkScale(t *testing.T, r *bench.Report) {
 	t.Helper()
 	for _, run := range r.Runs {
@@ -205,19 +207,36 @@ func checkScale(t *testing.T, r *bench.Report) {
 			}
 		}
 	}
+}
+
+// checkSearch checks the vector index and searches where pgvector is at
+// hand: uniform and clustered vectors at each search size, and recall and
+// latency at every ef_search tried.
+func checkSearch(t *testing.T, r *bench.Report) {
+	t.Helper()
 	vs := r.VectorSearch
 	switch {
 	case vs == nil:
 		t.Fatal("no vector search in the report")
 	case vs.Skipped != "":
 		t.Logf("vector search skipped: %s", vs.Skipped)
-	case len(vs.Results) != 1:
-		t.Errorf("vector search at %d sizes, want 1", len(vs.Results))
-	default:
-		s := vs.Results[0]
-		if s.Rows != r.Settings.ScaleChunks || s.Searches <= 0 || s.P50Ms <= 0 || s.P99Ms < s.P50Ms ||
-			s.IndexBuildSeconds <= 0 || s.IndexBytes <= 0 {
+	case len(vs.Results) != 2*len(r.Settings.SearchSizes):
+		t.Errorf("vector search: %d results at sizes %v, want uniform and clustered at each", len(vs.Results), r.Settings.SearchSizes)
+	}
+	for _, s := range vs.Results {
+		if !slices.Contains(r.Settings.SearchSizes, s.Rows) || s.Searches <= 0 || s.P50Ms <= 0 || s.P99Ms < s.P50Ms ||
+			s.IndexBuildSeconds <= 0 || s.IndexBytes <= 0 || len(s.Sweep) < 3 {
 			t.Errorf("vector search: implausible figures %+v", s)
+		}
+		for _, e := range s.Sweep {
+			if e.Recall <= 0 || e.Recall > 1 || e.P50Ms <= 0 || e.P99Ms < e.P50Ms {
+				t.Errorf("vector search %d %s at ef_search %d: implausible %+v", s.Rows, s.Distribution, e.EfSearch, e)
+			}
+		}
+		// More candidates never find fewer of the exact top 10 by much.
+		if last := s.Sweep[len(s.Sweep)-1]; last.Recall < s.Sweep[0].Recall-0.05 {
+			t.Errorf("vector search %d %s: recall %v at ef_search %d, below %v at %d", s.Rows, s.Distribution,
+				last.Recall, last.EfSearch, s.Sweep[0].Recall, s.Sweep[0].EfSearch)
 		}
 	}
 }

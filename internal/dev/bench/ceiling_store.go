@@ -44,11 +44,17 @@ func (r *runner) postgresCeiling(ctx context.Context, jobs []benchJob) (ceilingR
 
 func unitVector(rng *rand.Rand, dims int) []float32 {
 	v := make([]float32, dims)
-	var norm float64
 	for i := range v {
-		x := rng.NormFloat64()
-		v[i] = float32(x)
-		norm += x * x
+		v[i] = float32(rng.NormFloat64())
+	}
+	return normalize(v)
+}
+
+// normalize scales v to unit length, in place, and returns it.
+func normalize(v []float32) []float32 {
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
 	}
 	norm = math.Sqrt(norm)
 	for i := range v {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -43,8 +44,8 @@ const (
 // allScenarios is every scenario, in the order a repetition runs them.
 var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
-	ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
-	ScenarioLatency,
+	ScenarioPipelineDocs, ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
+	ScenarioLatency, ScenarioSearch,
 }
 
 // Config configures a benchmark invocation.
@@ -71,6 +72,9 @@ type Config struct {
 	// try the run's code path at a size that ends quickly. Defaults to
 	// 1,000,000.
 	Scale1MChunks int
+	// SearchSizes are the row counts the search scenario measures at.
+	// Defaults to 100,000 and 1,000,000, or 2,000 in quick mode.
+	SearchSizes []int
 	// Out is where the JSON results go. Defaults to
 	// bench/results/latest.json, relative to the working directory.
 	Out string
@@ -111,9 +115,13 @@ const (
 	quickScaleChunks    = 2_000
 	defaultOut          = "bench/results/latest.json"
 	defaultRiverWorkers = 100
+	quickSearchRows     = 2_000
 
 	defaultRiverFetchCooldown = 10 * time.Millisecond
 )
+
+// defaultSearchSizes is Config.SearchSizes' default.
+var defaultSearchSizes = []int{100_000, 1_000_000}
 
 // applyDefaults fills c's zero fields.
 func (c *Config) applyDefaults() {
@@ -137,6 +145,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Scale1MChunks == 0 {
 		c.Scale1MChunks = defaultScale1MChunks
+	}
+	if len(c.SearchSizes) == 0 {
+		c.SearchSizes = defaultSearchSizes
+		if c.Quick {
+			c.SearchSizes = []int{quickSearchRows}
+		}
 	}
 	if c.Out == "" {
 		c.Out = defaultOut
@@ -172,6 +186,11 @@ func (c Config) Validate() error {
 	if c.Chunks < 1 || c.ScaleChunks < 1 || c.Scale1MChunks < 1 {
 		errs = append(errs, errors.New("--chunks, --scale-chunks and --scale-1m-chunks must be at least 1"))
 	}
+	for _, n := range c.SearchSizes {
+		if n < searchCount {
+			errs = append(errs, fmt.Errorf("--search-sizes %d: use at least %d rows, one per timed search", n, searchCount))
+		}
+	}
 	if c.RiverWorkers < 1 || c.RiverFetchCooldown < time.Millisecond {
 		errs = append(errs, fmt.Errorf("--river-workers %d, --river-fetch-cooldown %s: use at least 1 and 1ms", c.RiverWorkers, c.RiverFetchCooldown))
 	}
@@ -199,6 +218,16 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.IntVar(&c.ScaleChunks, "scale-chunks", 0, "chunks in the scale run (default 100000, quick 2000)")
 	fs.BoolVar(&c.Scale1M, "scale-1m", false, "add the scale-1m run: 1,000,000 chunks, compared with the scale run (about 15 minutes of both cores a repetition, and tens of minutes for its vector index)")
 	fs.IntVar(&c.Scale1MChunks, "scale-1m-chunks", 0, "") // hidden: see Config.Scale1MChunks
+	fs.Func("search-sizes", "comma-separated row counts the search scenario measures at (default 100000,1000000, quick 2000)", func(v string) error {
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("%q is not a row count", f)
+			}
+			c.SearchSizes = append(c.SearchSizes, n)
+		}
+		return nil
+	})
 	fs.StringVar(&c.Out, "out", defaultOut, "JSON results file")
 	fs.StringVar(&only, "only", "", "comma-separated scenarios: "+strings.Join(allScenarios, ","))
 	fs.StringVar(&c.BinDir, "bin-dir", "", "directory of prebuilt producer, consumer, embed-sim, sluice-river-peer (default: build them)")

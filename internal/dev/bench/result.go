@@ -39,9 +39,15 @@ type Report struct {
 	// Ratios compare runs of this invocation with each other, next to
 	// their targets.
 	Ratios []Ratio `json:"ratios"`
-	// VectorSearch is the vector index and search latency at the scale
-	// runs' sizes; absent when no scale run was selected.
+	// VectorSearch is the vector index, search latency and recall at the
+	// search sizes; absent when the search scenario was not selected.
 	VectorSearch *VectorSearch `json:"vector_search,omitempty"`
+	// DocsCorpus is the corpus of the pipeline-docs run; absent without
+	// that run.
+	DocsCorpus *DocsStats `json:"docs_corpus,omitempty"`
+	// StormIdeal is the 429 storm run's wait-bound ideal; absent without
+	// a storm run and a clean one.
+	StormIdeal *StormIdeal `json:"storm_ideal,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -70,6 +76,9 @@ type Settings struct {
 	Profiled           bool   `json:"profiled,omitempty"`
 	// Scale1MChunks is the size of the scale-1m run; 0 when it did not run.
 	Scale1MChunks int `json:"scale_1m_chunks,omitempty"`
+	// SearchSizes are the search scenario's row counts; absent when it
+	// did not run.
+	SearchSizes []int `json:"search_sizes,omitempty"`
 }
 
 // CeilingResult is one part measured alone.
@@ -129,6 +138,10 @@ type RepResult struct {
 	// chunks, publish (or insert) to stored, in milliseconds.
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	// EmbedRequests and Embed429 are the embedding requests embed-sim
+	// received in the run and those it answered 429; pipeline runs only.
+	EmbedRequests int `json:"embed_requests,omitempty"`
+	Embed429      int `json:"embed_429,omitempty"`
 	// Processes are the measured processes' own resource use.
 	Processes []ProcUsage `json:"processes"`
 	// PostgresCPUSeconds and NATSCPUSeconds are the servers' CPU time
@@ -162,6 +175,9 @@ type Summary struct {
 	PeakRSSMiB           map[string]float64 `json:"peak_rss_mib"`
 	Stored               int                `json:"stored"`
 	Parked               int                `json:"parked"`
+	// EmbedRequests and Embed429 are RepResult's medians.
+	EmbedRequests int `json:"embed_requests,omitempty"`
+	Embed429      int `json:"embed_429,omitempty"`
 	// CPUPer1kByProcess is RepResult.CPUPer1kByProcess's median by role.
 	CPUPer1kByProcess map[string]float64 `json:"cpu_s_per_1k_by_process"`
 }
@@ -176,6 +192,16 @@ type Ratio struct {
 	Target string `json:"target,omitempty"`
 	// Met is whether Value meets Target; absent without a target or a value.
 	Met *bool `json:"met,omitempty"`
+}
+
+// run returns the run of scenario name, or nil.
+func (r *Report) run(name string) *RunResult {
+	for i := range r.Runs {
+		if r.Runs[i].Scenario == name {
+			return &r.Runs[i]
+		}
+	}
+	return nil
 }
 
 // summarise computes the medians of reps.
@@ -200,6 +226,8 @@ func summarise(reps []RepResult) Summary {
 	s.TotalCPUPer1k = pick(func(r RepResult) float64 { return r.TotalCPUPer1k })
 	s.Stored = int(pick(func(r RepResult) float64 { return float64(r.Stored) }))
 	s.Parked = int(pick(func(r RepResult) float64 { return float64(r.Parked) }))
+	s.EmbedRequests = int(pick(func(r RepResult) float64 { return float64(r.EmbedRequests) }))
+	s.Embed429 = int(pick(func(r RepResult) float64 { return float64(r.Embed429) }))
 	s.PeakRSSMiB = medianByKey(reps, func(r RepResult) map[string]float64 {
 		m := map[string]float64{}
 		for _, p := range r.Processes {

@@ -45,6 +45,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	if cfg.selected(ScenarioScale1M) {
 		report.Settings.Scale1MChunks = cfg.Scale1MChunks
 	}
+	report.Settings.SearchSizes = cfg.searchSizes()
 	r, cleanup, err := setup(ctx, cfg, stderr)
 	if err != nil {
 		return nil, err
@@ -62,6 +63,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 		results[i].CPUOverParts = report.cpuOverParts(results[i])
 	}
 	report.Runs = results
+	report.DocsCorpus = r.docs
+	report.StormIdeal = stormIdeal(report)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -174,9 +177,20 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 		pipe(ScenarioPoison, "384 dims, 5% poison chunks (400 invalid_input)",
 			pipelineSpec{dims: 384, chunks: cfg.Chunks, poisonPercent: 5, faults: simFaults{poison: true}})
 	}
+	if cfg.selected(ScenarioPipelineDocs) {
+		path, stats, err := r.docsCorpus(cfg.Chunks)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", ScenarioPipelineDocs, err))
+		} else {
+			r.docs = &stats
+			pipe(ScenarioPipelineDocs, fmt.Sprintf("384 dims, %d documents of %d–%d chunks (median %.0f)",
+				stats.Documents, stats.MinChunks, stats.MaxChunks, stats.MedianChunks),
+				pipelineSpec{dims: 384, chunks: stats.Chunks, corpus: path})
+		}
+	}
 	if cfg.selected(ScenarioStorm429) {
-		pipe(ScenarioStorm429, "384 dims, 20% of requests 429 with Retry-After: 1",
-			pipelineSpec{dims: 384, chunks: cfg.Chunks, faults: simFaults{rate429: 0.2, retryAfter: 1}})
+		pipe(ScenarioStorm429, fmt.Sprintf("384 dims, %.0f%% of requests 429 with Retry-After: %d", stormRate429*100, stormRetryAfter),
+			pipelineSpec{dims: 384, chunks: cfg.Chunks, faults: simFaults{rate429: stormRate429, retryAfter: stormRetryAfter}})
 	}
 	if cfg.selected(ScenarioSyncAlways) {
 		pipe(ScenarioSyncAlways, "384 dims, nats-server with sync_interval: always (every write flushed before its PubAck)",

@@ -33,6 +33,9 @@ type runner struct {
 	work string
 	log  io.Writer
 
+	// docs describes the pipeline-docs run's corpus, once generated.
+	docs *DocsStats
+
 	mu      sync.Mutex
 	corpora map[string]string
 	procs   []*proc
@@ -103,6 +106,9 @@ type pipelineSpec struct {
 	// vacuum pays the run's vacuum debt once it settles: scale runs of
 	// different lengths owe different shares of it (see vacuumRun).
 	vacuum bool
+	// corpus is the run's corpus file; empty for the generated corpus of
+	// one chunk a record.
+	corpus string
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -145,9 +151,12 @@ const benchSource = "bench"
 // from the producer's start to the last chunk stored or parked.
 func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, error) {
 	defer r.killAll()
-	corpus, err := r.corpus(s.chunks, s.poisonPercent)
-	if err != nil {
-		return RepResult{}, err
+	corpus := s.corpus
+	var err error
+	if corpus == "" {
+		if corpus, err = r.corpus(s.chunks, s.poisonPercent); err != nil {
+			return RepResult{}, err
+		}
 	}
 	db, err := r.in.freshDB(ctx, s.dims)
 	if err != nil {
@@ -181,6 +190,10 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	if err := waitSettled(ctx, db, s.chunks, settleTimeout(s.chunks), prod, append([]*proc{sim}, cons...)); err != nil {
 		return RepResult{}, err
 	}
+	requests, answered429, err := simCounts(ctx, simURL)
+	if err != nil {
+		return RepResult{}, err
+	}
 	if err := stopAll(cons, sim); err != nil {
 		return RepResult{}, err
 	}
@@ -188,6 +201,7 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	if err != nil {
 		return res, err
 	}
+	res.EmbedRequests, res.Embed429 = requests, answered429
 	if s.vacuum {
 		if res.VacuumSeconds, err = vacuumRun(ctx, db); err != nil {
 			return res, err

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,10 +20,15 @@ import (
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
-// VectorSearch is the vector index and the search latency at the scale
-// runs' sizes, on PostgreSQL with pgvector: the invocation's own
+// ScenarioSearch measures the vector index, search latency and recall@10
+// through vectorstore.Search at Config.SearchSizes, over uniform random
+// unit vectors and over clustered ones, on PostgreSQL with pgvector.
+const ScenarioSearch = "search"
+
+// VectorSearch is the vector index, the search latency and its recall at
+// the search sizes, on PostgreSQL with pgvector: the invocation's own
 // PostgreSQL has no pgvector, so these are measured on the one in the
-// pgvector root (localenv.PgvectorRoot), over random unit vectors.
+// pgvector root (localenv.PgvectorRoot).
 type VectorSearch struct {
 	// Skipped says why nothing was measured, such as a missing pgvector
 	// root; empty when measured.
@@ -33,10 +39,16 @@ type VectorSearch struct {
 	Results []SearchResult `json:"results,omitempty"`
 }
 
-// SearchResult is the vector index and searches over one number of rows.
+// SearchResult is the vector index and searches over one number of rows
+// of one distribution.
 type SearchResult struct {
 	Rows int `json:"rows"`
 	Dims int `json:"dims"`
+	// Distribution is how the vectors were drawn: "uniform" (random unit
+	// vectors, HNSW's worst case) or "clustered" (a Gaussian mixture, as
+	// real embeddings cluster by topic); absent in reports from before
+	// it was recorded, whose vectors were uniform.
+	Distribution string `json:"distribution,omitempty"`
 	// LoadSeconds is how long the COPY of the rows and their documents
 	// took.
 	LoadSeconds float64 `json:"load_seconds"`
@@ -51,6 +63,23 @@ type SearchResult struct {
 	Searches int     `json:"searches"`
 	P50Ms    float64 `json:"p50_ms"`
 	P99Ms    float64 `json:"p99_ms"`
+	// Sweep is recall@10 against an exact scan, and latency, at each
+	// ef_search tried; P50Ms and P99Ms are its entry at pgvector's
+	// default ef_search. Absent in reports from before it was measured.
+	Sweep []EfSearchResult `json:"sweep,omitempty"`
+	// MinEfSearch is the smallest ef_search of Sweep whose recall@10 is
+	// at least searchRecallTarget; 0 when none reached it.
+	MinEfSearch int `json:"min_ef_search,omitempty"`
+}
+
+// EfSearchResult is the searches at one hnsw.ef_search.
+type EfSearchResult struct {
+	EfSearch int `json:"ef_search"`
+	// Recall is recall@10: the share of the exact top 10 the search
+	// found, over searchRecallQueries queries.
+	Recall float64 `json:"recall_at_10"`
+	P50Ms  float64 `json:"p50_ms"`
+	P99Ms  float64 `json:"p99_ms"`
 }
 
 const (
@@ -68,23 +97,78 @@ const (
 	// about 2.3 KB a row at 384 dimensions, and 1,000,000 rows must fit.
 	// With less, it builds on after a notice, much more slowly.
 	indexWorkMem = "3GB"
+	// searchRecallQueries is how many of the timed queries recall is
+	// measured over: each needs an exact scan of every row.
+	searchRecallQueries = 100
+	// searchRecallTarget is the recall@10 a search must reach.
+	searchRecallTarget = 0.95
+	// searchP99TargetMs is the p99 a search over 1,000,000 clustered
+	// vectors must stay under at searchRecallTarget.
+	searchP99TargetMs = 25
+	// pgvectorDefaultEfSearch is hnsw.ef_search unless a session sets it.
+	pgvectorDefaultEfSearch = 40
 )
+
+// efSearches are the hnsw.ef_search values tried, ascending.
+var efSearches = []int{10, 20, pgvectorDefaultEfSearch, 80, 160, 320}
+
+// Search distributions.
+const (
+	distUniform   = "uniform"
+	distClustered = "clustered"
+)
+
+// Shape of the clustered vectors: a mixture of searchClusters Gaussians
+// around random unit centres, each vector the normalised sum of its
+// centre and noise of norm about searchSpread, so that a vector's cosine
+// to its centre is about 0.9.
+const (
+	searchClusters = 100
+	searchSpread   = 0.5
+)
+
+// vectorSource draws the vectors of one distribution.
+type vectorSource struct {
+	name    string
+	centres [][]float32
+}
+
+// newVectorSource returns the source of the named distribution.
+func newVectorSource(name string, rng *rand.Rand) vectorSource {
+	src := vectorSource{name: name}
+	if name == distClustered {
+		for range searchClusters {
+			src.centres = append(src.centres, unitVector(rng, searchDims))
+		}
+	}
+	return src
+}
+
+// draw returns the next unit vector.
+func (s vectorSource) draw(rng *rand.Rand) []float32 {
+	if len(s.centres) == 0 {
+		return unitVector(rng, searchDims)
+	}
+	c := s.centres[rng.IntN(len(s.centres))]
+	v := make([]float32, searchDims)
+	scale := searchSpread / math.Sqrt(searchDims)
+	for i := range v {
+		v[i] = float32(float64(c[i]) + scale*rng.NormFloat64())
+	}
+	return normalize(v)
+}
 
 // errNoPgvectorRoot is what the report says when the pgvector root is
 // missing.
 var errNoPgvectorRoot = errors.New("no pgvector root (make pgvector-root)")
 
-// searchSizes are the row counts to search over: those of the selected
-// scale runs.
+// searchSizes are the row counts to search over: Config.SearchSizes
+// when the search scenario is selected.
 func (c Config) searchSizes() []int {
-	var out []int
-	if c.selected(ScenarioScale) {
-		out = append(out, c.ScaleChunks)
+	if !c.selected(ScenarioSearch) {
+		return nil
 	}
-	if c.selected(ScenarioScale1M) {
-		out = append(out, c.Scale1MChunks)
-	}
-	return out
+	return c.SearchSizes
 }
 
 // vectorSearch measures the vector index and search at each of the scale
@@ -105,15 +189,17 @@ func (r *runner) vectorSearch(ctx context.Context) (*VectorSearch, []string) {
 	}
 	var errs []string
 	for _, n := range sizes {
-		res, server, err := searchAt(ctx, pg.URL, n, r.cfg.Seed)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("vector search at %d rows: %v", n, err))
-			continue
+		for _, dist := range []string{distUniform, distClustered} {
+			res, server, err := searchAt(ctx, pg.URL, n, dist, r.cfg.Seed)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("vector search at %d %s rows: %v", n, dist, err))
+				continue
+			}
+			vs.Server = server
+			vs.Results = append(vs.Results, res)
+			fmt.Fprintf(r.log, "vector search at %d %s rows: index built in %.1f s, p99 %.2f ms, smallest ef_search with recall@10 ≥ %.2f: %d\n",
+				n, dist, res.IndexBuildSeconds, res.P99Ms, searchRecallTarget, res.MinEfSearch)
 		}
-		vs.Server = server
-		vs.Results = append(vs.Results, res)
-		fmt.Fprintf(r.log, "vector search at %d rows: index built in %.1f s, p50 %.2f ms, p99 %.2f ms\n",
-			n, res.IndexBuildSeconds, res.P50Ms, res.P99Ms)
 	}
 	return vs, errs
 }
@@ -131,11 +217,13 @@ func (r *runner) pgvector(ctx context.Context) (*localenv.Postgres, error) {
 	return r.in.env.LocalPgvector(ctx)
 }
 
-// searchAt loads rows random unit vectors into a fresh database on the
-// server at admin, builds the vector index over them with the project's
-// own BuildIndex, and times searches through vectorstore's Search. It
-// returns the figures and the server's versions.
-func searchAt(ctx context.Context, admin string, rows int, seed uint64) (SearchResult, string, error) {
+// searchAt loads rows unit vectors of distribution dist into a fresh
+// database on the server at admin, builds the vector index over them
+// with the project's own BuildIndex, and times searches through
+// vectorstore's Search at each of efSearches, measuring their recall
+// against an exact scan. It returns the figures and the server's
+// versions.
+func searchAt(ctx context.Context, admin string, rows int, dist string, seed uint64) (SearchResult, string, error) {
 	db, err := createDB(ctx, admin, searchDims)
 	if err != nil {
 		return SearchResult{}, "", err
@@ -154,10 +242,11 @@ func searchAt(ctx context.Context, admin string, rows int, seed uint64) (SearchR
 	if err != nil {
 		return SearchResult{}, "", fmt.Errorf("server versions: %w", err)
 	}
-	res := SearchResult{Rows: rows, Dims: searchDims, Searches: searchCount}
+	res := SearchResult{Rows: rows, Dims: searchDims, Distribution: dist, Searches: searchCount}
 	rng := rand.New(rand.NewPCG(seed, 11))
+	src := newVectorSource(dist, rng)
 	start := time.Now()
-	if err := loadVectors(ctx, db, rows, rng); err != nil {
+	if err := loadVectors(ctx, db, rows, src, rng); err != nil {
 		return res, server, err
 	}
 	res.LoadSeconds = time.Since(start).Seconds()
@@ -167,11 +256,13 @@ func searchAt(ctx context.Context, admin string, rows int, seed uint64) (SearchR
 	if err := db.pool.QueryRow(ctx, `SELECT pg_relation_size($1::regclass)`, vectorstore.HNSWIndex).Scan(&res.IndexBytes); err != nil {
 		return res, server, fmt.Errorf("index size: %w", err)
 	}
-	ms, err := timeSearches(ctx, db, store, rng)
-	if err != nil {
+	queries := make([][]float32, searchWarmup+searchCount)
+	for i := range queries {
+		queries[i] = src.draw(rng)
+	}
+	if err := sweep(ctx, db, store, queries, &res); err != nil {
 		return res, server, err
 	}
-	res.P50Ms, res.P99Ms = quantile(ms, 0.5), quantile(ms, 0.99)
 	return res, server, nil
 }
 
@@ -179,7 +270,7 @@ func searchAt(ctx context.Context, admin string, rows int, seed uint64) (SearchR
 // and their chunks, each with a random unit vector, into
 // chunk_embeddings, as the pipeline would leave them. The rows are made
 // as COPY asks for them: none is held in memory.
-func loadVectors(ctx context.Context, db *database, n int, rng *rand.Rand) error {
+func loadVectors(ctx context.Context, db *database, n int, src vectorSource, rng *rand.Rand) error {
 	const hash = "bench"
 	i := 0
 	_, err := db.pool.CopyFrom(ctx, pgx.Identifier{"documents"},
@@ -205,7 +296,7 @@ func loadVectors(ctx context.Context, db *database, n int, rng *rand.Rand) error
 			}
 			id := docID(i)
 			i++
-			vec = vectorBinary(vec[:0], unitVector(rng, searchDims))
+			vec = vectorBinary(vec[:0], src.draw(rng))
 			return []any{id, 0, 1, hash, simModel, searchDims, vec, "chunk of " + id}, nil
 		}))
 	if err != nil {
@@ -245,33 +336,122 @@ func buildIndex(ctx context.Context, db *database, store *vectorstore.Postgres) 
 	return time.Since(start).Seconds(), nil
 }
 
-// timeSearches runs searchWarmup and then searchCount searches for random
-// unit vectors, one after another on one connection, and returns the
-// timed ones' latencies in milliseconds. A search that finds nothing
-// fails: the loaded rows would not be searchable.
-func timeSearches(ctx context.Context, db *database, store *vectorstore.Postgres, rng *rand.Rand) ([]float64, error) {
+// sweep finds the exact top 10 of the timed queries' first
+// searchRecallQueries by a scan of every row, then, at each of
+// efSearches, times the searches (queries' first searchWarmup untimed)
+// and measures their recall, filling res.
+func sweep(ctx context.Context, db *database, store *vectorstore.Postgres, queries [][]float32, res *SearchResult) error {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Release()
-	var ms []float64
-	for i := range searchWarmup + searchCount {
-		q := unitVector(rng, searchDims)
-		start := time.Now()
-		hits, err := store.Search(ctx, conn, q, vectorstore.SearchOptions{})
-		elapsed := time.Since(start)
-		if err != nil {
-			return nil, err
-		}
-		if len(hits) == 0 {
-			return nil, errors.New("a search found nothing among the loaded rows")
-		}
-		if i >= searchWarmup {
-			ms = append(ms, float64(elapsed)/float64(time.Millisecond))
+	timed := queries[searchWarmup:]
+	if _, err := conn.Exec(ctx, "SET enable_indexscan = off"); err != nil {
+		return fmt.Errorf("exact scan: %w", err)
+	}
+	exact := make([][]string, min(searchRecallQueries, len(timed)))
+	for i := range exact {
+		if exact[i], _, err = searchKeys(ctx, conn, store, timed[i]); err != nil {
+			return fmt.Errorf("exact scan: %w", err)
 		}
 	}
-	return ms, nil
+	if _, err := conn.Exec(ctx, "RESET enable_indexscan"); err != nil {
+		return err
+	}
+	for _, ef := range efSearches {
+		if _, err := conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d", ef)); err != nil {
+			return fmt.Errorf("set hnsw.ef_search: %w", err)
+		}
+		var ms []float64
+		found := 0
+		for i, q := range queries {
+			keys, elapsed, err := searchKeys(ctx, conn, store, q)
+			if err != nil {
+				return err
+			}
+			if i < searchWarmup {
+				continue
+			}
+			ms = append(ms, float64(elapsed)/float64(time.Millisecond))
+			if j := i - searchWarmup; j < len(exact) {
+				found += overlap(keys, exact[j])
+			}
+		}
+		r := EfSearchResult{EfSearch: ef, Recall: float64(found) / float64(10*len(exact)),
+			P50Ms: quantile(ms, 0.5), P99Ms: quantile(ms, 0.99)}
+		res.Sweep = append(res.Sweep, r)
+		if ef == pgvectorDefaultEfSearch {
+			res.P50Ms, res.P99Ms = r.P50Ms, r.P99Ms
+		}
+		if res.MinEfSearch == 0 && r.Recall >= searchRecallTarget {
+			res.MinEfSearch = ef
+		}
+	}
+	return nil
+}
+
+// searchKeys searches for the top 10 of q through vectorstore's Search
+// and returns their keys and how long the search took. A search that
+// finds nothing fails: the loaded rows would not be searchable.
+func searchKeys(ctx context.Context, conn vectorstore.DB, store *vectorstore.Postgres, q []float32) ([]string, time.Duration, error) {
+	start := time.Now()
+	hits, err := store.Search(ctx, conn, q, vectorstore.SearchOptions{K: 10})
+	elapsed := time.Since(start)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(hits) == 0 {
+		return nil, 0, errors.New("a search found nothing among the loaded rows")
+	}
+	keys := make([]string, len(hits))
+	for i, h := range hits {
+		keys[i] = fmt.Sprintf("%s/%d", h.DocID, h.ChunkIndex)
+	}
+	return keys, elapsed, nil
+}
+
+// overlap counts the keys of got that want holds.
+func overlap(got, want []string) int {
+	n := 0
+	for _, k := range got {
+		if slices.Contains(want, k) {
+			n++
+		}
+	}
+	return n
+}
+
+// minEf renders SearchResult.MinEfSearch.
+func minEf(ef int) string {
+	if ef == 0 {
+		return "none tried"
+	}
+	return fmt.Sprint(ef)
+}
+
+// searchRatio is RatioSearchP99 from vs: the p99 at 1,000,000 clustered
+// rows at the smallest ef_search reaching searchRecallTarget, or, when
+// none reached it, at the largest tried, as missed.
+func searchRatio(vs *VectorSearch) Ratio {
+	q := Ratio{Name: RatioSearchP99, Target: targetOf(RatioSearchP99)}
+	if vs == nil {
+		return q
+	}
+	for _, res := range vs.Results {
+		if res.Rows != 1_000_000 || res.Distribution != distClustered || len(res.Sweep) == 0 {
+			continue
+		}
+		at := res.Sweep[len(res.Sweep)-1]
+		for _, e := range res.Sweep {
+			if e.EfSearch == res.MinEfSearch {
+				at = e
+			}
+		}
+		met := res.MinEfSearch > 0 && at.P99Ms <= searchP99TargetMs
+		q.Value, q.Met = at.P99Ms, &met
+	}
+	return q
 }
 
 // writeVectorSearch prints the vector index and search figures, or why
@@ -281,17 +461,24 @@ func writeVectorSearch(b *strings.Builder, r *Report) {
 	if vs == nil {
 		return
 	}
-	b.WriteString("\n## Vector index and search (pgvector HNSW, random unit vectors)\n\n")
+	b.WriteString("\n## Vector index and search (pgvector HNSW)\n\n")
 	if vs.Skipped != "" {
 		fmt.Fprintf(b, "skipped: %s\n", vs.Skipped)
 		return
 	}
 	fmt.Fprintf(b, "%s; %d searches of %d hits each, one after another, after %d untimed\n\n",
 		vs.Server, searchCount, vectorstore.DefaultSearchK, searchWarmup)
-	b.WriteString("| rows | dims | COPY s | index build s | index MiB | search p50 ms | search p99 ms |\n")
-	b.WriteString("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| rows | vectors | dims | COPY s | index build s | index MiB | search p50 ms | search p99 ms | smallest ef_search with recall@10 ≥ 0.95 |\n")
+	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range vs.Results {
-		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f |\n", num(float64(s.Rows)), s.Dims, s.LoadSeconds,
-			s.IndexBuildSeconds, float64(s.IndexBytes)/(1<<20), s.P50Ms, s.P99Ms)
+		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %s |\n", num(float64(s.Rows)), s.Distribution, s.Dims, s.LoadSeconds,
+			s.IndexBuildSeconds, float64(s.IndexBytes)/(1<<20), s.P50Ms, s.P99Ms, minEf(s.MinEfSearch))
+	}
+	fmt.Fprintf(b, "\nrecall@10 against an exact scan over %d queries, latency over %d, by hnsw.ef_search:\n\n", searchRecallQueries, searchCount)
+	b.WriteString("| rows | vectors | ef_search | recall@10 | p50 ms | p99 ms |\n| ---: | --- | ---: | ---: | ---: | ---: |\n")
+	for _, s := range vs.Results {
+		for _, e := range s.Sweep {
+			fmt.Fprintf(b, "| %s | %s | %d | %.3f | %.2f | %.2f |\n", num(float64(s.Rows)), s.Distribution, e.EfSearch, e.Recall, e.P50Ms, e.P99Ms)
+		}
 	}
 }

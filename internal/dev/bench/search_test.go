@@ -45,18 +45,24 @@ func TestVectorBinary(t *testing.T) {
 	}
 }
 
-// The vector search runs at the sizes of the selected scale runs only.
+// The vector search runs at its own sizes when selected, 100k and 1M by
+// default and small in quick mode.
 func TestSearchSizes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		only []string
-		want []int
+		only  []string
+		quick bool
+		sizes []int
+		want  []int
 	}{
-		{[]string{ScenarioPipeline384}, nil},
-		{[]string{ScenarioScale}, []int{100_000}},
-		{[]string{ScenarioScale, ScenarioScale1M}, []int{100_000, 1_000_000}},
+		{[]string{ScenarioPipeline384}, false, nil, nil},
+		{[]string{ScenarioScale}, false, nil, nil},
+		{[]string{ScenarioSearch}, false, nil, []int{100_000, 1_000_000}},
+		{[]string{ScenarioSearch}, true, nil, []int{2_000}},
+		{[]string{ScenarioSearch}, false, []int{5_000}, []int{5_000}},
 	} {
-		cfg := Config{ScaleChunks: 100_000, Scale1MChunks: 1_000_000, Only: c.only}
+		cfg := Config{Only: c.only, Quick: c.quick, SearchSizes: c.sizes}
+		cfg.applyDefaults()
 		got := cfg.searchSizes()
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%v: searchSizes = %v, want %v", c.only, got, c.want)

@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// The 429 storm's settings: the share of requests embed-sim answers 429,
+// and the Retry-After it sends with them, in seconds.
+const (
+	stormRate429    = 0.2
+	stormRetryAfter = 1
+)
+
+// StormIdeal is what the 429 storm run could reach if its waits were its
+// only cost beyond the clean run's: every 429 holds one pull loop for
+// Retry-After while the others go on, and everything else goes at the
+// clean pipeline's rate of the same invocation.
+type StormIdeal struct {
+	// Requests and Answered429 are the median embedding requests and 429
+	// answers embed-sim counted in a storm run.
+	Requests    float64 `json:"requests"`
+	Answered429 float64 `json:"answered_429"`
+	// Observed429Rate is Answered429 / Requests.
+	Observed429Rate float64 `json:"observed_429_rate"`
+	// RetryAfterSeconds is the Retry-After sent with every 429.
+	RetryAfterSeconds float64 `json:"retry_after_seconds"`
+	// PullLoops is how many batches wait at once at most: consumer
+	// processes × CONSUMER_WORKERS.
+	PullLoops int `json:"pull_loops"`
+	// CleanChunksPerSec is the clean pipeline's median rate.
+	CleanChunksPerSec float64 `json:"clean_chunks_per_sec"`
+	// ChunksPerSec is the wait-bound ideal.
+	ChunksPerSec float64 `json:"ideal_chunks_per_sec"`
+}
+
+// waitBoundIdeal is the rate of a run of chunks that goes at clean
+// chunks/s but for n429 waits of retryAfter seconds, each holding one of
+// loops pull loops: its time is chunks/clean plus the waits shared over
+// the loops.
+func waitBoundIdeal(chunks int, clean, n429, retryAfter float64, loops int) float64 {
+	if chunks <= 0 || clean <= 0 || loops <= 0 {
+		return 0
+	}
+	seconds := float64(chunks)/clean + n429*retryAfter/float64(loops)
+	return float64(chunks) / seconds
+}
+
+// stormIdeal is the storm run's wait-bound ideal in r, or nil without a
+// storm run and a clean one.
+func stormIdeal(r *Report) *StormIdeal {
+	storm, clean := r.run(ScenarioStorm429), r.run(ScenarioPipeline384)
+	if storm == nil || clean == nil || len(storm.Reps) == 0 || clean.Median.ChunksPerSec <= 0 {
+		return nil
+	}
+	s := &StormIdeal{Requests: float64(storm.Median.EmbedRequests), Answered429: float64(storm.Median.Embed429),
+		RetryAfterSeconds: stormRetryAfter, PullLoops: consumers * workersPerConsumer, CleanChunksPerSec: clean.Median.ChunksPerSec}
+	if s.Requests > 0 {
+		s.Observed429Rate = s.Answered429 / s.Requests
+	}
+	s.ChunksPerSec = waitBoundIdeal(storm.Chunks, s.CleanChunksPerSec, s.Answered429, s.RetryAfterSeconds, s.PullLoops)
+	return s
+}
+
+// simCounts reads embed-sim's count of the requests it received and of
+// those it answered 429.
+func simCounts(ctx context.Context, simURL string) (requests, answered429 int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, simURL+"/debug/requests", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
+	}
+	defer resp.Body.Close()
+	var counts struct {
+		Requests int            `json:"requests"`
+		ByStatus map[string]int `json:"by_status"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
+		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
+	}
+	return counts.Requests, counts.ByStatus[strconv.Itoa(http.StatusTooManyRequests)], nil
+}
