@@ -18,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/drill"
+	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/internal/reconcile"
 	"github.com/sluicehq/sluice/migrations"
@@ -106,13 +107,20 @@ func Run(ctx context.Context, o Config) error {
 	if o.OnConverged != nil {
 		o.OnConverged(s.metricsByName())
 	}
+	sy, err := s.syncDeletes(ctx, pool, filepath.Join(s.dir, "corpus"))
+	if err != nil {
+		return err
+	}
 	rep, err := s.reconcile(ctx, pool)
 	if err != nil {
 		return err
 	}
-	writeReport(o.Stdout, st, rep, took, s)
+	writeReport(o.Stdout, st, sy, rep, took, s)
 	if !rep.OK {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
+	}
+	if sy.Deleted != SyncDeletes || sy.Left != (erase.Left{}) || sy.Leaks != 0 {
+		return fmt.Errorf("the sync run deleted %d documents, want %d, and left %+v of them (%d erasure leaks)", sy.Deleted, SyncDeletes, sy.Left, sy.Leaks)
 	}
 	if o.Drill {
 		s.say("running the fault drill against the running system …")

@@ -107,7 +107,7 @@ func (s *stack) converge(ctx context.Context, pool *pgxpool.Pool) (status, error
 	}
 }
 
-func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Duration, s *stack) {
+func writeReport(w io.Writer, st status, sy synced, rep *reconcile.Report, took time.Duration, s *stack) {
 	classes := make([]string, 0, len(st.ParkedByClass))
 	for c, n := range st.ParkedByClass {
 		classes = append(classes, fmt.Sprintf("%s %d", c, n))
@@ -120,6 +120,8 @@ func writeReport(w io.Writer, st status, rep *reconcile.Report, took time.Durati
 	fmt.Fprintf(w, "  parked        %d (%s)\n", st.Parked, strings.Join(classes, ", "))
 	fmt.Fprintf(w, "  replayed      %d (parked by the outage, then stored by the replayer)\n", st.Resolved)
 	fmt.Fprintf(w, "  escalations   %d\n", st.Escalations)
+	fmt.Fprintf(w, "  deleted       %d (removed at the source, then a sync run): %d vectors, %d text rows, %d payloads left\n",
+		sy.Deleted, sy.Left.Vectors, sy.Left.TextRows, sy.Left.Payloads)
 	fmt.Fprintf(w, "  reconcile     %d leaked, %d duplicated, %d unpublished, %d lost, %d stranded\n",
 		rep.Leaked.Total(), rep.Duplicated, rep.Unpublished, rep.Lost, rep.Stranded)
 	fmt.Fprintf(w, "  throughput    %.0f chunks/s end to end, outage included\n", float64(st.Chunks)/took.Seconds())
