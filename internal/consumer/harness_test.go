@@ -94,7 +94,7 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 		log = zerolog.New(o.log)
 	}
 	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Policy: compliance.NewPolicy(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
+		Compliance: compliance.NewChecker(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
 	if err != nil {
 		t.Fatal(err)
 	}

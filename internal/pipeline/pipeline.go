@@ -27,16 +27,16 @@ type Embedder interface {
 
 // Pipeline processes batches of chunk jobs. It is safe for concurrent use.
 type Pipeline struct {
-	cfg     Config
-	pool    *pgxpool.Pool
-	store   vectorstore.Store
-	emb     Embedder
-	policy  *compliance.Policy
-	sources *policy.Table
-	log     zerolog.Logger
-	metrics *Metrics
-	now     func() time.Time
-	crash   func(point string)
+	cfg        Config
+	pool       *pgxpool.Pool
+	store      vectorstore.Store
+	emb        Embedder
+	compliance *compliance.Checker
+	sources    *policy.Table
+	log        zerolog.Logger
+	metrics    *Metrics
+	now        func() time.Time
+	crash      func(point string)
 	// rejections sizes embedding requests to how often the embedder
 	// rejects an input.
 	rejections rejectionRate
@@ -48,8 +48,8 @@ type Deps struct {
 	Pool     *pgxpool.Pool
 	Store    vectorstore.Store
 	Embedder Embedder
-	// Policy is the compliance stage; nil admits everything.
-	Policy *compliance.Policy
+	// Compliance is the compliance stage; nil admits everything.
+	Compliance *compliance.Checker
 	// Sources is the per-source policy; nil applies Config to every
 	// source.
 	Sources *policy.Table
@@ -81,7 +81,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if cfg.Model == "" {
 		cfg.Model = deps.Embedder.Model()
 	}
-	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, policy: deps.Policy,
+	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, compliance: deps.Compliance,
 		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash, tokens: deps.Tokens}
 	if p.tokens == nil {
 		p.tokens, _ = tokens.ForModel(cfg.Model)
@@ -193,7 +193,7 @@ func (p *Pipeline) applyPolicy(jobs []*Job) []*Job {
 			p.fail(j, StagePolicy, classify.Permanentf(classify.ClassEmptyText, "chunk %d of %s has no text", j.chunk.ChunkIndex, j.chunk.DocID))
 			continue
 		}
-		if err := p.policy.Check(&j.chunk); err != nil {
+		if err := p.compliance.Check(&j.chunk); err != nil {
 			p.fail(j, StagePolicy, err)
 			continue
 		}

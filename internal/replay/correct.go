@@ -357,7 +357,7 @@ func diffJobs(before, after messages.ChunkJob) Diff {
 // secretRule names the first secret or policy rule (the consumer's
 // default ones) that job's text or metadata matches, or "".
 func secretRule(job messages.ChunkJob) string {
-	if err := compliance.NewPolicy(compliance.DefaultRules(), nil).Check(&job); err != nil {
+	if err := compliance.NewChecker(compliance.DefaultRules(), nil).Check(&job); err != nil {
 		var e *classify.Error
 		if errors.As(err, &e) && e.Code != "" {
 			return e.Code

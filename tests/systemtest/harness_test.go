@@ -117,7 +117,7 @@ func (s *system) pipeline(resilient embedder.ResilientConfig, role string) (*pip
 		cfg.Backoff = classify.Backoff{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}
 	}
 	pipe, err := pipeline.New(cfg, pipeline.Deps{Pool: pool, Store: store, Embedder: emb,
-		Policy: compliance.NewPolicy(compliance.DefaultRules(), nil), Log: zerolog.Nop()})
+		Compliance: compliance.NewChecker(compliance.DefaultRules(), nil), Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}

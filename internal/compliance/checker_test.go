@@ -15,7 +15,7 @@ import (
 
 func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
 	t.Parallel()
-	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
+	policy := compliance.NewChecker(compliance.DefaultRules(), nil)
 	for _, tc := range []struct{ rule, text string }{
 		{"private_key", "x -----BEGIN RSA PRIVATE KEY----- y"},
 		{"private_key", "-----BEGIN OPENSSH PRIVATE KEY-----"},
@@ -33,7 +33,7 @@ func TestPolicyCatchesSecretsAndNothingElse(t *testing.T) {
 
 // assertEscalation checks that text is escalated by rule, or passes when
 // rule is empty, and that an escalation never quotes the text.
-func assertEscalation(t *testing.T, policy *compliance.Policy, rule, text string) {
+func assertEscalation(t *testing.T, policy *compliance.Checker, rule, text string) {
 	t.Helper()
 	err := policy.Check(&messages.ChunkJob{Text: text})
 	var ce *classify.Error
@@ -51,7 +51,7 @@ func assertEscalation(t *testing.T, policy *compliance.Policy, rule, text string
 // knows, under the scanner's rule name, besides the historical ones.
 func TestPolicyUsesSecretRules(t *testing.T) {
 	t.Parallel()
-	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
+	policy := compliance.NewChecker(compliance.DefaultRules(), nil)
 	for _, tc := range []struct{ rule, text string }{
 		{secrets.RuleStripeKey, "billing: sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"},
 		{secrets.RulePassword, "DB_PASSWORD=s3cr3t-Hunter2"},
@@ -97,7 +97,7 @@ func TestPolicyUsesSecretRules(t *testing.T) {
 
 func TestPolicyAllowList(t *testing.T) {
 	t.Parallel()
-	policy := compliance.NewPolicy(nil, []string{"docs", " wiki "})
+	policy := compliance.NewChecker(nil, []string{"docs", " wiki "})
 	if err := policy.Check(&messages.ChunkJob{SourceID: "wiki", Text: "x"}); err != nil {
 		t.Fatalf("allowed source refused: %v", err)
 	}
@@ -133,7 +133,7 @@ func BenchmarkPolicyCheckMetadata(b *testing.B) {
 }
 
 func benchmarkCheck(b *testing.B, meta json.RawMessage) {
-	policy := compliance.NewPolicy(compliance.DefaultRules(), nil)
+	policy := compliance.NewChecker(compliance.DefaultRules(), nil)
 	job := &messages.ChunkJob{
 		Text:     strings.Repeat("The sluice gate regulates the spring meltwater when the gauge reads above the red mark. ", 20),
 		Metadata: meta,

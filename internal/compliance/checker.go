@@ -49,9 +49,9 @@ func DefaultRules() []Rule {
 	return append(rules, Rule{Name: "secrets", Scanner: true})
 }
 
-// Policy is the compliance stage run before any text is sent to the
+// Checker is the compliance stage run before any text is sent to the
 // embedder.
-type Policy struct {
+type Checker struct {
 	rules []Rule
 	// group is each rule's group of literals in prefilter, or -1 for a
 	// rule without literals.
@@ -63,10 +63,10 @@ type Policy struct {
 	allowed   map[string]bool
 }
 
-// NewPolicy builds a policy from rules and a source allow-list; an empty
+// NewChecker builds the compliance check from rules and a source allow-list; an empty
 // allow-list admits every source.
-func NewPolicy(rules []Rule, allowedSources []string) *Policy {
-	p := &Policy{rules: rules, group: make([]int, len(rules))}
+func NewChecker(rules []Rule, allowedSources []string) *Checker {
+	p := &Checker{rules: rules, group: make([]int, len(rules))}
 	var groups [][]string
 	for i, r := range rules {
 		p.group[i] = -1
@@ -106,7 +106,7 @@ func ParseRules(specs []string) ([]Rule, error) {
 
 // Check returns an escalate error naming the first rule the job breaks, or
 // nil. The error never quotes the matched text.
-func (p *Policy) Check(job *messages.ChunkJob) error {
+func (p *Checker) Check(job *messages.ChunkJob) error {
 	if p == nil {
 		return nil
 	}
@@ -139,7 +139,7 @@ func (p *Policy) Check(job *messages.ChunkJob) error {
 
 // firstMatch names the first rule text breaks; without the scanner,
 // only the pattern rules are tried.
-func (p *Policy) firstMatch(text string, scanner bool) (string, bool) {
+func (p *Checker) firstMatch(text string, scanner bool) (string, bool) {
 	hits := p.prefilter.Find(text)
 	for i, r := range p.rules {
 		switch {

@@ -84,7 +84,7 @@ func TestPolicyMatchesReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := append(compliance.DefaultRules(), extra...)
-	policy := compliance.NewPolicy(rules, nil)
+	policy := compliance.NewChecker(rules, nil)
 	var jobs []*messages.ChunkJob
 	for _, name := range []string{"positives.txt", "misses.txt"} {
 		raw, err := os.ReadFile("../secrets/testdata/" + name)
