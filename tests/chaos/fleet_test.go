@@ -27,34 +27,9 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 const dims = 16
 
-var built struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// binaries builds every command once per test binary: crash tests need
-// real processes to die.
-func binaries(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		built.dir, built.err = os.MkdirTemp("", "sluice-chaos-bin-")
-		if built.err != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", built.dir+"/",
-			"github.com/sluicehq/sluice/cmd/consumer", "github.com/sluicehq/sluice/cmd/outbox-relay",
-			"github.com/sluicehq/sluice/cmd/dlq-replayer", "github.com/sluicehq/sluice/cmd/producer",
-			"github.com/sluicehq/sluice/cmd/embed-sim", "github.com/sluicehq/sluice/cmd/sluice").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.dir
-}
+// binaries are every command, built once per test binary: crash tests
+// need real processes to die.
+func binaries(t *testing.T) string { return testenv.Binaries(t) }
 
 // proc is one service process.
 type proc struct {

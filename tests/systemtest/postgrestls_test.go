@@ -133,7 +133,7 @@ func newTLSDeployment(t *testing.T) *tlsDeployment {
 	if err := localenv.AdminExec(ctx, pg.URL, `CREATE DATABASE sluice`); err != nil {
 		t.Fatal(err)
 	}
-	d := &tlsDeployment{t: t, dir: t.TempDir(), bin: serviceBinaries(t), pg: pg,
+	d := &tlsDeployment{t: t, dir: t.TempDir(), bin: testenv.Binaries(t), pg: pg,
 		nats: testenv.NewNATS(t, testenv.WithTLS()), sim: embedsim.StartTest(t, embedsim.Config{Dims: dims}),
 		ownerURL:  withUser(t, pg.URL, "postgres", "", "sluice"),
 		passwords: map[string]string{}}
@@ -302,33 +302,6 @@ func withParam(t *testing.T, raw, key, value string) string {
 	return u.String()
 }
 
-var built struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
-// serviceBinaries builds the services and the CLI once per test binary,
-// for tests that run them as the processes a deployment runs.
-func serviceBinaries(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "sluice-systemtest-bin-"); built.err != nil {
-			return
-		}
-		root, err := localenv.SourceRoot()
-		if err != nil {
-			built.err = err
-			return
-		}
-		_, built.err = localenv.Go(context.Background(), root, "build", "-o", built.dir+"/",
-			"./cmd/producer", "./cmd/consumer", "./cmd/outbox-relay", "./cmd/dlq-replayer", "./cmd/sluice")
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.dir
-}
 
 func randomHex(t *testing.T) string {
 	t.Helper()
