@@ -302,7 +302,6 @@ func withParam(t *testing.T, raw, key, value string) string {
 	return u.String()
 }
 
-
 func randomHex(t *testing.T) string {
 	t.Helper()
 	b := make([]byte, 8)
