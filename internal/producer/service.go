@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,8 +22,8 @@ import (
 	"github.com/sluicehq/sluice/internal/tokens"
 )
 
-// Flags are the producer command's settings.
-type Flags struct {
+// ServiceConfig are the producer command's settings.
+type ServiceConfig struct {
 	Common config.Common
 	Config Config
 	JSONL  bool
@@ -33,7 +34,7 @@ type Flags struct {
 }
 
 // Register registers the producer's settings on l.
-func (f *Flags) Register(l *config.Loader) {
+func (f *ServiceConfig) Register(l *config.Loader) {
 	config.RegisterCommon(l, &f.Common, "")
 	l.String(&f.Config.SourceID, "source", "SOURCE", "", "source name (required): letters, digits, _ and -")
 	l.Bool(&f.JSONL, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
@@ -52,34 +53,41 @@ func (f *Flags) Register(l *config.Loader) {
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 
+// Validate checks the settings the flags and the environment gave.
+func (f *ServiceConfig) Validate() error {
+	if f.Config.SourceID == "" {
+		return errors.New("--source is required: name the corpus, e.g. --source docs")
+	}
+	c := f.producerConfig()
+	return c.Validate()
+}
+
+// producerConfig is the producer's Config with the chunk unit and the
+// model's tokenizer the settings name.
+func (f *ServiceConfig) producerConfig() Config {
+	c := f.Config
+	c.Chunk.Unit = chunk.Unit(f.Unit)
+	c.Chunk.Tokens, _ = tokens.ForModel(f.Model)
+	return c
+}
+
 // Run is the producer command: it records and publishes the inputs named
 // in args and prints the run's summary on stdout.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) error {
-	l := config.NewLoader("producer", lookup)
-	l.FlagSet().SetOutput(stderr)
-	var f Flags
-	f.Register(l)
-	common, cfg, jsonl, asJSON := &f.Common, &f.Config, &f.JSONL, &f.JSON
-	inputs, err := l.Parse(args)
+	var f ServiceConfig
+	inputs, err := service.Load("producer", args, lookup, stderr, &f)
 	if err != nil {
-		return service.UsageError(err)
-	}
-	cfg.Chunk.Unit = chunk.Unit(f.Unit)
-	cfg.Chunk.Tokens, _ = tokens.ForModel(f.Model)
-	if cfg.SourceID == "" {
-		return service.UsageError(fmt.Errorf("--source is required: name the corpus, e.g. --source docs"))
+		return err
 	}
 	if len(inputs) == 0 {
 		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))
 	}
-	if err := cfg.Validate(); err != nil {
-		return service.UsageError(err)
-	}
-	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: *jsonl, Stdin: stdin})
+	cfg := f.producerConfig()
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin})
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "producer", *common, service.StartConfig{MaxConns: 4, NATSOptional: true}, stderr)
+	rt, err := service.Start(ctx, "producer", f.Common, service.StartConfig{MaxConns: 4, NATSOptional: true}, stderr)
 	if err != nil {
 		return err
 	}
@@ -87,7 +95,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if cfg.Chunk.Unit == chunk.UnitTokens {
 		tokens.Log(rt.Log, f.Model, cfg.Chunk.Tokens)
 	}
-	p, err := New(*cfg, rt.Pool, rt.JS, rt.Log)
+	p, err := New(cfg, rt.Pool, rt.JS, rt.Log)
 	if err != nil {
 		return err
 	}
@@ -99,7 +107,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		fmt.Fprintln(stderr)
 	}
-	if perr := printSummary(stdout, sum, time.Since(start), *asJSON); perr != nil && err == nil {
+	if perr := printSummary(stdout, sum, time.Since(start), f.JSON); perr != nil && err == nil {
 		err = perr
 	}
 	return err

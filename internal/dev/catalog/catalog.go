@@ -12,7 +12,7 @@ import (
 // producer, keyed by binary name.
 func Settings() map[string][]config.Var {
 	return map[string][]config.Var{
-		"producer":     vars("producer", func(l *config.Loader) { (&producer.Flags{}).Register(l) }),
+		"producer":     vars("producer", func(l *config.Loader) { (&producer.ServiceConfig{}).Register(l) }),
 		"consumer":     vars("consumer", func(l *config.Loader) { (&consumer.ServiceConfig{}).Register(l) }),
 		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&relay.ServiceConfig{}).Register(l) }),
 		"dlq-replayer": vars("dlq-replayer", func(l *config.Loader) { (&dlq.ServiceConfig{}).Register(l) }),
