@@ -165,6 +165,8 @@ type letterData struct {
 	*letter
 	// TextAsked is set when the page shows the text on request.
 	TextAsked bool
+	// Document is the dead letter's document, nil if it has none.
+	Document *document
 }
 
 func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
@@ -183,8 +185,13 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusForbidden, "Chunk text is for operators.")
 		return
 	}
+	doc, err := readDocument(r.Context(), s.pool, l.DocID)
+	if err != nil && !errors.Is(err, errNotFound) {
+		s.internal(w, r, err)
+		return
+	}
 	l.view(asked && p.Operator(), p.Operator())
-	s.render(w, r, http.StatusOK, "letter.html", page{Title: "Dead letter " + l.ID, Nav: "list", Data: letterData{letter: l, TextAsked: asked}})
+	s.render(w, r, http.StatusOK, "letter.html", page{Title: "Dead letter " + l.ID, Nav: "list", Data: letterData{letter: l, TextAsked: asked, Document: doc}})
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,19 @@ type runRow struct {
 	HaltedReason                            *string
 	Pending, ManifestStored, ManifestParked int64
 	DeadLetters                             int64
+	// Deleted counts the documents the run deleted (a sync run's deletes
+	// of documents gone at the source); DeletedIDs are the first
+	// runDeletedShown of their source ids.
+	Deleted    int64
+	DeletedIDs []string
 }
+
+// runDeletedShown is how many of a run's deleted documents the Runs
+// pages name.
+const runDeletedShown = 5
+
+// DeletedMore is how many deleted documents are not named.
+func (r runRow) DeletedMore() int64 { return r.Deleted - int64(len(r.DeletedIDs)) }
 
 // ParkedNow is how many of the run's chunks are parked: the live manifest
 // count, or the run's own counter once the manifest holds none of its
@@ -45,10 +58,13 @@ func (r runRow) Rejection() float64 {
 	return float64(r.ParkedNow()) / float64(r.Published)
 }
 
-const runColumns = `
+var runColumns = `
 		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.heartbeat_at, r.documents, r.published, r.stored,
 		       r.parked, r.halted_reason, m.pending, m.stored, m.parked,
-		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL)
+		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL),
+		       (SELECT count(*) FROM document_deletions x JOIN deletion_requests q USING (request_id) WHERE q.run_id = r.run_id),
+		       ARRAY(SELECT x.source_native_id FROM document_deletions x JOIN deletion_requests q USING (request_id)
+		             WHERE q.run_id = r.run_id ORDER BY x.source_native_id LIMIT ` + strconv.Itoa(runDeletedShown) + `)
 		FROM ingest_runs r
 		CROSS JOIN LATERAL (
 			SELECT count(*) FILTER (WHERE status = ` + manifest.SQLPending + `) AS pending,
@@ -60,7 +76,8 @@ const runColumns = `
 func scanRun(row pgx.CollectableRow) (runRow, error) {
 	var r runRow
 	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt, &r.Documents, &r.Published, &r.Stored,
-		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked, &r.DeadLetters)
+		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked, &r.DeadLetters,
+		&r.Deleted, &r.DeletedIDs)
 	return r, err
 }
 

@@ -17,7 +17,7 @@ func TestEveryPageNeedsAToken(t *testing.T) {
 	t.Parallel()
 	clk := clocktest.New(time.Now())
 	b := setupWith(t, func(c *console.Config) { c.Now = clk.Now })
-	for _, path := range []string{"/", "/fragment/overview", "/dead-letters", "/dead-letters/" + b.alphaID, "/runs", "/runs/run-alpha", "/audit"} {
+	for _, path := range []string{"/", "/fragment/overview", "/dead-letters", "/dead-letters/" + b.alphaID, "/runs", "/runs/run-alpha", "/documents/" + alphaDoc(0), "/audit"} {
 		if code, body := b.get(t, path, ""); code != http.StatusUnauthorized || !strings.Contains(body, `name="token"`) {
 			t.Errorf("GET %s without a token: %d; want 401 and the sign-in form", path, code)
 		}

@@ -86,6 +86,7 @@ func (s *Server) routes() {
 	m.Handle("POST /replay", s.action(true, s.replayExecute))
 	m.Handle("POST /replay/pause", s.action(true, s.pause))
 	m.Handle("POST /replay/resume", s.action(true, s.resume))
+	m.Handle("GET /documents/{doc_id}", s.read(s.documentPage))
 	m.Handle("GET /runs", s.read(s.runsPage))
 	m.Handle("GET /runs/{id}", s.read(s.runPage))
 	m.Handle("GET /audit", s.read(s.auditPage))

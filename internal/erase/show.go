@@ -83,19 +83,28 @@ func Show(ctx context.Context, q manifest.Querier, docID string) (Document, erro
 	if err != nil {
 		return Document{}, fmt.Errorf("show document: %w", err)
 	}
-	rows, err = q.Query(ctx, `
+	if d.Deletes, err = Deletes(ctx, q, docID); err != nil {
+		return Document{}, err
+	}
+	return d, nil
+}
+
+// Deletes returns the deletes of document docID, oldest first: what the
+// audit says, which the console's role may read too.
+func Deletes(ctx context.Context, q manifest.Querier, docID string) ([]Deletion, error) {
+	rows, err := q.Query(ctx, `
 		SELECT x.request_id, x.version, x.deleted_at, r.requested_by, r.reason, coalesce(r.run_id, ''),
 		       x.vectors, x.text_rows, x.jobs, x.payloads, x.dead_letters
 		FROM document_deletions x JOIN deletion_requests r USING (request_id)
 		WHERE x.doc_id = $1 ORDER BY x.version`, docID)
 	if err != nil {
-		return Document{}, fmt.Errorf("show deletes: %w", err)
+		return nil, fmt.Errorf("show deletes: %w", err)
 	}
-	d.Deletes, err = pgx.CollectRows(rows, pgx.RowToStructByPos[Deletion])
+	ds, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Deletion])
 	if err != nil {
-		return Document{}, fmt.Errorf("show deletes: %w", err)
+		return nil, fmt.Errorf("show deletes: %w", err)
 	}
-	return d, nil
+	return ds, nil
 }
 
 // Listed is one document in a listing.
