@@ -191,7 +191,7 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
 		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 			Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
-			Log:    rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter})
+			Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter})
 	if err != nil {
 		return nil, nil, err
 	}
