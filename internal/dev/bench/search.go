@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/manifest"
@@ -109,8 +110,33 @@ const (
 	pgvectorDefaultEfSearch = 40
 )
 
-// efSearches are the hnsw.ef_search values tried, ascending.
-var efSearches = []int{10, 20, pgvectorDefaultEfSearch, 80, 160, 320}
+// efSearches are the hnsw.ef_search values tried, ascending. The sweep
+// tries them all up to efSearchesAlways, and those beyond only while no
+// value has reached searchRecallTarget: uniform vectors need far more
+// than clustered ones, and the report should say how much. The last is
+// pgvector's maximum.
+var efSearches = []int{10, 20, pgvectorDefaultEfSearch, 80, 160, 320, 640, pgvectorMaxEfSearch}
+
+// efSearchesAlways is the largest ef_search the sweep always tries, and
+// pgvectorMaxEfSearch the largest pgvector accepts.
+const (
+	efSearchesAlways    = 320
+	pgvectorMaxEfSearch = 1000
+)
+
+// moreEfSearch reports whether the sweep goes on to ef_search ef after
+// the results so far.
+func moreEfSearch(ef int, sweep []EfSearchResult) bool {
+	if ef <= efSearchesAlways {
+		return true
+	}
+	for _, r := range sweep {
+		if r.Recall >= searchRecallTarget {
+			return false
+		}
+	}
+	return true
+}
 
 // Search distributions.
 const (
@@ -246,7 +272,7 @@ func searchAt(ctx context.Context, admin string, rows int, dist string, seed uin
 	rng := rand.New(rand.NewPCG(seed, 11))
 	src := newVectorSource(dist, rng)
 	start := time.Now()
-	if err := loadVectors(ctx, db, rows, src, rng); err != nil {
+	if err := loadVectors(ctx, db, rows, func() []float32 { return src.draw(rng) }); err != nil {
 		return res, server, err
 	}
 	res.LoadSeconds = time.Since(start).Seconds()
@@ -267,10 +293,10 @@ func searchAt(ctx context.Context, admin string, rows int, dist string, seed uin
 }
 
 // loadVectors copies n ready documents of one chunk each into documents,
-// and their chunks, each with a random unit vector, into
+// and their chunks, each with the next vector of next, into
 // chunk_embeddings, as the pipeline would leave them. The rows are made
 // as COPY asks for them: none is held in memory.
-func loadVectors(ctx context.Context, db *database, n int, src vectorSource, rng *rand.Rand) error {
+func loadVectors(ctx context.Context, db *database, n int, next func() []float32) error {
 	const hash = "bench"
 	i := 0
 	_, err := db.pool.CopyFrom(ctx, pgx.Identifier{"documents"},
@@ -296,7 +322,7 @@ func loadVectors(ctx context.Context, db *database, n int, src vectorSource, rng
 			}
 			id := docID(i)
 			i++
-			vec = vectorBinary(vec[:0], src.draw(rng))
+			vec = vectorBinary(vec[:0], next())
 			return []any{id, 0, 1, hash, simModel, searchDims, vec, "chunk of " + id}, nil
 		}))
 	if err != nil {
@@ -338,8 +364,8 @@ func buildIndex(ctx context.Context, db *database, store *vectorstore.Postgres) 
 
 // sweep finds the exact top 10 of the timed queries' first
 // searchRecallQueries by a scan of every row, then, at each of
-// efSearches, times the searches (queries' first searchWarmup untimed)
-// and measures their recall, filling res.
+// efSearches the sweep goes on to, times the searches (queries' first
+// searchWarmup untimed) and measures their recall, filling res.
 func sweep(ctx context.Context, db *database, store *vectorstore.Postgres, queries [][]float32, res *SearchResult) error {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
@@ -347,39 +373,18 @@ func sweep(ctx context.Context, db *database, store *vectorstore.Postgres, queri
 	}
 	defer conn.Release()
 	timed := queries[searchWarmup:]
-	if _, err := conn.Exec(ctx, "SET enable_indexscan = off"); err != nil {
-		return fmt.Errorf("exact scan: %w", err)
-	}
-	exact := make([][]string, min(searchRecallQueries, len(timed)))
-	for i := range exact {
-		if exact[i], _, err = searchKeys(ctx, conn, store, timed[i]); err != nil {
-			return fmt.Errorf("exact scan: %w", err)
-		}
-	}
-	if _, err := conn.Exec(ctx, "RESET enable_indexscan"); err != nil {
+	exact, err := exactTop(ctx, conn, store, timed[:min(searchRecallQueries, len(timed))])
+	if err != nil {
 		return err
 	}
 	for _, ef := range efSearches {
-		if _, err := conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d", ef)); err != nil {
-			return fmt.Errorf("set hnsw.ef_search: %w", err)
+		if !moreEfSearch(ef, res.Sweep) {
+			break
 		}
-		var ms []float64
-		found := 0
-		for i, q := range queries {
-			keys, elapsed, err := searchKeys(ctx, conn, store, q)
-			if err != nil {
-				return err
-			}
-			if i < searchWarmup {
-				continue
-			}
-			ms = append(ms, float64(elapsed)/float64(time.Millisecond))
-			if j := i - searchWarmup; j < len(exact) {
-				found += overlap(keys, exact[j])
-			}
+		r, err := searchAtEf(ctx, conn, store, ef, queries, exact)
+		if err != nil {
+			return err
 		}
-		r := EfSearchResult{EfSearch: ef, Recall: float64(found) / float64(10*len(exact)),
-			P50Ms: quantile(ms, 0.5), P99Ms: quantile(ms, 0.99)}
 		res.Sweep = append(res.Sweep, r)
 		if ef == pgvectorDefaultEfSearch {
 			res.P50Ms, res.P99Ms = r.P50Ms, r.P99Ms
@@ -389,6 +394,58 @@ func sweep(ctx context.Context, db *database, store *vectorstore.Postgres, queri
 		}
 	}
 	return nil
+}
+
+// exactTop returns the exact top 10 keys of each query: the same search
+// through vectorstore's Search with index scans off, so that PostgreSQL
+// scans and sorts every row. Every statement on conn is planned afresh
+// from then on (plan_cache_mode): a generic plan cached while index scans
+// were off would otherwise serve the index searches after them too, and
+// measure the exact scan against itself.
+func exactTop(ctx context.Context, conn *pgxpool.Conn, store *vectorstore.Postgres, queries [][]float32) ([][]string, error) {
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = force_custom_plan"); err != nil {
+		return nil, fmt.Errorf("exact scan: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SET enable_indexscan = off"); err != nil {
+		return nil, fmt.Errorf("exact scan: %w", err)
+	}
+	exact := make([][]string, len(queries))
+	for i, q := range queries {
+		var err error
+		if exact[i], _, err = searchKeys(ctx, conn, store, q); err != nil {
+			return nil, fmt.Errorf("exact scan: %w", err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "RESET enable_indexscan"); err != nil {
+		return nil, err
+	}
+	return exact, nil
+}
+
+// searchAtEf times the searches for queries, the first searchWarmup
+// untimed, at hnsw.ef_search ef, and measures the recall@10 of the timed
+// ones against exact, the exact top 10 of as many of them.
+func searchAtEf(ctx context.Context, conn *pgxpool.Conn, store *vectorstore.Postgres, ef int, queries [][]float32, exact [][]string) (EfSearchResult, error) {
+	if _, err := conn.Exec(ctx, fmt.Sprintf("SET hnsw.ef_search = %d", ef)); err != nil {
+		return EfSearchResult{}, fmt.Errorf("set hnsw.ef_search: %w", err)
+	}
+	var ms []float64
+	found := 0
+	for i, q := range queries {
+		keys, elapsed, err := searchKeys(ctx, conn, store, q)
+		if err != nil {
+			return EfSearchResult{}, err
+		}
+		if i < searchWarmup {
+			continue
+		}
+		ms = append(ms, float64(elapsed)/float64(time.Millisecond))
+		if j := i - searchWarmup; j < len(exact) {
+			found += overlap(keys, exact[j])
+		}
+	}
+	return EfSearchResult{EfSearch: ef, Recall: float64(found) / float64(10*max(1, len(exact))),
+		P50Ms: quantile(ms, 0.5), P99Ms: quantile(ms, 0.99)}, nil
 }
 
 // searchKeys searches for the top 10 of q through vectorstore's Search
