@@ -187,3 +187,16 @@ func TestMoreEfSearch(t *testing.T) {
 		}
 	}
 }
+
+// Clustered vectors are measured at every size, uniform ones at the
+// smallest only.
+func TestSearchDistributions(t *testing.T) {
+	t.Parallel()
+	sizes := []int{100_000, 1_000_000}
+	if got := searchDistributions(100_000, sizes); !slices.Equal(got, []string{distUniform, distClustered}) {
+		t.Errorf("at 100,000: %v", got)
+	}
+	if got := searchDistributions(1_000_000, sizes); !slices.Equal(got, []string{distClustered}) {
+		t.Errorf("at 1,000,000: %v", got)
+	}
+}
