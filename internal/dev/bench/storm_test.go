@@ -35,7 +35,7 @@ func TestWaitBoundIdeal(t *testing.T) {
 // reaches the recall target at 1,000,000 clustered rows.
 func TestTargetRatios(t *testing.T) {
 	t.Parallel()
-	r := &Report{PartsCPUPer1k: 0.2, PartsCPUPer1kWithBookkeeping: 0.4, Runs: []RunResult{
+	r := &Report{PartsCPUPer1k: 0.2, PartsCPUPer1kWithBookkeeping: 0.4, DocsPartsCPUPer1k: 0.25, Runs: []RunResult{
 		{Scenario: ScenarioPipeline384, Chunks: 10_000, Reps: []RepResult{{}}, Median: Summary{ChunksPerSec: 2_000, TotalCPUPer1k: 0.6}},
 		{Scenario: ScenarioPipelineDocs, Chunks: 10_000, Reps: []RepResult{{}}, Median: Summary{ChunksPerSec: 2_500, TotalCPUPer1k: 0.38}},
 		{Scenario: ScenarioStorm429, Chunks: 10_000, Reps: []RepResult{{}}, Median: Summary{ChunksPerSec: 900, EmbedRequests: 300, Embed429: 60}},
@@ -65,6 +65,9 @@ func TestTargetRatios(t *testing.T) {
 		if math.Abs(q.Value-want.value) > 1e-9 || q.Met == nil || *q.Met != want.met {
 			t.Errorf("%s: %+v, want %v met=%v", name, q, want.value, want.met)
 		}
+	}
+	if q := got[RatioDocsCPUSameChunks]; math.Abs(q.Value-1.52) > 1e-9 || q.Met != nil {
+		t.Errorf("%s: %+v, want 1.52, reported only", RatioDocsCPUSameChunks, q)
 	}
 	if q := got[RatioPoison]; q.Value != 0 || q.Met != nil {
 		t.Errorf("poison ratio without a poison run: %+v", q)
