@@ -542,12 +542,16 @@ func overlap(got, want []string) int {
 	return n
 }
 
-// minEf renders SearchResult.MinEfSearch.
-func minEf(ef int) string {
-	if ef == 0 {
+// minEf renders s.MinEfSearch, or, when no ef_search reached the recall
+// target, the largest tried.
+func minEf(s SearchResult) string {
+	if s.MinEfSearch > 0 {
+		return fmt.Sprint(s.MinEfSearch)
+	}
+	if len(s.Sweep) == 0 {
 		return "none tried"
 	}
-	return fmt.Sprint(ef)
+	return fmt.Sprintf("none up to %d", s.Sweep[len(s.Sweep)-1].EfSearch)
 }
 
 // searchRatio is RatioSearchP99 from vs: the p99 at 1,000,000 clustered
@@ -592,7 +596,7 @@ func writeVectorSearch(b *strings.Builder, r *Report) {
 	b.WriteString("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range vs.Results {
 		fmt.Fprintf(b, "| %s | %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %s |\n", num(float64(s.Rows)), s.Distribution, s.Dims, s.LoadSeconds,
-			s.IndexBuildSeconds, float64(s.IndexBytes)/(1<<20), s.P50Ms, s.P99Ms, minEf(s.MinEfSearch))
+			s.IndexBuildSeconds, float64(s.IndexBytes)/(1<<20), s.P50Ms, s.P99Ms, minEf(s))
 	}
 	fmt.Fprintf(b, "\nrecall@10 against an exact scan over %d queries, latency over %d, by hnsw.ef_search:\n\n", searchRecallQueries, searchCount)
 	b.WriteString("| rows | vectors | ef_search | recall@10 | p50 ms | p99 ms |\n| ---: | --- | ---: | ---: | ---: | ---: |\n")

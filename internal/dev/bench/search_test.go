@@ -200,3 +200,22 @@ func TestSearchDistributions(t *testing.T) {
 		t.Errorf("at 1,000,000: %v", got)
 	}
 }
+
+// Where no ef_search reached the recall target, the report says up to
+// which one the sweep went.
+func TestMinEf(t *testing.T) {
+	t.Parallel()
+	sweep := []EfSearchResult{{EfSearch: 10}, {EfSearch: pgvectorMaxEfSearch}}
+	for _, c := range []struct {
+		s    SearchResult
+		want string
+	}{
+		{SearchResult{MinEfSearch: 80, Sweep: sweep}, "80"},
+		{SearchResult{Sweep: sweep}, "none up to 1000"},
+		{SearchResult{}, "none tried"},
+	} {
+		if got := minEf(c.s); got != c.want {
+			t.Errorf("minEf(%+v) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}
