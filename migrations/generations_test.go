@@ -49,10 +49,10 @@ func TestUpgradeMakesWhatIsStoredGenerationOne(t *testing.T) {
 			t.Fatal(err)
 		}
 		var (
-			gen, gotDims int
+			gen, gotDims  int
 			model, status string
-			chunkSize    *int
-			moved        int
+			chunkSize     *int
+			moved         int
 		)
 		err := old.QueryRow(t.Context(), `SELECT generation, model, dims, status, chunk_size FROM index_generations`).
 			Scan(&gen, &model, &gotDims, &status, &chunkSize)
