@@ -110,6 +110,12 @@ func printReconcile(env Env, r *reconcile.Report) {
 	fmt.Fprintf(w, "lost (confirmed, but gone from INGEST): %d\n", r.Lost)
 	fmt.Fprintf(w, "stranded in INGEST (no durable will deliver them): %d\n", r.Stranded)
 	fmt.Fprintf(w, "stored with an open dead letter: %d\n", r.OpenDeadLetters)
+	for _, g := range r.Generations {
+		fmt.Fprintf(w, "generation %d (%s): %d vectors, %d deleted documents with vectors\n", g.Generation, g.Status, g.Vectors, g.DeletedWithVectors)
+	}
+	if r.NotOneActive != "" {
+		fmt.Fprintf(w, "generations: %s\n", r.NotOneActive)
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.Redriven)) {
 		fmt.Fprintf(w, "redriven %s: %d\n", k, r.Redriven[k])
 	}
