@@ -2,12 +2,21 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/generation"
+	"github.com/sluicehq/sluice/internal/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -235,5 +244,143 @@ func TestIndexCommandsRefuseBadInput(t *testing.T) {
 	var n int
 	if err := b.db.Pool.QueryRow(b.ctx, `SELECT (SELECT count(*) FROM index_generation_audit) + (SELECT count(*) FROM index_generations) - 1`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("bad input wrote %d rows (%v), want none", n, err)
+	}
+}
+
+type reconcileGenOut struct {
+	OK          bool `json:"ok"`
+	Generations []struct {
+		Generation         int    `json:"generation"`
+		Status             string `json:"status"`
+		Vectors            int    `json:"vectors"`
+		DeletedWithVectors int    `json:"deleted_with_vectors"`
+	} `json:"generations"`
+	NotOneActive string `json:"not_one_active"`
+	Unerased     []struct {
+		DocID string         `json:"doc_id"`
+		Where map[string]int `json:"where"`
+	} `json:"deleted_with_data"`
+}
+
+func (b *indexBundle) reconcile(t *testing.T, env map[string]string, args ...string) (int, reconcileGenOut) {
+	t.Helper()
+	code, out, errOut := sluice(t, env, append([]string{"reconcile", "--json"}, args...)...)
+	var rep reconcileGenOut
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("reconcile %v: exit %d, %v\n%s%s", args, code, err, out, errOut)
+	}
+	return code, rep
+}
+
+// reconcile reports every generation, finds a deleted document's vector
+// in any of them (and --redrive erases it), and fails unless exactly one
+// generation is active.
+func TestReconcileChecksEveryGeneration(t *testing.T) {
+	t.Parallel()
+	b := setupIndex(t)
+	n := testenv.NewNATS(t)
+	if code, _, errOut := sluice(t, map[string]string{"NATS_URL": n.URL}, "nats", "setup"); code != 0 {
+		t.Fatalf("nats setup exited %d: %s", code, errOut)
+	}
+	env := maps.Clone(b.env)
+	env["NATS_URL"] = n.URLFor(natsauth.Operator)
+	if code, out, errOut := sluice(t, env, "index", "create", "--model", secondModel, "--dims", "8", "--reason", "r", "--execute"); code != 0 {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	b.write(t, 2, secondDims, secondModel, "g2: ")
+	code, rep := b.reconcile(t, env)
+	if code != 0 || len(rep.Generations) != 2 || rep.Generations[0].Vectors != 3 || rep.Generations[1].Vectors != 3 || rep.Generations[1].Status != "building" {
+		t.Fatalf("reconcile of a sound system: exit %d, %+v; want 0 and both generations with 3 vectors", code, rep)
+	}
+
+	if code, out, errOut := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", indexTexts[0][:9], "--reason", "gone", "--execute"); code != 0 {
+		t.Fatalf("delete: exit %d, %q %q", code, out, errOut)
+	}
+	// Behind the version guard, as if the delete had missed generation 2.
+	gone := b.docs[0]
+	if _, err := b.db.Pool.Exec(b.ctx, `UPDATE documents SET status = 'ready' WHERE doc_id = $1`, gone); err != nil {
+		t.Fatal(err)
+	}
+	store, err := vectorstore.OpenGeneration(b.ctx, b.db.Pool, 2, secondDims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, secondDims)
+	v[0] = 1
+	if _, err := store.Upsert(b.ctx, b.db.Pool, []vectorstore.Record{{DocID: gone, Version: 9, ContentHash: "h", Model: secondModel, Embedding: v, Text: "back"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Pool.Exec(b.ctx, `UPDATE documents SET status = 'deleted' WHERE doc_id = $1`, gone); err != nil {
+		t.Fatal(err)
+	}
+	code, rep = b.reconcile(t, env)
+	if code != 1 || len(rep.Unerased) != 1 || rep.Unerased[0].Where["generation_embeddings.g2"] != 1 ||
+		rep.Generations[0].DeletedWithVectors != 0 || rep.Generations[1].DeletedWithVectors != 1 {
+		t.Fatalf("reconcile with a deleted document's vector in generation 2: exit %d, %+v; want 1, naming generation 2", code, rep)
+	}
+	if code, rep = b.reconcile(t, env, "--redrive"); code != 0 {
+		t.Fatalf("reconcile --redrive: exit %d, %+v", code, rep)
+	}
+	if code, rep = b.reconcile(t, env); code != 0 || rep.Generations[1].Vectors != 2 {
+		t.Fatalf("after --redrive: exit %d, %+v; want 0 and generation 2 without the deleted document", code, rep)
+	}
+
+	// A damaged registry: the owner disables the check and retires the
+	// only active generation.
+	if _, err := b.db.Pool.Exec(b.ctx, `ALTER TABLE index_generations DISABLE TRIGGER index_generations_one_active`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Pool.Exec(b.ctx, `UPDATE index_generations SET status = 'retired' WHERE generation = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if code, rep = b.reconcile(t, env, "--redrive"); code != 1 || !strings.Contains(rep.NotOneActive, "0 index generations are active") {
+		t.Errorf("reconcile --redrive with no active generation: exit %d, %+v; want 1 and the problem named", code, rep)
+	}
+}
+
+// A search is of one snapshot: once it has read which generation is
+// active, a rollback and a drop of that generation committed while the
+// query is being embedded change nothing of its hits.
+func TestSearchIsOfOneSnapshot(t *testing.T) {
+	t.Parallel()
+	b := setupIndex(t)
+	if code, out, errOut := sluice(t, b.env, "index", "create", "--model", secondModel, "--dims", "8", "--reason", "r", "--execute"); code != 0 {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	b.write(t, 2, secondDims, secondModel, "g2: ")
+	if code, out, errOut := sluice(t, b.env, "index", "activate", "2", "--reason", "r", "--execute"); code != 0 {
+		t.Fatalf("activate: exit %d, %q %q", code, out, errOut)
+	}
+	// The embedder rolls back to generation 1 and drops generation 2
+	// before it answers the query.
+	target, err := url.Parse(b.sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var once sync.Once
+	embedder := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			reg := generation.New(b.db.Pool)
+			req := generation.Request{By: "test", Reason: "meanwhile", Execute: true}
+			if _, err := reg.Activate(r.Context(), 1, req); err != nil {
+				t.Errorf("activate 1 meanwhile: %v", err)
+			}
+			if _, err := reg.Drop(r.Context(), 2, req); err != nil {
+				t.Errorf("drop 2 meanwhile: %v", err)
+			}
+		})
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(embedder.Close)
+	env := maps.Clone(b.env)
+	env["EMBEDDER_URL"] = embedder.URL
+	var res searchGenOut
+	sluiceDecode(t, env, &res, "search", "--k", "3", "quick brown fox")
+	if res.Generation != 2 || len(res.Hits) != 3 {
+		t.Fatalf("search begun on generation 2 returned generation %d with %d hits, want all 3 of generation 2", res.Generation, len(res.Hits))
+	}
+	if res := b.search(t); res.Generation != 1 {
+		t.Errorf("the next search served generation %d, want 1", res.Generation)
 	}
 }

@@ -35,7 +35,8 @@ const (
 const reconcileExitHelp = `
 Exit status:
   0  every chunk is stored, parked, or owed and queued (with --redrive: every problem found was repaired)
-  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a stream the broker
+  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a deleted document
+     with data left in any index generation, not exactly one active generation, a stream the broker
      lost (run sluice nats setup as the topology owner, then --redrive), or a failed repair
   2  could not check: PostgreSQL or JetStream did not answer, JetStream did not settle within
      --settle-timeout (a cluster electing its leaders), or a usage error; nothing is known, run it again

@@ -109,6 +109,53 @@ func TestGenerationStoreIsBoundToItsGeneration(t *testing.T) {
 	})
 }
 
+// Generations side by side in one table never see each other's rows:
+// the same chunks in generation 3 change no outcome, hit, prune or drop
+// of generation 2.
+func TestGenerationsSideBySideStayApart(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachBackend(t, func(t *testing.T, backend testenv.Backend) {
+		_, second, db := openGenerations(t, backend)
+		ctx := t.Context()
+		if _, err := db.Pool.Exec(ctx, `
+			INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status)
+			VALUES (3, 'other', $1, 512, 64, 'tokens', 'building')`, genDims); err != nil {
+			t.Fatal(err)
+		}
+		third, err := vectorstore.OpenGeneration(ctx, db.Pool, 3, genDims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := []float32{1, 0, 0, 0}, []float32{0, 1, 0, 0}
+		if _, err := third.Upsert(ctx, db.Pool, []vectorstore.Record{rec("a", 0, 2, "h0", y), rec("a", 1, 2, "g3", y), rec("b", 0, 1, "h0", y)}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := second.Upsert(ctx, db.Pool, []vectorstore.Record{rec("a", 0, 2, "h0", x), rec("a", 1, 2, "h1", x)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []vectorstore.Outcome{vectorstore.Inserted, vectorstore.Inserted}; !equalOutcomes(out, want) {
+			t.Errorf("generation 2's first upsert beside generation 3's rows: %v, want %v", out, want)
+		}
+		hits, err := second.Search(ctx, db.Pool, x, vectorstore.SearchOptions{K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 2 || hits[0].Score < 0.999 || hits[1].Score < 0.999 {
+			t.Errorf("generation 2's search: %+v, want only its 2 chunks, both aligned with the query", hits)
+		}
+		if n, err := second.PruneVersion(ctx, db.Pool, "a", 1); err != nil || n != 1 {
+			t.Errorf("prune a to 1 chunk in generation 2: %d rows, %v; want its 1", n, err)
+		}
+		if n, err := vectorstore.DropGeneration(ctx, db.Pool, 2); err != nil || n != 1 {
+			t.Errorf("drop generation 2: %d rows, %v; want its 1", n, err)
+		}
+		if counts, _ := vectorstore.GenerationVectors(ctx, db.Pool); counts[3] != 3 {
+			t.Errorf("generation 3 kept %d vectors, want its 3", counts[3])
+		}
+	})
+}
+
 // Erasing a document removes its vectors from every generation at once.
 func TestEraseDocumentsErasesEveryGeneration(t *testing.T) {
 	t.Parallel()
