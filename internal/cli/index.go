@@ -137,41 +137,36 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 }
 
 func runIndexActivate(ctx context.Context, env Env, args []string) error {
-	var c conn
-	var r generation.Request
-	l := newLoader(env, "index activate", &c, false)
-	registerChange(l, &r, true)
-	rest, err := parseInterspersed(l, args)
-	if err != nil {
-		return err
-	}
-	id, err := generationArg("activate", rest)
-	if err != nil {
-		return err
-	}
-	if r.Reason == "" {
-		return usageErr("index activate needs --reason: %v", generation.ErrNoReason)
-	}
-	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return reg.Activate(ctx, id, r) })
+	return runIndexChange(ctx, env, "activate", true, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Activate(ctx, id, r)
+	})
 }
 
 func runIndexDrop(ctx context.Context, env Env, args []string) error {
+	return runIndexChange(ctx, env, "drop", false, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Drop(ctx, id, r)
+	})
+}
+
+// runIndexChange runs `sluice index NAME G`, a change of one generation.
+func runIndexChange(ctx context.Context, env Env, name string, force bool, args []string,
+	do func(*generation.Registry, int, generation.Request) (generation.Change, error)) error {
 	var c conn
 	var r generation.Request
-	l := newLoader(env, "index drop", &c, false)
-	registerChange(l, &r, false)
+	l := newLoader(env, "index "+name, &c, false)
+	registerChange(l, &r, force)
 	rest, err := parseInterspersed(l, args)
 	if err != nil {
 		return err
 	}
-	id, err := generationArg("drop", rest)
+	id, err := generationArg(name, rest)
 	if err != nil {
 		return err
 	}
 	if r.Reason == "" {
-		return usageErr("index drop needs --reason: %v", generation.ErrNoReason)
+		return usageErr("index %s needs --reason: %v", name, generation.ErrNoReason)
 	}
-	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return reg.Drop(ctx, id, r) })
+	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return do(reg, id, r) })
 }
 
 // registerChange registers the flags every audited change takes.

@@ -162,11 +162,9 @@ func DeletedDocumentVectors(ctx context.Context, db DB) (map[string]map[int]int,
 }
 
 // The search statements of a later generation take the parameters of the
-// first's (see searchVectorSQL). A ready document serves its current
-// version; another its live version, from the rows of it the new version
-// has not replaced yet (a later generation retains nothing aside).
-const generationServed = `((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
-  AND ($2::text = '' OR d.source_id = $2::text)`
+// first's (see searchVectorSQL) and serve by the same rule (servedSQL),
+// from the generation's rows alone: a later generation retains nothing
+// aside.
 
 // generationSearchVector ranks by pgvector's cosine distance on the
 // column cast to the generation's dimension, the expression a partial
@@ -177,7 +175,7 @@ func generationSearchVector(gen, dims int) string {
 SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata, 1 - (%[1]s) AS score
 FROM generation_embeddings c
 JOIN documents d ON d.doc_id = c.doc_id
-WHERE c.generation = %[2]d AND `+generationServed+`
+WHERE c.generation = %[2]d AND `+servedSQL+`
 ORDER BY %[1]s, c.doc_id, c.chunk_index
 LIMIT $3`, expr, gen)
 }
@@ -186,19 +184,13 @@ LIMIT $3`, expr, gen)
 // rows.
 func generationSearchRealArray(gen int) string {
 	return fmt.Sprintf(`
-WITH q AS (
-	SELECT $1::float4[] AS v, sqrt(sum(x::float8 * x::float8)) AS norm
-	FROM unnest($1::float4[]) AS x
-)
+WITH q AS (`+realArrayQuery+`)
 SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata, s.score
 FROM generation_embeddings c
 JOIN documents d ON d.doc_id = c.doc_id
 CROSS JOIN q
-CROSS JOIN LATERAL (
-	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
-	FROM unnest(c.embedding, q.v) AS u(a, b)
-) s
-WHERE c.generation = %d AND `+generationServed+`
+CROSS JOIN LATERAL (`+realArrayScore+`) s
+WHERE c.generation = %d AND `+servedSQL+`
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`, gen)
 }
