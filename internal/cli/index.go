@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/config"
@@ -213,22 +212,25 @@ func change(ctx context.Context, env Env, c conn, r *generation.Request, do func
 }
 
 func printChange(env Env, ch generation.Change) {
-	w := env.Stdout
-	var what string
+	var would, did string
 	switch ch.Action {
 	case generation.ActionCreate:
-		what = fmt.Sprintf("create generation %d (building; backfill: %s)", ch.Generation, generation.BackfillNotStarted)
+		would = fmt.Sprintf("create generation %d", ch.Generation)
+		did = fmt.Sprintf("created generation %d, building; backfill %s", ch.Generation, generation.BackfillNotStarted)
 	case generation.ActionActivate:
-		what = fmt.Sprintf("activate generation %d, retiring generation %d", ch.Generation, ch.Previous)
+		would = fmt.Sprintf("activate generation %d, retiring generation %d", ch.Generation, ch.Previous)
+		did = fmt.Sprintf("activated generation %d: search serves it; generation %d is retired (activate it to roll back)", ch.Generation, ch.Previous)
 		if ch.Forced {
-			what += fmt.Sprintf(" (forced: %d chunks owed, %d parked)", ch.Progress.Owed, ch.Progress.Parked)
+			forced := fmt.Sprintf(" (forced: %d chunks owed, %d parked)", ch.Progress.Owed, ch.Progress.Parked)
+			would, did = would+forced, did+forced
 		}
 	case generation.ActionDrop:
-		what = fmt.Sprintf("drop generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
+		would = fmt.Sprintf("drop generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
+		did = fmt.Sprintf("dropped generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
 	}
 	if ch.DryRun {
-		fmt.Fprintf(w, "DRY RUN (audit %d): nothing was changed; add --execute to %s.\n", ch.AuditID, what)
+		fmt.Fprintf(env.Stdout, "DRY RUN (audit %d): nothing was changed; add --execute to %s.\n", ch.AuditID, would)
 		return
 	}
-	fmt.Fprintf(w, "%s%s (audit %d)\n", strings.ToUpper(what[:1]), what[1:], ch.AuditID)
+	fmt.Fprintf(env.Stdout, "%s (audit %d)\n", did, ch.AuditID)
 }

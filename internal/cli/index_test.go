@@ -171,6 +171,10 @@ func TestIndexActivateSwitchesSearchAndRollsBack(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "activate another first") {
 		t.Errorf("dropping the active generation: exit %d, %q; want it refused", code, errOut)
 	}
+	code, _, errOut = sluice(t, b.env, "index", "drop", "1", "--reason", "oops", "--execute")
+	if code != 1 || !strings.Contains(errOut, "generation 1 cannot be dropped") {
+		t.Errorf("dropping generation 1, retired: exit %d, %q; want it refused, the pipeline writes it", code, errOut)
+	}
 
 	if code, out, errOut = sluice(t, b.env, "index", "activate", "1", "--reason", "roll back", "--execute"); code != 0 {
 		t.Fatalf("roll back: exit %d, %q %q", code, out, errOut)

@@ -105,7 +105,7 @@ func Get(ctx context.Context, q manifest.Querier, id int) (Generation, error) {
 func GetActive(ctx context.Context, q manifest.Querier) (Generation, error) {
 	g, err := one(ctx, q, selectSQL+` WHERE status = '`+string(Active)+`'`)
 	if errors.Is(err, ErrUnknown) {
-		return g, errors.New("no index generation is active: the database is damaged; activate one with sluice index activate G --execute")
+		return g, errors.New("no index generation is active: the registry is damaged; activate one with sluice index activate G --reason R --execute")
 	}
 	return g, err
 }

@@ -45,6 +45,8 @@ const (
 	// writes a new generation's vectors yet, so every chunk it lacks is
 	// owed.
 	BackfillNotStarted = "not started: nothing writes this generation's vectors yet"
+	// BackfillDropped is a dropped generation's: its vectors are gone.
+	BackfillDropped = "none: the generation was dropped and its vectors removed"
 )
 
 // progressSQL counts a generation's chunks; %s is the generation's
@@ -63,7 +65,10 @@ WHERE m.status <> ` + manifest.SQLSuperseded
 // ProgressOf measures generation g against the manifest.
 func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress, error) {
 	p := Progress{Generation: g.ID, Backfill: BackfillNotStarted}
-	if g.ID == First {
+	switch {
+	case g.Status == Dropped:
+		p.Backfill = BackfillDropped
+	case g.ID == First:
 		p.Backfill = BackfillPipeline
 	}
 	rows, err := q.Query(ctx, fmt.Sprintf(progressSQL, vectorstore.GenerationKeysSQL(g.ID)))
