@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
+	"github.com/sluicehq/sluice/pkg/vectorstore/storetest"
 )
 
 // genDims is a later generation's dimension, other than the first's.
@@ -40,6 +41,43 @@ func openGenerations(t *testing.T, backend testenv.Backend) (first, second *vect
 
 func rec(doc string, chunk int, version int64, hash string, v []float32) vectorstore.Record {
 	return vectorstore.Record{DocID: doc, ChunkIndex: chunk, Version: version, ContentHash: hash, Model: "m", Embedding: v, Text: doc + " text"}
+}
+
+// A later generation's store passes the conformance suite on its rows of
+// generation_embeddings, beside another generation's rows of the same
+// chunks, which it must neither see nor touch.
+func TestGenerationConformance(t *testing.T) {
+	t.Parallel()
+	testenv.ForEachBackend(t, func(t *testing.T, backend testenv.Backend) {
+		f := storetest.Features{Table: vectorstore.GenerationTable, Where: "generation = 2", NoRetain: true}
+		storetest.RunWith(t, f, func(t *testing.T) (vectorstore.Store, vectorstore.DB) {
+			_, db := openStore(t, backend, testDims)
+			ctx := t.Context()
+			if _, err := db.Pool.Exec(ctx, `
+				INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status)
+				SELECT g, 'm', $1, 512, 64, 'tokens', 'building' FROM generate_series(2, 3) g`, genDims); err != nil {
+				t.Fatal(err)
+			}
+			third, err := vectorstore.OpenGeneration(ctx, db.Pool, 3, genDims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var others []vectorstore.Record
+			for _, id := range []string{"doc", "a", "x", "doc-a", "d1", "ready", "processing", "pending", "failed", "orphan"} {
+				for chunk := range 3 {
+					others = append(others, rec(id, chunk, 1, "other", []float32{0, 0, 0, 1}))
+				}
+			}
+			if _, err := third.Upsert(ctx, db.Pool, others); err != nil {
+				t.Fatal(err)
+			}
+			store, err := vectorstore.OpenGeneration(ctx, db.Pool, 2, genDims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return store, db.Pool
+		})
+	})
 }
 
 // A later generation's store keeps the first's guarantees on its own
