@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/embedder"
@@ -194,9 +196,14 @@ func TestIndexActivateSwitchesSearchAndRollsBack(t *testing.T) {
 		t.Errorf("index ls = %+v, want 1 active and 2 dropped", gens)
 	}
 	var audit []string
+	cfg, err := pgx.ParseConfig(b.env["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
 	rows, err := b.db.Pool.Query(b.ctx, `
 		SELECT action || ' ' || coalesce(generation::text, '') || ' ' || dry_run::text || ' ' || requested_by
-		FROM index_generation_audit ORDER BY audit_id`)
+		       || CASE WHEN login = $1 THEN '' ELSE ' as ' || login END
+		FROM index_generation_audit ORDER BY audit_id`, cfg.User)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,6 +346,13 @@ func TestReconcileChecksEveryGeneration(t *testing.T) {
 	}
 	if code, rep = b.reconcile(t, env, "--redrive"); code != 1 || !strings.Contains(rep.NotOneActive, "0 index generations are active") {
 		t.Errorf("reconcile --redrive with no active generation: exit %d, %+v; want 1 and the problem named", code, rep)
+	}
+	// Activating one repairs it.
+	if code, out, errOut := sluice(t, env, "index", "activate", "1", "--reason", "repair", "--execute"); code != 0 {
+		t.Fatalf("activating a generation in a registry with none active: exit %d, %q %q", code, out, errOut)
+	}
+	if code, rep = b.reconcile(t, env); code != 0 || rep.NotOneActive != "" {
+		t.Errorf("reconcile after the repair: exit %d, %+v; want 0", code, rep)
 	}
 }
 

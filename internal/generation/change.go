@@ -181,8 +181,18 @@ func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, e
 			}
 			c.Forced = true
 		}
-		if err := tx.QueryRow(ctx, `SELECT generation FROM index_generations WHERE status = '`+string(Active)+`' FOR UPDATE`).Scan(&c.Previous); err != nil {
+		// None is active only in a damaged registry; activating one
+		// repairs it.
+		rows, err := tx.Query(ctx, `SELECT generation FROM index_generations WHERE status = '`+string(Active)+`' FOR UPDATE`)
+		if err != nil {
 			return fmt.Errorf("read the active generation: %w", err)
+		}
+		active, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			return fmt.Errorf("read the active generation: %w", err)
+		}
+		if len(active) > 0 {
+			c.Previous = active[0]
 		}
 		if r.Execute {
 			if err := switchActive(ctx, tx, id); err != nil {
@@ -234,7 +244,7 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 		case g.Status == Dropped:
 			return fmt.Errorf("%w: generation %d, already; nothing to do", ErrDropped, id)
 		case g.ID == First:
-			return fmt.Errorf("%w: the pipeline still writes it", vectorstore.ErrFirstGeneration)
+			return fmt.Errorf("generation 1 cannot be dropped: its vectors are chunk_embeddings, which the pipeline writes (%w)", vectorstore.ErrFirstGeneration)
 		}
 		if r.Execute {
 			if c.VectorsDropped, err = vectorstore.DropGeneration(ctx, tx, id); err != nil {
