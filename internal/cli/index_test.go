@@ -187,6 +187,9 @@ func TestIndexActivateSwitchesSearchAndRollsBack(t *testing.T) {
 	if code, out, errOut = sluice(t, b.env, "index", "drop", "2", "--reason", "not better", "--execute"); code != 0 || !strings.Contains(out, "3 vectors") {
 		t.Fatalf("drop: exit %d, %q %q", code, out, errOut)
 	}
+	if code, out, _ = sluice(t, b.env, "index", "status", "2"); code != 0 || !strings.Contains(out, "backfill: none: the generation was dropped") {
+		t.Errorf("status of a dropped generation:\n%s\nwant it to say its vectors were removed", out)
+	}
 	var gens []struct {
 		Generation int    `json:"generation"`
 		Status     string `json:"status"`
