@@ -254,8 +254,8 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 				UPDATE index_generations SET status = '`+string(Dropped)+`', dropped_at = now() WHERE generation = $1`, id); err != nil {
 				return fmt.Errorf("drop generation %d: %w", id, err)
 			}
-		} else if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+vectorstore.GenerationKeysSQL(id)+` k`).Scan(&c.VectorsDropped); err != nil {
-			return fmt.Errorf("count generation %d's vectors: %w", id, err)
+		} else if c.VectorsDropped, err = countVectors(ctx, tx, id); err != nil {
+			return err
 		}
 		return audit(ctx, tx, &c, r, map[string]any{"status": g.Status, "vectors": c.VectorsDropped})
 	})

@@ -85,12 +85,19 @@ func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress
 	if p.Chunks > 0 {
 		p.Percent = float64(p.Stored) * 100 / float64(p.Chunks)
 	}
-	rows, err = q.Query(ctx, `SELECT count(*) FROM `+vectorstore.GenerationKeysSQL(g.ID)+` k`)
+	p.Vectors, err = countVectors(ctx, q, g.ID)
+	return p, err
+}
+
+// countVectors counts generation id's vectors, stale versions included.
+func countVectors(ctx context.Context, q manifest.Querier, id int) (int64, error) {
+	rows, err := q.Query(ctx, `SELECT count(*) FROM `+vectorstore.GenerationKeysSQL(id)+` k`)
 	if err != nil {
-		return p, fmt.Errorf("count generation %d's vectors: %w", g.ID, err)
+		return 0, fmt.Errorf("count generation %d's vectors: %w", id, err)
 	}
-	if p.Vectors, err = pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64]); err != nil {
-		return p, fmt.Errorf("count generation %d's vectors: %w", g.ID, err)
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("count generation %d's vectors: %w", id, err)
 	}
-	return p, nil
+	return n, nil
 }

@@ -130,37 +130,6 @@ func GenerationVectors(ctx context.Context, db DB) (map[int]int64, error) {
 	return out, nil
 }
 
-// DeletedDocumentVectors counts, for every deleted document (documents
-// status DocDeleted) that still has vectors in a later generation, its
-// rows by generation: none once every erasure has committed. Generation
-// 1's (chunk_embeddings) are checked with the rest of an erasure.
-func DeletedDocumentVectors(ctx context.Context, db DB) (map[string]map[int]int, error) {
-	rows, err := db.Query(ctx, `
-		SELECT g.doc_id, g.generation, count(*) FROM generation_embeddings g
-		JOIN documents d ON d.doc_id = g.doc_id AND d.status = `+sqlDocDeleted+`
-		GROUP BY 1, 2 ORDER BY 1, 2`)
-	if err != nil {
-		return nil, fmt.Errorf("vectorstore: find vectors of deleted documents: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]map[int]int{}
-	for rows.Next() {
-		var id string
-		var g, n int
-		if err := rows.Scan(&id, &g, &n); err != nil {
-			return nil, fmt.Errorf("vectorstore: find vectors of deleted documents: %w", err)
-		}
-		if out[id] == nil {
-			out[id] = map[int]int{}
-		}
-		out[id][g] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("vectorstore: find vectors of deleted documents: %w", err)
-	}
-	return out, nil
-}
-
 // The search statements of a later generation take the parameters of the
 // first's (see searchVectorSQL) and serve by the same rule (servedSQL),
 // from the generation's rows alone: a later generation retains nothing
