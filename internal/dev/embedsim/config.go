@@ -58,6 +58,11 @@ type Config struct {
 	// reported in x-ratelimit-* headers on every embeddings answer.
 	// Defaults to none: unlimited, and no headers.
 	Quota Quota
+	// Batch configures the Batch and Files APIs: phase timing, the
+	// provider's limits, the enqueued-token quota, output order and batch
+	// faults. Defaults to the provider's limits and a batch that runs in
+	// seconds.
+	Batch BatchConfig
 }
 
 // DefaultMaxRequestBytes is the default Config.MaxRequestBytes (64 MiB);
@@ -89,6 +94,7 @@ func (c *Config) applyDefaults() {
 	if c.MaxRequestTokens == 0 {
 		c.MaxRequestTokens = tokens.DefaultMaxRequestTokens
 	}
+	c.Batch.applyDefaults()
 }
 
 // Validate reports the first problem with c, after defaults, saying how to
@@ -105,6 +111,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("embedsim: %w", err)
 	}
 	if err := c.Faults.Validate(); err != nil {
+		return fmt.Errorf("embedsim: %w", err)
+	}
+	if err := c.Batch.Validate(); err != nil {
 		return fmt.Errorf("embedsim: %w", err)
 	}
 	return nil
@@ -138,7 +147,8 @@ func WithRequestLog(w io.Writer) Option {
 	return func(o *options) { o.requestLog = w }
 }
 
-// WithClock sets the clock used for the outage window and the request log.
+// WithClock sets the clock used for the outage window, the request log,
+// and the phases of batches.
 // Defaults to time.Now. Latency and hangs always use real time.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.now = now }

@@ -15,4 +15,11 @@
 // dimension, NaN) and a latency distribution. Every request is recorded (a
 // SHA-256 per input, never the text unless Config.RecordInputs is set) so a
 // test or a drill can prove what the server was asked, and how many times.
+//
+// It also serves the Batch API for /v1/embeddings and the Files API it
+// uses (/v1/files, /v1/batches), in the provider's shapes. A batch's
+// lines are answered by the live endpoint's own rules, so a line fails as
+// the same request would live; its phases run on the injected clock, and
+// BatchConfig scripts limits, the enqueued-token quota, output order and
+// batch faults (failed, expired, lost, slow to finalize).
 package embedsim

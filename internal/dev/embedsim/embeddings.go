@@ -125,6 +125,13 @@ func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request) (*embeddin
 	if err != nil {
 		return nil, nil, &apiError{Message: "could not read the request body: " + err.Error(), Type: typeInvalidRequest}
 	}
+	return s.decodeRequest(body)
+}
+
+// decodeRequest decodes and checks the body of an embeddings request, a
+// live one or one line of a batch. The inputs are returned whenever they
+// could be read, even if another field is invalid.
+func (s *Server) decodeRequest(body []byte) (*embeddingRequest, []string, *apiError) {
 	var req embeddingRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, nil, &apiError{Message: "We could not parse the JSON body of your request: " + err.Error(), Type: typeInvalidRequest}

@@ -26,8 +26,9 @@ type ServiceConfig struct {
 	// NoDrill leaves out the drill's script (Faults.WithDrill). Defaults
 	// to false: the drill's markers are answered as scripted.
 	NoDrill bool
-	// Config holds the server settings: Dims, Model, DisableBase64 and
-	// Seed. Its Faults are left alone; see Faults.
+	// Config holds the server settings: Dims, Model, DisableBase64, Seed,
+	// the token limits, Quota and Batch. Its Faults are left alone; see
+	// Faults.
 	Config Config
 	// Faults holds the fault rates, the outage window and the other
 	// scalar faults. Latency is not among them until parsed.
@@ -59,4 +60,24 @@ func (f *ServiceConfig) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.RequestLog, "request-log", "", "append every request as JSON lines to this file")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&f.NoDrill, "no-drill", false, "do not answer the inputs of sluice drill with its scripted faults")
+	f.registerBatch(fs)
+}
+
+// registerBatch registers the flags of the Batch and Files APIs.
+func (f *ServiceConfig) registerBatch(fs *flag.FlagSet) {
+	b := &f.Config.Batch
+	fs.DurationVar(&b.Validating, "batch-validating", DefaultBatchValidating, "how long a batch stays validating")
+	fs.DurationVar(&b.InProgress, "batch-in-progress", DefaultBatchInProgress, "how long a batch takes to run all its requests, which complete evenly over it")
+	fs.DurationVar(&b.Finalizing, "batch-finalizing", DefaultBatchFinalizing, "how long a batch stays finalizing")
+	fs.DurationVar(&b.Cancelling, "batch-cancelling", DefaultBatchCancelling, "how long a cancelled batch stays cancelling")
+	fs.DurationVar(&b.Window, "batch-window", 24*time.Hour, "completion window: a batch not finalizing by then expires (requests still say 24h)")
+	fs.IntVar(&b.MaxRequests, "batch-max-requests", DefaultMaxBatchRequests, "most requests per batch input file; more fails the batch with too_many_tasks")
+	fs.IntVar(&b.MaxInputs, "batch-max-inputs", DefaultMaxBatchInputs, "most embedding inputs per batch, across its requests; more fails the batch with too_many_tasks")
+	fs.Int64Var(&b.MaxFileBytes, "batch-max-file-bytes", DefaultMaxBatchFileBytes, "largest batch input file; larger fails the batch with file_too_large")
+	fs.IntVar(&b.EnqueuedTokens, "batch-enqueued-tokens", 0, "enqueued-token quota of batches, apart from the live quota: a batch beyond it fails with token_limit_exceeded (0: unlimited)")
+	fs.StringVar(&b.OutputOrder, "batch-output-order", OrderInput, "order of lines in output and error files: input, reverse or shuffle")
+	fs.Float64Var(&b.Faults.FailRate, "batch-fail-rate", 0, "probability that a batch fails at validating with server_error")
+	fs.Float64Var(&b.Faults.ExpireRate, "batch-expire-rate", 0, "probability that a batch runs at half the pace its window allows, and expires half done")
+	fs.Float64Var(&b.Faults.LoseRate, "batch-lose-rate", 0, "probability that a batch is lost once validated: not found (404) from then on")
+	fs.DurationVar(&b.Faults.SlowFinalize, "batch-slow-finalize", 0, "added to every batch's finalizing phase")
 }

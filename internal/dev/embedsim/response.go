@@ -31,7 +31,21 @@ func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []s
 			responsePool.Put(rb)
 		}
 	}()
-	out := append(rb.out[:0], `{"object":"list","data":[`...)
+	out := append(rb.appendEmbeddings(rb.out[:0], model, inputs, tokens, dims, b64, poison), '\n')
+	rb.out = out
+
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// appendEmbeddings appends the body of a successful embeddings answer, as
+// the live endpoint sends it and as a batch's output line carries it.
+// poison holds one PoisonKind per input, or is nil.
+func (rb *responseBuf) appendEmbeddings(out []byte, model string, inputs []string, tokens, dims int, b64 bool, poison []PoisonKind) []byte {
+	out = append(out, `{"object":"list","data":[`...)
 	for i, in := range inputs {
 		n := dims
 		kind := PoisonKind("")
@@ -65,14 +79,7 @@ func (s *Server) writeEmbeddings(w http.ResponseWriter, model string, inputs []s
 	out = strconv.AppendInt(out, int64(tokens), 10)
 	out = append(out, `,"total_tokens":`...)
 	out = strconv.AppendInt(out, int64(tokens), 10)
-	out = append(out, "}}\n"...)
-	rb.out = out
-
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	return append(out, "}}"...)
 }
 
 func resize(v []float32, n int) []float32 {

@@ -27,6 +27,7 @@ type Server struct {
 	metrics *metrics
 	log     *requestLog
 	quota   *quota
+	batches *batchStore
 	handler http.Handler
 
 	faults atomic.Pointer[faultSet]
@@ -91,11 +92,20 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	// them to time out.
 	s.baseCtx, s.cancelRequests = context.WithCancel(context.Background())
 	s.faults.Store(fs)
+	s.batches = newBatchStore(s)
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/embeddings", s.serveEmbeddings)
 	mux.HandleFunc("POST /embeddings", s.serveEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("POST /v1/files", s.batchRoute("files", s.serveUpload))
+	mux.HandleFunc("GET /v1/files/{id}", s.batchRoute("file", s.serveFile))
+	mux.HandleFunc("GET /v1/files/{id}/content", s.batchRoute("file_content", s.serveFileContent))
+	mux.HandleFunc("DELETE /v1/files/{id}", s.batchRoute("file", s.serveDeleteFile))
+	mux.HandleFunc("POST /v1/batches", s.batchRoute("batches", s.serveCreateBatch))
+	mux.HandleFunc("GET /v1/batches", s.batchRoute("batches", s.serveListBatches))
+	mux.HandleFunc("GET /v1/batches/{id}", s.batchRoute("batch", s.serveBatch))
+	mux.HandleFunc("POST /v1/batches/{id}/cancel", s.batchRoute("batch_cancel", s.serveCancelBatch))
 	mux.HandleFunc("GET /debug/requests", s.log.serveCounts)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(o.registry, promhttp.HandlerOpts{Registry: o.registry}))
@@ -104,7 +114,8 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 }
 
 // Handler returns the HTTP handler serving the whole API: /v1/embeddings,
-// /v1/models, /metrics, /debug/requests and /healthz.
+// /v1/models, the Batch API (/v1/batches) and the Files API it uses
+// (/v1/files), /metrics, /debug/requests and /healthz.
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Model returns the default model name.
