@@ -10,9 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
-	"regexp"
-	"strconv"
 
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -175,22 +172,13 @@ func (r *Reader) parse(raw []byte) (Result, error) {
 	return res, nil
 }
 
-// blamedInputPattern finds the input a 400's message names, as the live
-// client does: "'$.input[3]' is invalid. …" or "Invalid 'input[3]': …".
-var blamedInputPattern = regexp.MustCompile(`'(?:\$\.)?input\[(\d+)\]'`)
-
 // lineStatusError is the error of a line answered with a non-2xx status:
 // the *classify.StatusError the live endpoint's answer would give, inside
 // an *embedder.InputError when a 400 names the input at fault.
 func lineStatusError(status int, body errorObject) error {
 	se := body.statusError(status)
-	if status != http.StatusBadRequest {
-		return se
-	}
-	if m := blamedInputPattern.FindStringSubmatch(se.Message); m != nil {
-		if i, err := strconv.Atoi(m[1]); err == nil {
-			return &embedder.InputError{Index: i, Err: se}
-		}
+	if i, ok := embedder.BlamedInput(se); ok {
+		return &embedder.InputError{Index: i, Err: se}
 	}
 	return se
 }

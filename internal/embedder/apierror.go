@@ -26,8 +26,10 @@ const (
 // "'$.input[3]' is invalid. …" or "Invalid 'input[3]': …".
 var blamedInputPattern = regexp.MustCompile(`'(?:\$\.)?input\[(\d+)\]'`)
 
-// blamedInput returns the input, of n, that a 400 reply's message names.
-func blamedInput(se *classify.StatusError, n int) (int, bool) {
+// BlamedInput returns the index of the input a 400 reply's message names,
+// as the provider words it on the live endpoint and in a batch's error
+// file alike.
+func BlamedInput(se *classify.StatusError) (int, bool) {
 	if se.StatusCode != http.StatusBadRequest {
 		return 0, false
 	}
@@ -36,10 +38,13 @@ func blamedInput(se *classify.StatusError, n int) (int, bool) {
 		return 0, false
 	}
 	i, err := strconv.Atoi(m[1])
-	if err != nil || i >= n {
-		return 0, false
-	}
-	return i, true
+	return i, err == nil
+}
+
+// blamedInput returns the input, of n, that a 400 reply's message names.
+func blamedInput(se *classify.StatusError, n int) (int, bool) {
+	i, ok := BlamedInput(se)
+	return i, ok && i < n
 }
 
 // statusError turns a non-2xx reply into a *classify.StatusError and the
