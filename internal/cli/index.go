@@ -18,6 +18,7 @@ func indexCommands() map[string]command {
 		"status":   {"a generation's progress: stored, owed and parked chunks: status G", runIndexStatus},
 		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
 		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
+		"compare":  {compareSummary, runIndexCompare},
 	}
 }
 
