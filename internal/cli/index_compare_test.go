@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -67,12 +68,13 @@ type compareOut struct {
 	} `json:"overall"`
 }
 
-// setupCompare is a database whose generation 1 holds compareTexts and
+// setupCompare is a pgvector database whose generation 1 holds
+// compareTexts and
 // whose generation 2 (model, or the simulator's for "", at dims) holds
 // them too, and a queries file.
 func setupCompare(t *testing.T, model string, dims int) (*indexBundle, string) {
 	t.Helper()
-	b := setupIndexOf(t, compareTexts)
+	b := setupIndexOf(t, compareTexts, testenv.WithPgvector())
 	model = cmp.Or(model, b.sim.Model())
 	if code, out, errOut := sluice(t, b.env, "index", "create", "--model", model, "--dims", strconv.Itoa(dims), "--reason", "compare", "--execute"); code != 0 {
 		t.Fatalf("create: exit %d, %q %q", code, out, errOut)

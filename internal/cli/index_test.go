@@ -54,11 +54,11 @@ func setupIndex(t *testing.T) *indexBundle {
 }
 
 // setupIndexOf is setupIndex with a document of each of texts, whose
-// first nine characters name it.
-func setupIndexOf(t *testing.T, texts []string) *indexBundle {
+// first nine characters name it, on a database made with opts.
+func setupIndexOf(t *testing.T, texts []string, opts ...testenv.DBOption) *indexBundle {
 	t.Helper()
 	b := &indexBundle{ctx: context.Background(), sim: embedsim.StartTest(t, embedsim.Config{Dims: searchDims}),
-		db: testenv.NewDatabase(t, testenv.WithDims(searchDims)), texts: texts}
+		db: testenv.NewDatabase(t, append(opts, testenv.WithDims(searchDims))...), texts: texts}
 	for _, text := range texts {
 		id := messages.DocID("wiki", text[:9])
 		b.docs = append(b.docs, id)
