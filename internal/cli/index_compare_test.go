@@ -69,9 +69,8 @@ type compareOut struct {
 }
 
 // setupCompare is a pgvector database whose generation 1 holds
-// compareTexts and
-// whose generation 2 (model, or the simulator's for "", at dims) holds
-// them too, and a queries file.
+// compareTexts and whose generation 2 (model, or the simulator's for "",
+// at dims) holds them too, and a queries file.
 func setupCompare(t *testing.T, model string, dims int) (*indexBundle, string) {
 	t.Helper()
 	b := setupIndexOf(t, compareTexts, testenv.WithPgvector())
