@@ -12,6 +12,12 @@
 -- the statements they run is built from integers.
 --
 -- The audit records a build too.
+--
+-- The console's overview shows each generation's progress as sluice index
+-- status measures it (internal/generation.ProgressOf): sluice_console
+-- reads the registry and the keys of every generation's vectors (doc_id,
+-- chunk_index, version, content_hash, and the generation), never their
+-- text or embedding.
 
 -- +goose Up
 ALTER TABLE index_generation_audit DROP CONSTRAINT index_generation_audit_action_check,
@@ -75,7 +81,14 @@ END $$;
 REVOKE ALL ON FUNCTION drop_generation_index(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION drop_generation_index(integer) TO sluice_operator;
 
+GRANT SELECT ON index_generations TO sluice_console;
+GRANT SELECT (version) ON chunk_embeddings TO sluice_console;
+GRANT SELECT (generation, chunk_index, version, content_hash) ON generation_embeddings TO sluice_console;
+
 -- +goose Down
+REVOKE SELECT (generation, chunk_index, version, content_hash) ON generation_embeddings FROM sluice_console;
+REVOKE SELECT (version) ON chunk_embeddings FROM sluice_console;
+REVOKE SELECT ON index_generations FROM sluice_console;
 DROP FUNCTION drop_generation_index(integer);
 DROP FUNCTION build_generation_index(integer);
 -- The audit keeps its build rows, and so the CHECK that admits them; the

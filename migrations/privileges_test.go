@@ -94,6 +94,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		eraseGenLog    = `DELETE FROM index_generation_audit WHERE false`
 		readGenText    = `SELECT text FROM generation_embeddings`
 		findGenDocs    = `SELECT doc_id FROM generation_embeddings`
+		readGenKeys    = `SELECT generation, doc_id, chunk_index, version, content_hash FROM generation_embeddings`
 		eraseGenDoc    = `DELETE FROM generation_embeddings WHERE doc_id = 'gone'`
 		dropGen        = `DELETE FROM generation_embeddings WHERE generation = 2`
 		writeGen       = `UPDATE generation_embeddings SET text = '' WHERE false`
@@ -143,10 +144,10 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs},
+			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys},
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ReadonlyRole,
 			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText},
 			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
