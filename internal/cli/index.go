@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,7 +19,7 @@ func indexCommands() map[string]command {
 	return map[string]command{
 		"ls":       {"list the index generations and which one search serves", runIndexList},
 		"create":   {"register a generation: create --model M --dims D [--chunk-size N --chunk-overlap N --chunk-unit U] --reason R [--execute]", runIndexCreate},
-		"status":   {"a generation's progress: stored, owed and parked chunks: status G", runIndexStatus},
+		"status":   {"a generation's progress: stored, owed and parked chunks, its index, and with --cost the tokens left to embed: status G [--cost]", runIndexStatus},
 		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
 		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
 		"compare":  {compareSummary, runIndexCompare},
@@ -104,7 +105,9 @@ func runIndexCreate(ctx context.Context, env Env, args []string) error {
 
 func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	var c conn
+	var withCost bool
 	l := newLoader(env, "index status", &c, false)
+	l.Bool(&withCost, "cost", "", false, "count the tokens of the chunks a later generation still owes (reads the text of every one)")
 	rest, err := parseInterspersed(l, args)
 	if err != nil {
 		return err
@@ -130,12 +133,21 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var cost *generation.Cost
+	if withCost && g.ID != generation.First && g.Status != generation.Dropped {
+		k, err := generation.CostToFinish(ctx, pool, g)
+		if err != nil {
+			return err
+		}
+		cost = &k
+	}
 	if c.JSON {
 		return printJSON(env.Stdout, struct {
 			generation.Generation
 			Progress generation.Progress `json:"progress"`
 			Index    *string             `json:"index"`
-		}{g, p, index})
+			Cost     *generation.Cost    `json:"cost,omitempty"`
+		}{g, p, index, cost})
 	}
 	w := env.Stdout
 	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
@@ -148,7 +160,22 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	case g.ID != generation.First && g.Status != generation.Dropped:
 		fmt.Fprintf(w, "  nearest-neighbour index: none; searches scan every vector (sluice index build %d)\n", g.ID)
 	}
+	if cost != nil {
+		printCost(w, *cost)
+	}
 	return nil
+}
+
+func printCost(w io.Writer, k generation.Cost) {
+	how := k.Encoding
+	if !k.Exact {
+		how += ", an estimate"
+	}
+	fmt.Fprintf(w, "  cost to finish: %d tokens (%s) for the %d owed chunks whose text generation 1 holds", k.Tokens, how, k.Counted)
+	if k.Unheld > 0 {
+		fmt.Fprintf(w, "; %d more owed, whose text it does not hold, not counted", k.Unheld)
+	}
+	fmt.Fprintln(w)
 }
 
 // indexState is the name of g's nearest-neighbour index, nil when it has

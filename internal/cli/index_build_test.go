@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -16,6 +17,23 @@ func TestIndexBuildMakesAndDropRemovesTheIndex(t *testing.T) {
 	b := setupIndexOf(t, indexTexts, testenv.WithPgvector())
 	if code, out, errOut := sluice(t, b.env, "index", "create", "--model", secondModel, "--dims", "8", "--reason", "r", "--execute"); code != 0 {
 		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	// Before anything is written every chunk is owed, and its text,
+	// held by generation 1, is what finishing costs.
+	var status struct {
+		Cost struct {
+			Tokens  int `json:"tokens"`
+			Counted int `json:"counted"`
+			Unheld  int `json:"unheld"`
+		} `json:"cost"`
+	}
+	sluiceDecode(t, b.env, &status, "index", "status", "2", "--cost")
+	counter, _ := tokens.ForModel(secondModel)
+	if want := tokens.Sum(counter, indexTexts); status.Cost.Tokens != want || status.Cost.Counted != 3 || status.Cost.Unheld != 0 {
+		t.Errorf("status --cost = %+v; want %d tokens for 3 chunks", status.Cost, want)
+	}
+	if code, out, _ := sluice(t, b.env, "index", "status", "2", "--cost"); code != 0 || !strings.Contains(out, "cost to finish: ") || !strings.Contains(out, "an estimate) for the 3 owed chunks") {
+		t.Errorf("status --cost:\n%s\nwant the cost, an estimate for a model without a known tokenizer", out)
 	}
 	b.write(t, 2, secondDims, secondModel, "g2: ")
 	name := vectorstore.GenerationIndex(2)
