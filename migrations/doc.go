@@ -31,7 +31,9 @@
 // nearest-neighbour index (a partial HNSW index on the embedding cast to
 // the generation's dimension) through the owner's SECURITY DEFINER
 // functions build_generation_index and drop_generation_index, which take
-// the generation's number alone, and audits a build.
+// the generation's number alone, audits a build, and lets sluice_console
+// read the registry and the keys (never the text) of every generation's
+// vectors for its overview.
 //
 // A later migration that creates a table grants each role what its
 // statements need, and nothing by default: the default privileges give
