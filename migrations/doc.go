@@ -27,6 +27,13 @@
 // generation_embeddings (their length tied to the generation's dims by a
 // CHECK and a foreign key) and audits every change in the append-only
 // index_generation_audit. Only sluice_operator changes generations.
+// Migration 27 lets it build and remove a later generation's
+// nearest-neighbour index (a partial HNSW index on the embedding cast to
+// the generation's dimension) through the owner's SECURITY DEFINER
+// functions build_generation_index and drop_generation_index, which take
+// the generation's number alone, audits a build, and lets sluice_console
+// read the registry and the keys (never the text) of every generation's
+// vectors for its overview.
 //
 // A later migration that creates a table grants each role what its
 // statements need, and nothing by default: the default privileges give

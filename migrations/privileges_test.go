@@ -94,9 +94,12 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		eraseGenLog    = `DELETE FROM index_generation_audit WHERE false`
 		readGenText    = `SELECT text FROM generation_embeddings`
 		findGenDocs    = `SELECT doc_id FROM generation_embeddings`
+		readGenKeys    = `SELECT generation, doc_id, chunk_index, version, content_hash FROM generation_embeddings`
 		eraseGenDoc    = `DELETE FROM generation_embeddings WHERE doc_id = 'gone'`
 		dropGen        = `DELETE FROM generation_embeddings WHERE generation = 2`
 		writeGen       = `UPDATE generation_embeddings SET text = '' WHERE false`
+		buildGenIndex  = `SELECT build_generation_index(2)`
+		dropGenIndex   = `SELECT drop_generation_index(2)`
 	)
 	writeOutbox := func(subject string) string {
 		return `INSERT INTO outbox (subject, headers, payload) VALUES ('` + subject + `', '` + headers + `', '` + strings.ReplaceAll(payload, "'", "''") + `')`
@@ -118,37 +121,37 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				findGenDocs, eraseGenDoc},
 			[]string{readEscalated, readVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, dropGen}},
+				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, pruneVectors, resolveLetter, runs},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
 			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory},
 			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.OperatorRole,
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs},
+			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys},
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen}},
+				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ReadonlyRole,
 			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText},
 			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
-				createGen, retireGen, auditGen, eraseGenDoc, dropGen}},
+				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

@@ -4,20 +4,26 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/generation"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 func indexCommands() map[string]command {
 	return map[string]command{
 		"ls":       {"list the index generations and which one search serves", runIndexList},
 		"create":   {"register a generation: create --model M --dims D [--chunk-size N --chunk-overlap N --chunk-unit U] --reason R [--execute]", runIndexCreate},
-		"status":   {"a generation's progress: stored, owed and parked chunks: status G", runIndexStatus},
+		"status":   {"a generation's progress: stored, owed and parked chunks, its index, and with --cost the tokens left to embed: status G [--cost]", runIndexStatus},
 		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
 		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
+		"compare":  {compareSummary, runIndexCompare},
+		"build":    {"build generation G's nearest-neighbour index (after its backfill, before activating it): build G --reason R [--execute]", runIndexBuild},
 	}
 }
 
@@ -99,7 +105,9 @@ func runIndexCreate(ctx context.Context, env Env, args []string) error {
 
 func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	var c conn
+	var withCost bool
 	l := newLoader(env, "index status", &c, false)
+	l.Bool(&withCost, "cost", "", false, "count the tokens of the chunks a later generation still owes (reads the text of every one)")
 	rest, err := parseInterspersed(l, args)
 	if err != nil {
 		return err
@@ -121,23 +129,78 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	index, err := indexState(ctx, pool, g)
+	if err != nil {
+		return err
+	}
+	var cost *generation.Cost
+	if withCost && g.ID != generation.First && g.Status != generation.Dropped {
+		k, err := generation.CostToFinish(ctx, pool, g)
+		if err != nil {
+			return err
+		}
+		cost = &k
+	}
 	if c.JSON {
 		return printJSON(env.Stdout, struct {
 			generation.Generation
 			Progress generation.Progress `json:"progress"`
-		}{g, p})
+			Index    *string             `json:"index"`
+			Cost     *generation.Cost    `json:"cost,omitempty"`
+		}{g, p, index, cost})
 	}
 	w := env.Stdout
 	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
 	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
 		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
 	fmt.Fprintf(w, "  backfill: %s\n", p.Backfill)
+	switch {
+	case index != nil:
+		fmt.Fprintf(w, "  nearest-neighbour index: %s\n", *index)
+	case g.ID != generation.First && g.Status != generation.Dropped:
+		fmt.Fprintf(w, "  nearest-neighbour index: none; searches scan every vector (sluice index build %d)\n", g.ID)
+	}
+	if cost != nil {
+		printCost(w, *cost)
+	}
 	return nil
+}
+
+func printCost(w io.Writer, k generation.Cost) {
+	how := k.Encoding
+	if !k.Exact {
+		how += ", an estimate"
+	}
+	fmt.Fprintf(w, "  cost to finish: %d tokens (%s) for the %d owed chunks whose text generation 1 holds", k.Tokens, how, k.Counted)
+	if k.Unheld > 0 {
+		fmt.Fprintf(w, "; %d more owed, whose text it does not hold, not counted", k.Unheld)
+	}
+	fmt.Fprintln(w)
+}
+
+// indexState is the name of g's nearest-neighbour index, nil when it has
+// none.
+func indexState(ctx context.Context, pool *pgxpool.Pool, g generation.Generation) (*string, error) {
+	ok, err := vectorstore.HasGenerationIndex(ctx, pool, g.ID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	name := vectorstore.HNSWIndex
+	if g.ID != generation.First {
+		name = vectorstore.GenerationIndex(g.ID)
+	}
+	return &name, nil
 }
 
 func runIndexActivate(ctx context.Context, env Env, args []string) error {
 	return runIndexChange(ctx, env, "activate", true, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
 		return reg.Activate(ctx, id, r)
+	})
+}
+
+func runIndexBuild(ctx context.Context, env Env, args []string) error {
+	return runIndexChange(ctx, env, "build", false, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Build(ctx, id, r)
 	})
 }
 
@@ -227,6 +290,16 @@ func printChange(env Env, ch generation.Change) {
 	case generation.ActionDrop:
 		would = fmt.Sprintf("drop generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
 		did = fmt.Sprintf("dropped generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
+		if ch.Index != "" {
+			would, did = would+" and index "+ch.Index, did+" and index "+ch.Index
+		}
+	case generation.ActionBuild:
+		would = fmt.Sprintf("build index %s of generation %d", ch.Index, ch.Generation)
+		did = fmt.Sprintf("built index %s: searches of generation %d use it", ch.Index, ch.Generation)
+		if ch.IndexExisted {
+			would = fmt.Sprintf("build nothing: index %s of generation %d exists", ch.Index, ch.Generation)
+			did = fmt.Sprintf("index %s of generation %d exists already; nothing was built", ch.Index, ch.Generation)
+		}
 	}
 	if ch.DryRun {
 		fmt.Fprintf(env.Stdout, "DRY RUN (audit %d): nothing was changed; add --execute to %s.\n", ch.AuditID, would)

@@ -34,11 +34,12 @@ const (
 // chunk of each of three ready documents, stored in the manifest, and
 // the environment that runs sluice as the operator role against it.
 type indexBundle struct {
-	ctx  context.Context
-	db   *testenv.Database
-	sim  *embedsim.Server
-	env  map[string]string
-	docs []string
+	ctx   context.Context
+	db    *testenv.Database
+	sim   *embedsim.Server
+	env   map[string]string
+	texts []string
+	docs  []string
 }
 
 var indexTexts = []string{
@@ -49,9 +50,16 @@ var indexTexts = []string{
 
 func setupIndex(t *testing.T) *indexBundle {
 	t.Helper()
+	return setupIndexOf(t, indexTexts)
+}
+
+// setupIndexOf is setupIndex with a document of each of texts, whose
+// first nine characters name it, on a database made with opts.
+func setupIndexOf(t *testing.T, texts []string, opts ...testenv.DBOption) *indexBundle {
+	t.Helper()
 	b := &indexBundle{ctx: context.Background(), sim: embedsim.StartTest(t, embedsim.Config{Dims: searchDims}),
-		db: testenv.NewDatabase(t, testenv.WithDims(searchDims))}
-	for _, text := range indexTexts {
+		db: testenv.NewDatabase(t, append(opts, testenv.WithDims(searchDims))...), texts: texts}
+	for _, text := range texts {
 		id := messages.DocID("wiki", text[:9])
 		b.docs = append(b.docs, id)
 		if _, err := b.db.Pool.Exec(b.ctx, `
@@ -78,7 +86,7 @@ func (b *indexBundle) write(t *testing.T, gen, dims int, model, prefix string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vecs, err := emb.Embed(b.ctx, indexTexts)
+	vecs, err := emb.Embed(b.ctx, b.texts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +96,7 @@ func (b *indexBundle) write(t *testing.T, gen, dims int, model, prefix string) {
 	}
 	recs := make([]vectorstore.Record, len(b.docs))
 	for i, id := range b.docs {
-		recs[i] = vectorstore.Record{DocID: id, ChunkIndex: 0, Version: 1, ContentHash: "h", Model: model, Embedding: vecs[i], Text: prefix + indexTexts[i]}
+		recs[i] = vectorstore.Record{DocID: id, ChunkIndex: 0, Version: 1, ContentHash: "h", Model: model, Embedding: vecs[i], Text: prefix + b.texts[i]}
 	}
 	if _, err := store.Upsert(b.ctx, b.db.Pool, recs); err != nil {
 		t.Fatal(err)

@@ -114,19 +114,13 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 	if err != nil {
 		return nil, err
 	}
-	model := cmp.Or(g.Model, o.embedder.Model)
-	emb, err := embedder.NewOpenAI(embedder.Config{
-		URL: o.embedder.URL, Model: model, APIKey: o.embedder.APIKey,
-		Dims: g.Dims, Encoding: o.embedder.Encoding,
-	})
+	emb, err := queryEmbedder(g, o.embedder)
 	if err != nil {
 		return nil, err
 	}
-	embedCtx, cancel := context.WithTimeout(ctx, o.embedder.Timeout)
-	vecs, err := emb.Embed(embedCtx, []string{query})
-	cancel()
+	vecs, err := embedQueries(ctx, emb, o.embedder, []string{query})
 	if err != nil {
-		return nil, fmt.Errorf("embed the query with %s at %s: %w", model, o.embedder.URL, err)
+		return nil, err
 	}
 	hits, err := store.Search(ctx, tx, vecs[0], vectorstore.SearchOptions{K: o.k, SourceID: o.source})
 	if err != nil {
@@ -143,6 +137,28 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 			ChunkIndex: h.ChunkIndex, Version: h.Version, Text: h.Text}
 	}
 	return res, nil
+}
+
+// queryEmbedder embeds queries as generation g's vectors were: with its
+// model (the settings' for a generation 1 that never recorded one) at its
+// dimension.
+func queryEmbedder(g generation.Generation, cfg config.Embedder) (*embedder.OpenAI, error) {
+	return embedder.NewOpenAI(embedder.Config{
+		URL: cfg.URL, Model: cmp.Or(g.Model, cfg.Model), APIKey: cfg.APIKey,
+		Dims: g.Dims, Encoding: cfg.Encoding,
+	})
+}
+
+// embedQueries embeds queries in one request bounded by the settings'
+// timeout.
+func embedQueries(ctx context.Context, emb *embedder.OpenAI, cfg config.Embedder, queries []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	vecs, err := emb.Embed(ctx, queries)
+	if err != nil {
+		return nil, fmt.Errorf("embed the queries with %s at %s: %w", emb.Model(), cfg.URL, err)
+	}
+	return vecs, nil
 }
 
 // searchedGeneration is generation id, or the active one for 0; a

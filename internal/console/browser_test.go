@@ -128,6 +128,9 @@ func TestBrowserTriage(t *testing.T) {
 		waitFor(`document.querySelector("#shape").textContent.includes("spike in one source")`),
 		waitFor(textIs("#ready", fmt.Sprint(alphaReady))),
 		waitFor(`document.querySelectorAll("svg.chart rect").length > 3`),
+		// The active generation's progress bar, inside the live fragment
+		// whose cards the layout check below measures.
+		waitFor(`!!document.querySelector("#live #generation-1 progress")`),
 		// Live refresh replaces the fragment without a reload.
 		waitFor(`!!document.querySelector("#live").getAttribute("data-updated")`),
 	)

@@ -29,6 +29,7 @@ type overview struct {
 	ShapeExamples []example
 	Chart         template.HTML
 	Running       []runRow
+	Generations   []generationRow
 }
 
 // count is a labelled number.
@@ -78,6 +79,9 @@ func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 		return nil, err
 	}
 	if o.Running, err = listRuns(ctx, pool, "", true, 50); err != nil {
+		return nil, err
+	}
+	if o.Generations, err = readGenerations(ctx, pool); err != nil {
 		return nil, err
 	}
 	return o, nil

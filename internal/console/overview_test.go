@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -34,5 +35,51 @@ func TestOverviewShowsWorstAttempts(t *testing.T) {
 	row := `class=bad_request">bad_request</a></td><td>quarantine</td><td class="n">30</td><td class="n">6</td>`
 	if code != http.StatusOK || !strings.Contains(body, row) {
 		t.Errorf("run page: %d, lacks %s\n%s", code, row, body)
+	}
+}
+
+// The overview shows each generation that is not dropped with its
+// status, model, dims and progress as sluice index status measures it,
+// read with the console's own role: here four ready documents stored in
+// generation 1, one of them in generation 2 too, beside the fixture's
+// parked chunks.
+func TestOverviewShowsGenerationProgress(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := t.Context()
+	for _, sql := range []string{
+		`INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status) VALUES
+		 (2, 'small-model', 4, 512, 64, 'tokens', 'building'), (3, 'gone', 4, 512, 64, 'tokens', 'dropped')`,
+		`UPDATE index_generations SET dropped_at = now() WHERE generation = 3`,
+		`INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+		 SELECT 'gen-' || i, 'gamma', 'gen-' || i, 1, 'h', 1, 'ready' FROM generate_series(1, 4) i`,
+		`INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status)
+		 SELECT 'gen-' || i, 0, 1, 'h', 'stored' FROM generate_series(1, 4) i`,
+		`INSERT INTO chunk_embeddings (doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
+		 SELECT 'gen-' || i, 0, 1, 'h', 'sim', 384, array_fill(0.1::real, ARRAY[384]), 't' FROM generate_series(1, 4) i`,
+		`INSERT INTO generation_embeddings (generation, doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
+		 VALUES (2, 'gen-1', 0, 1, 'h', 'small-model', 4, array_fill(0.1::real, ARRAY[4]), 't')`,
+	} {
+		if _, err := b.db.Pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, body := b.get(t, "/fragment/overview", viewerSecret)
+	if code != http.StatusOK {
+		t.Fatalf("overview: %d\n%s", code, body)
+	}
+	chunks := alphaStored + 4
+	for _, want := range []string{
+		fmt.Sprintf(`<tr id="generation-1"><td>1</td><td>active</td><td class="clip">(EMBEDDER_MODEL)</td><td class="n">384</td><td class="n">4</td><td class="n">0</td><td class="n">%d</td>`, alphaStored),
+		fmt.Sprintf(`<progress max="100" value="%.1f" title="4 of %d chunks stored">`, 400/float64(chunks), chunks),
+		fmt.Sprintf(`<tr id="generation-2"><td>2</td><td>building</td><td class="clip">small-model</td><td class="n">4</td><td class="n">1</td><td class="n">3</td><td class="n">%d</td>`, alphaStored),
+		fmt.Sprintf(`<progress max="100" value="%.1f" title="1 of %d chunks stored">`, 100/float64(chunks), chunks),
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("overview lacks %s\n%s", want, body[strings.Index(body, `id="generations"`):])
+		}
+	}
+	if strings.Contains(body, `id="generation-3"`) {
+		t.Error("the overview shows a dropped generation")
 	}
 }

@@ -19,6 +19,7 @@ const (
 	ActionCreate   = "create"
 	ActionActivate = "activate"
 	ActionDrop     = "drop"
+	ActionBuild    = "build"
 )
 
 // Request is who asks for a change and why, and whether to make it.
@@ -102,6 +103,10 @@ type Change struct {
 	Progress *Progress `json:"progress,omitempty"`
 	// VectorsDropped counts the vectors a drop removed (or would).
 	VectorsDropped int64 `json:"vectors_dropped,omitempty"`
+	// Index is the nearest-neighbour index a build made (or would) and a
+	// drop removed (or would); IndexExisted says it was there before.
+	Index        string `json:"index,omitempty"`
+	IndexExisted bool   `json:"index_existed,omitempty"`
 }
 
 // Registry makes changes to the generations, each in one transaction.
@@ -246,7 +251,17 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 		case g.ID == First:
 			return fmt.Errorf("generation 1 cannot be dropped: its vectors are chunk_embeddings, which the pipeline writes (%w)", vectorstore.ErrFirstGeneration)
 		}
+		if c.IndexExisted, err = vectorstore.HasGenerationIndex(ctx, tx, id); err != nil {
+			return err
+		}
+		if c.IndexExisted {
+			c.Index = vectorstore.GenerationIndex(id)
+		}
 		if r.Execute {
+			// The index goes first: the delete need not maintain it.
+			if _, err := vectorstore.DropGenerationIndex(ctx, tx, id); err != nil {
+				return err
+			}
 			if c.VectorsDropped, err = vectorstore.DropGeneration(ctx, tx, id); err != nil {
 				return err
 			}
@@ -257,7 +272,43 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 		} else if c.VectorsDropped, err = countVectors(ctx, tx, id); err != nil {
 			return err
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"status": g.Status, "vectors": c.VectorsDropped})
+		return audit(ctx, tx, &c, r, map[string]any{"status": g.Status, "vectors": c.VectorsDropped, "index": c.Index})
+	})
+	return c, err
+}
+
+// Build builds generation id's nearest-neighbour index
+// (vectorstore.BuildGenerationIndex) unless it exists; a dry run says
+// whether it would. It refuses generation 1, whose index is
+// chunk_embeddings', and a dropped generation (ErrDropped). The build
+// holds a lock that blocks writes to every later generation's vectors
+// until it commits: build after a generation's backfill, before
+// activating it.
+func (reg *Registry) Build(ctx context.Context, id int, r Request) (Change, error) {
+	if err := r.check(); err != nil {
+		return Change{}, err
+	}
+	c := Change{Action: ActionBuild, Generation: id, DryRun: !r.Execute, Index: vectorstore.GenerationIndex(id)}
+	err := pgx.BeginFunc(ctx, reg.pool, func(tx pgx.Tx) error {
+		g, err := lock(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case g.ID == First:
+			return fmt.Errorf("generation 1's vectors are chunk_embeddings, whose index (%s) the schema's owner builds (%w)", vectorstore.HNSWIndex, vectorstore.ErrFirstGeneration)
+		case g.Status == Dropped:
+			return fmt.Errorf("%w: generation %d has no vectors to index", ErrDropped, id)
+		}
+		if c.IndexExisted, err = vectorstore.HasGenerationIndex(ctx, tx, id); err != nil {
+			return err
+		}
+		if r.Execute && !c.IndexExisted {
+			if _, err := vectorstore.BuildGenerationIndex(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		return audit(ctx, tx, &c, r, map[string]any{"index": c.Index, "existed": c.IndexExisted, "dims": g.Dims})
 	})
 	return c, err
 }

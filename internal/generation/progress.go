@@ -55,7 +55,12 @@ const progressSQL = `
 SELECT count(*),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NOT NULL),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL),
-       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + `)
+       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + `)` + chunksSQL
+
+// chunksSQL is the chunks a generation should hold, m, beside its
+// vector of the chunk's current version and content, v (NULL when it
+// has none); %s is the generation's stored keys.
+const chunksSQL = `
 FROM ingest_manifest m
 JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> ` + manifest.SQLDocDeleted + `
 LEFT JOIN %s v ON v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // HNSWIndex is the name of the index BuildIndex creates on
@@ -36,11 +37,13 @@ var ErrNoVectorIndex = errors.New("vectorstore: no vector index without pgvector
 // K unless the session sets hnsw.ef_search ≥ K or hnsw.iterative_scan =
 // strict_order. A larger ef_search also raises recall.
 //
-// On a real[] store, or a later generation's, BuildIndex returns
+// A later generation's store builds that generation's index,
+// BuildGenerationIndex. On a real[] store BuildIndex returns
 // ErrNoVectorIndex and changes nothing.
 func (p *Postgres) BuildIndex(ctx context.Context, db DB) error {
-	if p.generation != firstGeneration {
-		return fmt.Errorf("%w: generation %d's index is a partial index on %s, which only the schema's owner may build", ErrNoVectorIndex, p.generation, GenerationTable)
+	if p.generation != firstGeneration && p.mode == ModeVector {
+		_, err := BuildGenerationIndex(ctx, db, p.generation)
+		return err
 	}
 	if p.mode != ModeVector {
 		return fmt.Errorf("%w: chunk_embeddings.embedding is %s; install pgvector and migrate a new database to index it", ErrNoVectorIndex, p.mode)
@@ -53,4 +56,65 @@ func (p *Postgres) BuildIndex(ctx context.Context, db DB) error {
 		return fmt.Errorf("vectorstore: analyze after building %s: %w", HNSWIndex, err)
 	}
 	return nil
+}
+
+// GenerationIndex is the name of generation gen's nearest-neighbour
+// index, for a generation after the first.
+func GenerationIndex(gen int) string {
+	return "generation_embeddings_g" + strconv.Itoa(gen) + "_hnsw"
+}
+
+// BuildGenerationIndex builds generation gen's nearest-neighbour index,
+// unless it exists already, and returns its name (GenerationIndex): an
+// HNSW index for cosine distance on the embedding cast to the
+// generation's dimension, partial to the generation's rows of
+// GenerationTable, the expression its searches order by. It then
+// refreshes the table's planner statistics.
+//
+// Only the table's owner may build an index, so it runs the owner's
+// function build_generation_index (migration 27), which only the
+// operator's role may execute. The function refuses generation 1
+// (ErrFirstGeneration here: chunk_embeddings has BuildIndex), an unknown
+// or dropped generation, a database without pgvector, and more than
+// 2,000 dimensions (pgvector's limit for HNSW). What BuildIndex says of
+// when to build, the lock and ef_search holds here too: the build blocks
+// writes to GenerationTable, every later generation's, until its
+// transaction commits.
+func BuildGenerationIndex(ctx context.Context, db DB, gen int) (string, error) {
+	if gen <= firstGeneration {
+		return "", fmt.Errorf("%w: generation %d's index is chunk_embeddings', built by BuildIndex", ErrFirstGeneration, gen)
+	}
+	var name string
+	if err := db.QueryRow(ctx, `SELECT build_generation_index($1)`, gen).Scan(&name); err != nil {
+		return "", fmt.Errorf("vectorstore: build generation %d's index: %w", gen, err)
+	}
+	return name, nil
+}
+
+// DropGenerationIndex removes generation gen's nearest-neighbour index
+// through the owner's function drop_generation_index, and reports
+// whether there was one.
+func DropGenerationIndex(ctx context.Context, db DB, gen int) (bool, error) {
+	if gen <= firstGeneration {
+		return false, fmt.Errorf("%w: generation %d has no partial index", ErrFirstGeneration, gen)
+	}
+	var dropped bool
+	if err := db.QueryRow(ctx, `SELECT drop_generation_index($1)`, gen).Scan(&dropped); err != nil {
+		return false, fmt.Errorf("vectorstore: drop generation %d's index: %w", gen, err)
+	}
+	return dropped, nil
+}
+
+// HasGenerationIndex reports whether generation gen's nearest-neighbour
+// index exists; generation 1's is HNSWIndex.
+func HasGenerationIndex(ctx context.Context, db DB, gen int) (bool, error) {
+	name := HNSWIndex
+	if gen > firstGeneration {
+		name = GenerationIndex(gen)
+	}
+	var ok bool
+	if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&ok); err != nil {
+		return false, fmt.Errorf("vectorstore: look for index %s: %w", name, err)
+	}
+	return ok, nil
 }

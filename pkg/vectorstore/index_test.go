@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -179,5 +181,189 @@ func TestBuildIndexWithoutPgvector(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "install pgvector") {
 		t.Errorf("BuildIndex error %q does not say how to get an index", err)
+	}
+}
+
+// genIndexDims is the dimension of the later generation the partial index
+// is built for, other than generation 1's.
+const genIndexDims = 8
+
+// A later generation's index is built by the operator through the
+// owner's function, serves that generation's search (its very
+// expression and predicate) with the hits of the exact scan, and no
+// other generation's; drop removes it.
+func TestGenerationIndexServesItsSearch(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := testenv.NewDatabase(t, testenv.WithDims(indexDims), testenv.WithPgvector())
+	operator := db.RolePool(t, migrations.OperatorRole)
+	rng := rand.New(rand.NewPCG(20261202, 1))
+	randomVector := func(dims int) []float32 {
+		v := make([]float32, dims)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	stores := map[int]*vectorstore.Postgres{}
+	for gen, dims := range map[int]int{2: genIndexDims, 3: genIndexDims + 4} {
+		if _, err := db.Pool.Exec(ctx, `
+			INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status)
+			VALUES ($1, 'm', $2, 512, 64, 'tokens', 'building')`, gen, dims); err != nil {
+			t.Fatal(err)
+		}
+		store, err := vectorstore.OpenGeneration(ctx, db.Pool, gen, dims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores[gen] = store
+	}
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+		SELECT 'd' || i, 's', 'd' || i, 1, 'h', 10, 'ready' FROM generate_series(0, 99) i`); err != nil {
+		t.Fatal(err)
+	}
+	for gen, store := range stores {
+		var recs []vectorstore.Record
+		for d := range 100 {
+			for c := range 10 {
+				recs = append(recs, vectorstore.Record{DocID: fmt.Sprintf("d%d", d), ChunkIndex: c, Version: 1, ContentHash: "h",
+					Model: "m", Embedding: randomVector(store.Dims()), Text: "t"})
+			}
+		}
+		if _, err := store.Upsert(ctx, db.Pool, recs); err != nil {
+			t.Fatalf("load generation %d: %v", gen, err)
+		}
+	}
+	query := randomVector(genIndexDims)
+	// plan EXPLAINs gen's search with sequential and bitmap scans priced
+	// out, so that it shows an index scan whenever an index can serve the
+	// statement.
+	plan := func(gen int, q []float32) string {
+		tx, err := db.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off`); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+stores[gen].SearchSQL(), q, "", 10)
+		if err != nil {
+			t.Fatalf("EXPLAIN generation %d's search: %v", gen, err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(lines, "\n")
+	}
+	keys := func(settings string) []string {
+		tx, err := db.Pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback(context.Background())
+		if _, err := tx.Exec(ctx, "SET LOCAL "+settings); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := stores[2].Search(ctx, tx, query, vectorstore.SearchOptions{K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]string, len(hits))
+		for i, h := range hits {
+			out[i] = fmt.Sprintf("%s/%d", h.DocID, h.ChunkIndex)
+		}
+		return out
+	}
+	scan := "Index Scan using " + vectorstore.GenerationIndex(2)
+	if p := plan(2, query); strings.Contains(p, scan) {
+		t.Fatalf("generation 2's search used an index before it was built:\n%s", p)
+	}
+	exact := keys("enable_seqscan = on")
+
+	for range 2 { // a second build is a no-op
+		name, err := vectorstore.BuildGenerationIndex(ctx, operator, 2)
+		if err != nil || name != vectorstore.GenerationIndex(2) {
+			t.Fatalf("BuildGenerationIndex(2) as the operator = %q, %v", name, err)
+		}
+	}
+	if ok, err := vectorstore.HasGenerationIndex(ctx, operator, 2); err != nil || !ok {
+		t.Fatalf("HasGenerationIndex(2) after the build = %v, %v", ok, err)
+	}
+	if p := plan(2, query); !strings.Contains(p, scan) {
+		t.Fatalf("generation 2's search does not use its index:\n%s", p)
+	}
+	if p := plan(3, randomVector(genIndexDims+4)); strings.Contains(p, "generation_embeddings_g") {
+		t.Errorf("generation 3's search used another generation's index:\n%s", p)
+	}
+	if got := keys("hnsw.ef_search = 1000"); !slices.Equal(got, exact) {
+		t.Errorf("generation 2's top 10 through its index %v, exact scan %v", got, exact)
+	}
+
+	if dropped, err := vectorstore.DropGenerationIndex(ctx, operator, 2); err != nil || !dropped {
+		t.Fatalf("DropGenerationIndex(2) = %v, %v; want it dropped", dropped, err)
+	}
+	if dropped, err := vectorstore.DropGenerationIndex(ctx, operator, 2); err != nil || dropped {
+		t.Errorf("DropGenerationIndex(2) again = %v, %v; want nothing to drop", dropped, err)
+	}
+	if p := plan(2, query); strings.Contains(p, scan) {
+		t.Errorf("generation 2's search still uses a dropped index:\n%s", p)
+	}
+}
+
+// The functions take one integer, a generation that has a partial index
+// to build, from the operator only.
+func TestGenerationIndexRefusesBadArgumentsAndOtherRoles(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := testenv.NewDatabase(t, testenv.WithDims(indexDims), testenv.WithPgvector())
+	if _, err := db.Pool.Exec(ctx, `
+		INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, dropped_at) VALUES
+		(2, 'm', 8, 512, 64, 'tokens', 'building', NULL), (3, 'm', 2001, 512, 64, 'tokens', 'building', NULL),
+		(4, 'm', 8, 512, 64, 'tokens', 'dropped', now())`); err != nil {
+		t.Fatal(err)
+	}
+	operator := db.RolePool(t, migrations.OperatorRole)
+	if _, err := vectorstore.BuildGenerationIndex(ctx, operator, 1); !errors.Is(err, vectorstore.ErrFirstGeneration) {
+		t.Errorf("BuildGenerationIndex(1) = %v, want ErrFirstGeneration", err)
+	}
+	for _, tc := range []struct {
+		sql, state, says string
+	}{
+		{`SELECT build_generation_index(1)`, "22023", "only generations from 2"},
+		{`SELECT build_generation_index(0)`, "22023", "only generations from 2"},
+		{`SELECT build_generation_index(NULL)`, "22023", "only generations from 2"},
+		{`SELECT build_generation_index(9)`, "22023", "unknown index generation 9"},
+		{`SELECT build_generation_index(4)`, "22023", "was dropped"},
+		{`SELECT build_generation_index(3)`, "0A000", "at most 2000"},
+		{`SELECT build_generation_index('2); DROP TABLE documents; --')`, "22P02", "integer"},
+		{`SELECT build_generation_index(2.5)`, "42883", "does not exist"},
+		{`SELECT drop_generation_index(1)`, "22023", "only generations from 2"},
+	} {
+		_, err := operator.Exec(ctx, tc.sql)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != tc.state || !strings.Contains(pgErr.Message, tc.says) {
+			t.Errorf("%s as the operator: %v; want SQLSTATE %s saying %q", tc.sql, err, tc.state, tc.says)
+		}
+	}
+	for _, r := range migrations.Roles {
+		role := r.Name
+		if role == migrations.OperatorRole {
+			continue
+		}
+		pool := db.RolePool(t, role)
+		for _, sql := range []string{`SELECT build_generation_index(2)`, `SELECT drop_generation_index(2)`} {
+			_, err := pool.Exec(ctx, sql)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+				t.Errorf("%s as %s: %v; want insufficient_privilege", sql, role, err)
+			}
+		}
+	}
+	var n int
+	if err := db.Pool.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'generation_embeddings_g%'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d partial indexes after refusals (%v), want none", n, err)
 	}
 }
