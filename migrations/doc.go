@@ -35,6 +35,12 @@
 // read the registry and the keys (never the text) of every generation's
 // vectors for its overview.
 //
+// Migration 26 adds text_hash, the SHA-256 of a vector's text, to every
+// table of vectors, fills it for the rows already stored and indexes it:
+// the key on which the pipeline reuses a stored vector instead of paying
+// the provider for the same text again. The roles that reuse vectors
+// (sluice_consumer, sluice_replayer) read those tables whole already.
+//
 // A later migration that creates a table grants each role what its
 // statements need, and nothing by default: the default privileges give
 // sluice_readonly SELECT on every table the owner creates, and no service

@@ -20,23 +20,7 @@ func TestUpgradeMakesWhatIsStoredGenerationOne(t *testing.T) {
 	t.Parallel()
 	const dims = 4
 	testenv.ForEachBackend(t, func(t *testing.T, backend testenv.Backend) {
-		db := testenv.NewDatabase(t, testenv.OnBackend(backend))
-		admin := connect(t, db.URL)
-		b := make([]byte, 4)
-		_, _ = rand.Read(b)
-		name := "upgrade_" + hex.EncodeToString(b)
-		if _, err := admin.Exec(t.Context(), `CREATE DATABASE `+name); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = admin.Exec(context.Background(), `DROP DATABASE `+name+` WITH (FORCE)`) })
-		cfg := admin.Config()
-		url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-		if cfg.Password != "" {
-			url = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
-		}
-		if err := migrations.UpTo(t.Context(), url, migrations.Options{Dims: dims}, 24); err != nil {
-			t.Fatal(err)
-		}
+		url := migratedTo(t, backend, dims, 24)
 		old := connect(t, url)
 		for i, model := range []string{"old-model", "old-model", "older-model"} {
 			if _, err := old.Exec(t.Context(), `
@@ -67,6 +51,31 @@ func TestUpgradeMakesWhatIsStoredGenerationOne(t *testing.T) {
 			t.Errorf("%d vectors rewritten by the upgrade (%v), want none", moved, err)
 		}
 	})
+}
+
+// migratedTo returns the URL of a new database on backend's server,
+// dropped when the test ends, migrated for dims up to version and no
+// further.
+func migratedTo(t *testing.T, backend testenv.Backend, dims int, version int64) string {
+	t.Helper()
+	db := testenv.NewDatabase(t, testenv.OnBackend(backend))
+	admin := connect(t, db.URL)
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	name := "upgrade_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(t.Context(), `CREATE DATABASE `+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), `DROP DATABASE `+name+` WITH (FORCE)`) })
+	cfg := admin.Config()
+	url := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	if cfg.Password != "" {
+		url = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
+	}
+	if err := migrations.UpTo(t.Context(), url, migrations.Options{Dims: dims}, version); err != nil {
+		t.Fatal(err)
+	}
+	return url
 }
 
 // Exactly one generation is active whoever writes, the owner included:

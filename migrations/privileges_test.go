@@ -73,6 +73,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		readVectors    = `SELECT text FROM chunk_embeddings`
 		writeVectors   = `UPDATE chunk_embeddings SET text = '' WHERE false`
 		pruneVectors   = `DELETE FROM chunk_embeddings WHERE doc_id = 'gone'`
+		reuseVectors   = `SELECT text_hash, embedding FROM chunk_embeddings WHERE text_hash = ANY('{}'::bytea[]) AND model = 'm' UNION ALL SELECT text_hash, embedding FROM chunk_embeddings_previous WHERE text_hash = ANY('{}'::bytea[])`
 		readOutbox     = `SELECT payload FROM outbox`
 		publishOutbox  = `UPDATE outbox SET published_at = now() WHERE false`
 		rewriteOutbox  = `UPDATE outbox SET subject = 'ingest.chunks.x' WHERE false`
@@ -119,21 +120,21 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		{migrations.ProducerRole,
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
 				findGenDocs, eraseGenDoc},
-			[]string{readEscalated, readVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
+			[]string{readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ConsumerRole,
-			[]string{keepSecret, queue, writeVectors, readVectors, pruneVectors, resolveLetter, runs},
+			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
-			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, readLetters, resolveLetter, newDocument, appendAudit,
+			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ReplayerRole,
-			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, writeVectors, readLetters, resolveLetter,
+			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory},
 			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
@@ -145,7 +146,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				purgeHistory}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys},
-			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
 		{migrations.ReadonlyRole,

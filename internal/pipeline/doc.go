@@ -2,8 +2,11 @@
 // It is the one code path shared by the consumer (jobs from JetStream) and
 // the replayer (jobs from the DLQ): decode, drop stale work, enforce the
 // delivery cap, apply the policy stage before any text leaves the process,
-// embed in bounded sub-batches (bisecting a batch rejected for one bad
-// input), and store each batch in one transaction.
+// reuse the vectors the store already holds for the batch's texts (one
+// lookup a batch, same generation, model and dimension) and send each
+// other text once, embed in bounded sub-batches (bisecting a batch
+// rejected for one bad input), and store each batch in one transaction.
+// A reused vector is stored exactly as an embedded one is.
 //
 // Process decides an Outcome for every job and commits everything it
 // decided before returning: vectors and manifest rows in the store

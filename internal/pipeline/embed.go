@@ -129,6 +129,8 @@ func (p *Pipeline) embedGroup(ctx context.Context, group []*Job, vouched bool) {
 		for i, j := range group {
 			j.vector = vecs[i]
 		}
+		p.providerInputs.Add(float64(len(group)))
+		p.providerTokens.Add(float64(tokens.Sum(p.tokens, texts)))
 		return
 	}
 	if blamed {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -49,8 +50,9 @@ func (e *blamingEmbedder) counts() (requests, sent int) {
 
 // embedPipeline is a pipeline with just what the embed stage uses.
 func embedPipeline(emb Embedder) *Pipeline {
-	p := &Pipeline{emb: emb, metrics: NewMetrics(nil), now: time.Now, crash: func(string) {}}
+	p := &Pipeline{emb: emb, metrics: NewMetrics(nil), now: time.Now, crash: func(string) {}, tokens: tokens.Approximate{}}
 	p.cfg.applyDefaults()
+	p.bindGeneration(1)
 	return p
 }
 

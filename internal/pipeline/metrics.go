@@ -21,6 +21,15 @@ type Metrics struct {
 	Held prometheus.Counter
 	// RunsHalted counts runs this process halted, by source.
 	RunsHalted *prometheus.CounterVec
+	// Reuse counts chunks whose vector was not paid for: the store held
+	// one of the same text, or another chunk of the batch carried it to
+	// the embedder, by index generation.
+	Reuse *prometheus.CounterVec
+	// ProviderInputs and ProviderTokens count the inputs, and their
+	// tokens by the model's counter, of the embedding requests the
+	// provider answered with vectors, by index generation.
+	ProviderInputs *prometheus.CounterVec
+	ProviderTokens *prometheus.CounterVec
 }
 
 // NewMetrics creates the pipeline metrics and registers them on reg (nil
@@ -70,6 +79,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "sluice_runs_halted_total",
 			Help: "Runs halted because their rejection ratio crossed the threshold, by source.",
 		}, []string{"source"}),
+		Reuse: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_embedding_reuse_total",
+			Help: "Chunks given a vector without a provider call: one the store held for the same text, model and dimension, or one another chunk of the batch carried, by index generation.",
+		}, []string{"generation"}),
+		ProviderInputs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_embedding_provider_inputs_total",
+			Help: "Inputs the embedding provider answered with vectors, by index generation.",
+		}, []string{"generation"}),
+		ProviderTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_embedding_provider_tokens_total",
+			Help: "Input tokens, by the model's tokenizer (an estimate for a model without one), of the inputs the embedding provider answered with vectors, by index generation.",
+		}, []string{"generation"}),
 	}
 	// Every outcome is exported from the start, at zero, so that rates and
 	// alerts see a series before its first event.
@@ -80,7 +101,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.EmbedRequests.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.DocumentReady, m.Bisections, m.Held, m.RunsHalted)
+		reg.MustRegister(m.Outcomes, m.Retries, m.Parked, m.EmbedRequests, m.EmbedDuration, m.EndToEnd, m.DocumentReady, m.Bisections, m.Held, m.RunsHalted,
+			m.Reuse, m.ProviderInputs, m.ProviderTokens)
 	}
 	return m
 }

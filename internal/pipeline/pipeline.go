@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/compliance"
@@ -41,6 +43,9 @@ type Pipeline struct {
 	// rejects an input.
 	rejections rejectionRate
 	tokens     tokens.Counter
+	// reused, providerInputs and providerTokens are the metrics' series
+	// of the store's index generation.
+	reused, providerInputs, providerTokens prometheus.Counter
 }
 
 // Deps are the pipeline's collaborators.
@@ -92,16 +97,31 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	gen := 1
+	if r, ok := p.store.(vectorstore.Reuser); ok {
+		gen = r.Generation()
+	}
+	p.bindGeneration(gen)
 	if p.crash == nil {
 		p.crash = func(string) {}
 	}
 	return p, nil
 }
 
+// bindGeneration points the per-generation series at generation gen's.
+func (p *Pipeline) bindGeneration(gen int) {
+	label := strconv.Itoa(gen)
+	p.reused = p.metrics.Reuse.WithLabelValues(label)
+	p.providerInputs = p.metrics.ProviderInputs.WithLabelValues(label)
+	p.providerTokens = p.metrics.ProviderTokens.WithLabelValues(label)
+}
+
 // Process decides and commits an outcome for every job. It returns an
-// error only when it could not commit what it decided (the database is
-// unreachable); then no job may be acknowledged, and every job whose
-// outcome is still Undecided must be retried by redelivery.
+// error only when the database could not answer what the decisions need
+// (the manifest's states, the stored vectors of the batch's texts) or
+// could not commit what was decided; then no job may be acknowledged,
+// and every job whose outcome is still Undecided must be retried by
+// redelivery.
 func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 	live := p.decode(jobs)
 	live, err := p.screen(ctx, live)
@@ -109,7 +129,12 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		return p.undecide(jobs, err)
 	}
 	live = p.applyPolicy(live)
-	p.embedBySource(ctx, live)
+	send, tw, err := p.reuse(ctx, live)
+	if err != nil {
+		return p.undecide(jobs, err)
+	}
+	p.embedBySource(ctx, send)
+	p.share(tw)
 	var toStore []*Job
 	for _, j := range live {
 		if j.Outcome == Undecided {

@@ -48,6 +48,17 @@
 // DropGeneration removes a later generation's vectors. Which generation
 // is active is the registry's (internal/generation), not the store's.
 //
+// # Reusing vectors
+//
+// Upsert stores, beside every vector, the SHA-256 of its text
+// (text_hash, migration 26; see TextHash), computed in the statement that
+// writes the text so that the two cannot disagree. Reusable returns, in
+// one statement for a whole batch, the vectors a store's generation
+// already holds for texts, made by a given model at the store's
+// dimension: a text is then embedded once per generation, however many
+// chunks hold it. A row rewritten with another text no longer answers for
+// the old one, and an erased document's rows are gone.
+//
 // # Conformance
 //
 // Every Store implementation must pass storetest.Run.

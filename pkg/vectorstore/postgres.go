@@ -32,6 +32,7 @@ type Postgres struct {
 	resolveSQL string
 	searchSQL  string
 	pruneSQL   string
+	reuseSQL   string
 }
 
 var _ Store = (*Postgres)(nil)
@@ -93,7 +94,8 @@ func newPostgres(dims int, mode string, gen int) (*Postgres, error) {
 		return nil, errors.New("vectorstore: embedding dimension must be at least 1")
 	}
 	t := targetOf(gen)
-	p := &Postgres{dims: dims, mode: mode, generation: gen, resolveSQL: resolveStatement(t), pruneSQL: pruneStatement(t)}
+	p := &Postgres{dims: dims, mode: mode, generation: gen, resolveSQL: resolveStatement(t), pruneSQL: pruneStatement(t),
+		reuseSQL: reuseStatement(t)}
 	switch {
 	case mode == ModeVector && gen == firstGeneration:
 		p.upsertSQL = upsertStatement(t, dims, "::vector")

@@ -30,9 +30,9 @@ WITH input AS (
 	     WITH ORDINALITY AS u(doc_id, chunk_index, version, content_hash, model, text, metadata, ord)
 ), written AS (
 	INSERT INTO `+t.table+` AS ce
-	       (`+t.column+`doc_id, chunk_index, version, content_hash, model, dims, embedding, text, metadata)
+	       (`+t.column+`doc_id, chunk_index, version, content_hash, model, dims, embedding, text, metadata, text_hash)
 	SELECT `+t.value+`doc_id, chunk_index, version, content_hash, model, %[1]d,
-	       (($8::float4[])[(ord - 1) * %[1]d + 1 : ord * %[1]d])%[2]s, text, metadata
+	       (($8::float4[])[(ord - 1) * %[1]d + 1 : ord * %[1]d])%[2]s, text, metadata, `+textHashSQL+`
 	FROM input
 	WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = input.doc_id AND `+newerVersionSQL+`)
 	ORDER BY doc_id, chunk_index
@@ -44,6 +44,7 @@ WITH input AS (
 	       embedding = EXCLUDED.embedding,
 	       text = EXCLUDED.text,
 	       metadata = EXCLUDED.metadata,
+	       text_hash = EXCLUDED.text_hash,
 	       updated_at = now()
 	WHERE ce.version < EXCLUDED.version
 	   OR (ce.version = EXCLUDED.version AND ce.content_hash <> EXCLUDED.content_hash)
@@ -56,6 +57,12 @@ LEFT JOIN written w ON w.doc_id = i.doc_id AND w.chunk_index = i.chunk_index
 LEFT JOIN `+t.table+` prev ON `+t.where("prev")+`prev.doc_id = i.doc_id AND prev.chunk_index = i.chunk_index
 ORDER BY i.ord`, dims, cast)
 }
+
+// textHashSQL is HashText in SQL, on the input's text: the statement
+// that writes a text writes its hash, so the two cannot disagree.
+// Migration 26 filled the rows written before it with the same
+// expression.
+const textHashSQL = `sha256(convert_to(text, 'UTF8'))`
 
 // newerVersionSQL is the version guard's view of the documents table,
 // for a record named input or i: the document's row is at a newer
