@@ -24,8 +24,11 @@ import (
 // more than remains waits until the provider's allowance has refilled
 // enough, at its limit a minute, as OpenAI's buckets do. Once the
 // provider reports its allowances, a 429's Retry-After holds every
-// request, not only the refused one. 429s stay the last resort. Safe for
-// concurrent use.
+// request, not only the refused one. 429s stay the last resort.
+//
+// A budget shared by a fleet (package fleetbudget) paces this process to
+// its share of the allowances (SetShare), and reports what it spent
+// (Stats). Safe for concurrent use.
 type Budget struct {
 	mu        sync.Mutex
 	now       func() time.Time
@@ -41,6 +44,20 @@ type Budget struct {
 	configured [2]int
 	provider   [2]bucket
 	adopted    [2]bool
+	// allowance is the whole allowance per second, configured or the
+	// provider's lower one; share the fraction of it this process may
+	// spend.
+	allowance [2]float64
+	share     float64
+	stats     Stats
+}
+
+// Stats are what a budget booked since it was built.
+type Stats struct {
+	// Requests and Tokens are the requests and input tokens reserved.
+	Requests, Tokens int64
+	// Waited is the time reservations were told to wait for their turn.
+	Waited time.Duration
 }
 
 // Indexes of Budget.configured, provider and adopted.
@@ -60,7 +77,8 @@ func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time, log
 	}
 	ceiling := float64(requestsPerMinute) / 60
 	return &Budget{now: now, log: log, requests: aimd{ceiling: ceiling, rate: ceiling}, tokens: float64(tokensPerMinute) / 60,
-		configured: [2]int{requestsPerMinute, tokensPerMinute}}
+		configured: [2]int{requestsPerMinute, tokensPerMinute}, share: 1,
+		allowance: [2]float64{ceiling, float64(tokensPerMinute) / 60}}
 }
 
 // Reserve books one request of tokens input tokens and returns how long
@@ -77,7 +95,54 @@ func (b *Budget) Reserve(tokens int) time.Duration {
 		wait = max(wait, book(&b.nextTok, now, float64(tokens)/b.tokens))
 	}
 	wait = max(wait, b.provider[kindRequests].take(now, 1), b.provider[kindTokens].take(now, float64(tokens)))
+	b.stats.Requests++
+	b.stats.Tokens += int64(tokens)
+	b.stats.Waited += wait
 	return wait
+}
+
+// SetShare makes share (0 < share ≤ 1) of the allowances this process's
+// pace: the adaptive request rate keeps its place between floor and
+// ceiling, so a member that was backing off from 429s keeps backing off
+// within its new share. A share outside (0, 1] is clamped to it.
+func (b *Budget) SetShare(share float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	share = min(1, max(share, minShare))
+	if share == b.share {
+		return
+	}
+	ratio := share / b.share
+	b.share = share
+	b.requests.ceiling = b.allowance[kindRequests] * share
+	b.requests.rate = min(b.requests.ceiling, b.requests.rate*ratio)
+	b.tokens = b.allowance[kindTokens] * share
+}
+
+// minShare keeps a share positive: a zero allowance is unlimited.
+const minShare = 1e-6
+
+// Share returns the fraction of the allowances this process paces to.
+func (b *Budget) Share() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.share
+}
+
+// Allowances returns the whole allowances a minute, requests and tokens,
+// before any share: configured, or the provider's when lower. 0 is
+// unlimited.
+func (b *Budget) Allowances() (requests, tokens float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.allowance[kindRequests] * 60, b.allowance[kindTokens] * 60
+}
+
+// Stats returns what the budget booked so far.
+func (b *Budget) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.stats
 }
 
 // CountsTokens reports whether the budget paces tokens, by its own
@@ -112,23 +177,23 @@ func (b *Budget) Observe(rl RateLimits) {
 	}
 }
 
-// adopt makes the provider's limit a minute the budget's allowance.
+// adopt makes the provider's limit a minute the budget's allowance, of
+// which this process paces to its share.
 func (b *Budget) adopt(kind, limit int) {
-	perSecond := float64(limit) / 60
+	whole := float64(limit) / 60
+	if b.allowance[kind] == whole {
+		return
+	}
+	b.allowance[kind] = whole
+	perSecond := whole * b.share
 	switch kind {
 	case kindRequests:
-		if b.requests.ceiling == perSecond {
-			return
-		}
 		b.requests.ceiling = perSecond
 		b.requests.rate = min(perSecond, b.requests.rate)
 		if b.requests.rate == 0 {
 			b.requests.rate = perSecond
 		}
 	case kindTokens:
-		if b.tokens == perSecond {
-			return
-		}
 		b.tokens = perSecond
 	}
 	if !b.adopted[kind] {
