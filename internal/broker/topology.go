@@ -42,9 +42,9 @@ const (
 	BudgetMemberTTL = 10 * time.Second
 )
 
-// BudgetConfig is the fleet budget's bucket: memory storage, since a
-// heartbeat lost with a server is sent again within seconds, and one
-// entry per member.
+// BudgetConfig is the fleet budget's bucket: one entry per member, on
+// file so that the bucket outlives a server's restart (members' entries
+// come back with their next heartbeat anyway).
 func (t Topology) BudgetConfig() jetstream.KeyValueConfig {
 	t.applyDefaults()
 	return jetstream.KeyValueConfig{
@@ -52,7 +52,7 @@ func (t Topology) BudgetConfig() jetstream.KeyValueConfig {
 		Description: "sluice fleet budget: one entry per process that calls a provider",
 		History:     1,
 		TTL:         BudgetMemberTTL,
-		Storage:     jetstream.MemoryStorage,
+		Storage:     jetstream.FileStorage,
 		Replicas:    t.Replicas,
 	}
 }

@@ -25,11 +25,11 @@ const (
 
 // Allocate divides the budget among claims and returns each one's
 // fraction, in order; the fractions add up to one. A hungry member
-// claims an equal share, any other what it used times Headroom, at least
-// IdleFloor of an equal share. Claims are filled from the smallest up to
-// an equal level of what remains (water-filling), and what is left over
-// is spread evenly, so no member is capped below its claim while another
-// gets more than an equal share.
+// claims all it can get, any other what it used times Headroom, at least
+// IdleFloor of an equal share and at most an equal share. Claims are
+// filled from the smallest up to an equal level of what remains
+// (water-filling): hungry members split what the others leave, and when
+// none is hungry what is left over is spread evenly.
 func Allocate(claims []Claim) []float64 {
 	n := len(claims)
 	if n == 0 {
@@ -40,7 +40,7 @@ func Allocate(claims []Claim) []float64 {
 	order := make([]int, n)
 	for i, c := range claims {
 		order[i] = i
-		demand[i] = equal
+		demand[i] = 1 // as much as it can get
 		if !c.Hungry {
 			demand[i] = min(equal, max(c.Used*Headroom, IdleFloor*equal))
 		}

@@ -1,0 +1,55 @@
+package embedder
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// A share paces the process to its fraction of the allowances, the
+// provider's adopted ones included, and keeps the adaptive rate's place.
+func TestBudgetPacesToItsShare(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	tests := []struct {
+		name      string
+		rpm, tpm  int
+		steps     func(b *Budget)
+		wantRate  float64 // requests a minute
+		wantToken float64 // tokens a minute
+	}{
+		{"a fifth of the allowances", 600, 1_000_000, func(b *Budget) { b.SetShare(0.2) }, 120, 200_000},
+		{"a share grows back", 600, 0, func(b *Budget) { b.SetShare(0.2); b.SetShare(0.25) }, 150, 0},
+		{"the provider's lower limit is shared too", 600, 0, func(b *Budget) {
+			b.SetShare(0.5)
+			b.Observe(RateLimits{Requests: RateLimit{Limit: 300, Remaining: 300, Reset: time.Second}})
+		}, 150, 0},
+		{"backing off keeps its place in a new share", 600, 0, func(b *Budget) {
+			b.Throttled(0)
+			b.SetShare(0.5)
+		}, 150, 0},
+		{"a share is never zero: that would be unlimited", 600, 0, func(b *Budget) { b.SetShare(0) }, 600 * minShare, 0},
+		{"an unlimited budget stays unlimited", 0, 0, func(b *Budget) { b.SetShare(0.2) }, 0, 0},
+	}
+	for _, tt := range tests {
+		b := NewBudget(tt.rpm, tt.tpm, clock, zerolog.Nop())
+		tt.steps(b)
+		if r, tr := b.Rate(), b.TokenRate(); !near(r, tt.wantRate) || !near(tr, tt.wantToken) {
+			t.Errorf("%s: %g requests and %g tokens a minute, want %g and %g", tt.name, r, tr, tt.wantRate, tt.wantToken)
+		}
+	}
+
+	b := NewBudget(600, 0, clock, zerolog.Nop())
+	b.SetShare(0.25)
+	b.Reserve(10)
+	if w := b.Reserve(10); w != 400*time.Millisecond {
+		t.Errorf("at a quarter of 10 requests a second, the second request waits %v, want 400ms", w)
+	}
+	if s := b.Stats(); s.Requests != 2 || s.Tokens != 20 || s.Waited != 400*time.Millisecond {
+		t.Errorf("stats %+v, want 2 requests, 20 tokens, 400ms waited", s)
+	}
+}
+
+func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
