@@ -110,6 +110,13 @@ func printReconcile(env Env, r *reconcile.Report) {
 	fmt.Fprintf(w, "lost (confirmed, but gone from INGEST): %d\n", r.Lost)
 	fmt.Fprintf(w, "stranded in INGEST (no durable will deliver them): %d\n", r.Stranded)
 	fmt.Fprintf(w, "stored with an open dead letter: %d\n", r.OpenDeadLetters)
+	for _, b := range r.Budgets {
+		fmt.Fprintf(w, "fleet budget %s: %d members %v, shares adding up to %.3f of %g requests and %g tokens a minute (0 unlimited)\n",
+			b.Key, b.Members, b.Services, b.Shares, b.RequestsPerMinute, b.TokensPerMinute)
+	}
+	for _, o := range r.Overdrawn {
+		fmt.Fprintf(w, "overdrawn: %s\n", o)
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.Redriven)) {
 		fmt.Fprintf(w, "redriven %s: %d\n", k, r.Redriven[k])
 	}

@@ -2,6 +2,7 @@ package fleetbudget
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,5 +102,31 @@ func TestFingerprintHidesTheKey(t *testing.T) {
 	}
 	if len(a) != 17 {
 		t.Fatalf("fingerprint %q: want p and 16 hex digits", a)
+	}
+}
+
+func TestFleetProblems(t *testing.T) {
+	t.Parallel()
+	member := func(id string, share, rpm float64) Entry {
+		return Entry{Key: "k", Member: id, RequestsPerMinute: rpm, Share: share}
+	}
+	tests := []struct {
+		name    string
+		entries []Entry
+		want    string // a word of the one problem, or "" for none
+	}{
+		{"shares add up to the budget", []Entry{member("a", 0.75, 600), member("b", 0.25, 600)}, ""},
+		{"shares below it", []Entry{member("a", 0.2, 600)}, ""},
+		{"shares above it", []Entry{member("a", 0.75, 600), member("b", 0.5, 600)}, "1.250"},
+		{"members disagree on the budget", []Entry{member("a", 0.5, 600), member("b", 0.5, 1200)}, "disagree"},
+	}
+	for _, tt := range tests {
+		got := Fleet{"k": tt.entries}.Problems()
+		switch {
+		case tt.want == "" && len(got) != 0:
+			t.Errorf("%s: problems %q, want none", tt.name, got)
+		case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want)):
+			t.Errorf("%s: problems %q, want one saying %q", tt.name, got, tt.want)
+		}
 	}
 }

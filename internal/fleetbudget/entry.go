@@ -40,24 +40,57 @@ func (e Entry) name() string { return e.Key + "." + e.Member }
 // entries ordered by member.
 type Fleet map[string][]Entry
 
-// Overdrawn lists the budget keys whose members' shares add up to more
-// than the whole budget (beyond rounding): invariant 12's check.
-func (f Fleet) Overdrawn() []string {
-	var out []string
+// Summary is one budget key's members, as reconcile reports them.
+type Summary struct {
+	Key string `json:"key"`
+	// Members counts the live members; Services names them by service.
+	Members  int            `json:"members"`
+	Services map[string]int `json:"services"`
+	// Shares is the sum of the members' shares: at most 1.
+	Shares float64 `json:"shares"`
+	// RequestsPerMinute and TokensPerMinute are the budget, when the
+	// members agree on it.
+	RequestsPerMinute float64 `json:"requests_per_minute"`
+	TokensPerMinute   float64 `json:"tokens_per_minute"`
+}
+
+// Summaries sums up every budget key's members, by key.
+func (f Fleet) Summaries() []Summary {
+	out := make([]Summary, 0, len(f))
 	for key, entries := range f {
-		sum := 0.0
+		s := Summary{Key: key, Members: len(entries), Services: map[string]int{}}
 		for _, e := range entries {
-			sum += e.Share
+			s.Services[e.Service]++
+			s.Shares += e.Share
+			s.RequestsPerMinute, s.TokensPerMinute = e.RequestsPerMinute, e.TokensPerMinute
 		}
-		if sum > 1+shareSlack {
-			out = append(out, key)
-		}
+		out = append(out, s)
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(a, b int) bool { return out[a].Key < out[b].Key })
 	return out
 }
 
-// shareSlack is the rounding Overdrawn forgives.
+// Problems says, per budget key, what breaks invariant 12: members whose
+// shares add up to more than the budget, or members that disagree on the
+// budget itself (each then paces to its own idea of it).
+func (f Fleet) Problems() []string {
+	var out []string
+	for _, s := range f.Summaries() {
+		if s.Shares > 1+shareSlack {
+			out = append(out, fmt.Sprintf("budget %s: %d members' shares add up to %.3f of the budget", s.Key, s.Members, s.Shares))
+		}
+		for _, e := range f[s.Key] {
+			if e.RequestsPerMinute != s.RequestsPerMinute || e.TokensPerMinute != s.TokensPerMinute {
+				out = append(out, fmt.Sprintf("budget %s: members disagree on the budget (%g and %g requests, %g and %g tokens a minute): set RATE_REQUESTS_PER_MINUTE and RATE_TOKENS_PER_MINUTE alike on every process that shares BUDGET_KEY",
+					s.Key, e.RequestsPerMinute, s.RequestsPerMinute, e.TokensPerMinute, s.TokensPerMinute))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// shareSlack is the rounding Problems forgives.
 const shareSlack = 1e-6
 
 // Read returns the bucket's live entries whose key starts with prefix

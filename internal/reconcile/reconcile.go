@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/fleetbudget"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -41,6 +42,10 @@ type Report struct {
 	// dead letter): an erasure interrupted or written back. --redrive
 	// erases them again.
 	Unerased []erase.Leak `json:"deleted_with_data,omitempty"`
+	// Budgets are the fleet budgets' members; Overdrawn says which
+	// budgets' members spend more than the budget (invariant 12).
+	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
+	Overdrawn []string              `json:"overdrawn_budgets,omitempty"`
 	// Redriven counts the repairs made, by problem.
 	Redriven map[string]int `json:"redriven,omitempty"`
 	// Failures are repairs that did not succeed.
@@ -69,7 +74,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
-	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased)
+	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn)
 }
 
 // Named lists the problems found, by name and count.
@@ -95,6 +100,7 @@ func (r *Report) Named() []string {
 	for _, l := range r.Unerased {
 		out = append(out, "deleted document "+l.String())
 	}
+	out = append(out, r.Overdrawn...)
 	if len(r.Failures) > 0 {
 		out = append(out, fmt.Sprintf("%d failed repairs", len(r.Failures)))
 	}
@@ -121,15 +127,15 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.budgets,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
 		}
 	}
-	// A duplicate cannot be repaired by re-driving; every other problem is
-	// repaired unless a repair failed.
-	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0)
+	// A duplicate or an overdrawn budget cannot be repaired by
+	// re-driving; every other problem is repaired unless a repair failed.
+	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && len(c.rep.Overdrawn) == 0)
 	return c.rep, nil
 }
 
