@@ -50,6 +50,15 @@ type Budget struct {
 	allowance [2]float64
 	share     float64
 	stats     Stats
+	// lanes cap sources at a fraction of the share (CapSources).
+	lanes map[string]*lane
+}
+
+// lane is one capped source's own pacing, at its fraction of the
+// budget's.
+type lane struct {
+	fraction         float64
+	nextReq, nextTok time.Time
 }
 
 // Stats are what a budget booked since it was built.
@@ -99,6 +108,42 @@ func (b *Budget) Reserve(tokens int) time.Duration {
 	b.stats.Tokens += int64(tokens)
 	b.stats.Waited += wait
 	return wait
+}
+
+// ReserveLane books one request of source's chunks in source's lane,
+// when CapSources capped it, and returns how long until the lane lets it
+// go: only then does the request Reserve its turn in the budget, so
+// that a lane's wait holds none of the budget's turns. The lane's wait
+// is the source's cap, not a want of budget: Stats.Waited leaves it out.
+func (b *Budget) ReserveLane(source string, tokens int) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.lanes[source]
+	if l == nil {
+		return 0
+	}
+	now, wait := b.now(), time.Duration(0)
+	if b.requests.rate > 0 {
+		wait = book(&l.nextReq, now, 1/(b.requests.rate*l.fraction))
+	}
+	if b.tokens > 0 {
+		wait = max(wait, book(&l.nextTok, now, float64(tokens)/(b.tokens*l.fraction)))
+	}
+	return wait
+}
+
+// CapSources caps each named source's requests at its fraction (0, 1)
+// of the budget, in requests and tokens: the policy file's budget_share.
+// A source not named, or at 1, is not capped.
+func (b *Budget) CapSources(fractions map[string]float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lanes = map[string]*lane{}
+	for source, f := range fractions {
+		if f > 0 && f < 1 {
+			b.lanes[source] = &lane{fraction: f}
+		}
+	}
 }
 
 // SetShare makes share (0 < share ≤ 1) of the allowances this process's
@@ -153,8 +198,12 @@ func (b *Budget) CountsTokens() bool {
 	return b.tokens > 0 || b.provider[kindTokens].limit > 0
 }
 
-// Wait reserves a request and waits for its turn, or returns ctx's error.
+// Wait waits for the lane of the source ctx carries (WithSource), then
+// reserves a request and waits for its turn, or returns ctx's error.
 func (b *Budget) Wait(ctx context.Context, tokens int) error {
+	if !wait.Sleep(ctx, b.ReserveLane(sourceOf(ctx), tokens), nil) {
+		return ctx.Err()
+	}
 	if !wait.Sleep(ctx, b.Reserve(tokens), nil) {
 		return ctx.Err()
 	}

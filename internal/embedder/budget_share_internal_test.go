@@ -53,3 +53,39 @@ func TestBudgetPacesToItsShare(t *testing.T) {
 }
 
 func near(a, b float64) bool { return a-b < 1e-6 && b-a < 1e-6 }
+
+// A capped source goes at its fraction of the budget and leaves the rest
+// to the others; its own cap is not a wait for the shared budget.
+func TestBudgetCapsASource(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	b := NewBudget(600, 0, func() time.Time { return now }, zerolog.Nop())
+	b.CapSources(map[string]float64{"backfill": 0.2, "live": 1})
+	var lane []time.Duration
+	for range 3 {
+		lane = append(lane, b.ReserveLane("backfill", 1))
+	}
+	// 10 requests a second, the backfill at 2: one every 500ms.
+	if lane[0] != 0 || lane[1] != 500*time.Millisecond || lane[2] != time.Second {
+		t.Errorf("backfill's lane waits %v, want 0s 500ms 1s", lane)
+	}
+	if w := b.ReserveLane("live", 1); w != 0 {
+		t.Errorf("an uncapped source waits %v in a lane, want none", w)
+	}
+	// The backfill's first request and three live ones take the budget's
+	// next turns; the backfill's later ones hold none of them meanwhile.
+	var turns []time.Duration
+	for range 4 {
+		turns = append(turns, b.Reserve(1))
+	}
+	if turns[3] != 300*time.Millisecond {
+		t.Errorf("the budget's turns %v, want one every 100ms", turns)
+	}
+	if got := b.Stats().Waited; got != 600*time.Millisecond {
+		t.Errorf("waited for the budget %v, want the turns' 600ms alone: the backfill's cap is no want of budget", got)
+	}
+	ctx := WithSource(t.Context(), "backfill")
+	if sourceOf(ctx) != "backfill" {
+		t.Errorf("the context carries source %q", sourceOf(ctx))
+	}
+}

@@ -191,6 +191,7 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	// A budget even without allowances: it paces from the provider's
 	// rate-limit headers.
 	budget := embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil, rt.Log)
+	budget.CapSources(sourceShares(table))
 	if err := c.joinFleet(ctx, rt, budget); err != nil {
 		return nil, nil, err
 	}
@@ -211,6 +212,18 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 		return nil, nil, err
 	}
 	return pipe, emb, nil
+}
+
+// sourceShares are the policy's budget_share of each source that has
+// one.
+func sourceShares(t *policy.Table) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range t.Sources() {
+		if f := t.For(s).BudgetShare; f < 1 {
+			out[s] = f
+		}
+	}
+	return out
 }
 
 // budgetKey is BUDGET_KEY, or the fingerprint of the provider's URL and
