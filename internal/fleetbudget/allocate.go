@@ -58,6 +58,21 @@ func Allocate(claims []Claim) []float64 {
 	return out
 }
 
+// Pace is the share a member paces to from its allocation now and at
+// its previous heartbeat, prev (negative before its first): a decrease
+// at once, an increase only once it has been allocated for a whole
+// heartbeat. Every other member heartbeats within that time, so it has
+// seen the claim behind the increase and made room: the shares members
+// pace to do not overdraw the budget while allocations move. A member
+// that has just joined paces to IdleFloor of an equal share of the n
+// members it saw.
+func Pace(alloc, prev float64, n int) float64 {
+	if prev < 0 {
+		return min(alloc, IdleFloor/float64(max(n, 1)))
+	}
+	return min(alloc, prev)
+}
+
 // Fallback is a member's share while the bucket cannot be reached: the
 // budget divided by the members it last counted, itself included.
 func Fallback(lastKnown int) float64 {

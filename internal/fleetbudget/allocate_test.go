@@ -130,3 +130,24 @@ func TestFleetProblems(t *testing.T) {
 		}
 	}
 }
+
+func TestPace(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name              string
+		alloc, prev, want float64
+		members           int
+	}{
+		{"a decrease is at once", 0.2, 0.25, 0.2, 5},
+		{"an increase waits a heartbeat", 0.33, 0.25, 0.25, 4},
+		{"an increase allocated twice is taken", 0.33, 0.33, 0.33, 4},
+		{"a new member starts at the floor", 0.25, -1, 0.025, 4},
+		{"a new member alone starts at the floor too", 1, -1, 0.1, 1},
+		{"a new member never above its allocation", 0.01, -1, 0.01, 4},
+	}
+	for _, tt := range tests {
+		if got := Pace(tt.alloc, tt.prev, tt.members); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("%s: Pace(%g, %g, %d) = %g, want %g", tt.name, tt.alloc, tt.prev, tt.members, got, tt.want)
+		}
+	}
+}

@@ -27,11 +27,19 @@
 // moment it has work it waits, turns hungry, and within one heartbeat
 // every member makes room. The sum of the allocations is exactly one.
 //
+// A member paces to less than its allocation while allocations move
+// (Pace): a decrease applies at once, an increase only at the next
+// heartbeat, by which time every other member has seen the claim behind
+// it and made room; a new member starts at the idle floor. So members
+// never overdraw the budget between their heartbeats, whatever their
+// phases: without this, four consumers starting together spent 1.9
+// times the quota in their first seconds.
+//
 // Timing: a new member is seen by the others within one Heartbeat (2 s
-// by default) and starts at the idle floor, so it never bursts past the
-// budget while the others have not yet made room. A dead member's entry
+// by default), so it never bursts past the budget while the others have
+// not yet made room. A dead member's entry
 // expires BudgetMemberTTL (10 s) after its last heartbeat; the others
-// take up its share at their next heartbeat, within 12 s. A graceful
+// take up its share at their next heartbeats, within 14 s. A graceful
 // stop deletes the entry at once.
 //
 // When the bucket cannot be read or written (NATS down, a partition), a

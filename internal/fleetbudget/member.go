@@ -43,6 +43,9 @@ type Member struct {
 
 	kv        jetstream.KeyValue
 	lastKnown int
+	// allocated is the allocation of the previous heartbeat, negative
+	// before the first (see Pace).
+	allocated float64
 	prev      embedder.Stats
 	prevAt    time.Time
 	lost      bool
@@ -60,7 +63,7 @@ func New(cfg Config, deps Deps) (*Member, error) {
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	return &Member{cfg: cfg, deps: deps, id: hex.EncodeToString(id), metrics: newMetrics(deps.Registry, deps.Budget),
-		lastKnown: 1, prevAt: deps.Now()}, nil
+		lastKnown: 1, allocated: -1, prevAt: deps.Now()}, nil
 }
 
 // ID is the member's id, unique per process.
@@ -137,7 +140,8 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	for i, e := range entries {
 		claims[i] = e.Claim
 	}
-	self.Share, self.Members = Allocate(claims)[at], len(entries)
+	alloc := Allocate(claims)[at]
+	self.Share, self.Members = Pace(alloc, m.allocated, len(entries)), len(entries)
 	value, err := json.Marshal(self)
 	if err != nil {
 		return Fallback(m.lastKnown), err
@@ -145,7 +149,7 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	if _, err := m.kv.Put(ctx, m.entryName(), value); err != nil {
 		return Fallback(m.lastKnown), fmt.Errorf("heartbeat: %w", err)
 	}
-	m.lastKnown = len(entries)
+	m.lastKnown, m.allocated = len(entries), alloc
 	m.deps.Budget.SetShare(self.Share)
 	m.metrics.members.Set(float64(len(entries)))
 	m.metrics.coordinated.Set(1)
