@@ -39,7 +39,7 @@ const (
 	// BudgetMemberTTL is how long a member's entry outlives its last
 	// heartbeat: a dead member's share returns to the others within it
 	// and one heartbeat.
-	BudgetMemberTTL = 10 * time.Second
+	BudgetMemberTTL = 8 * time.Second
 )
 
 // BudgetConfig is the fleet budget's bucket: one entry per member, on

@@ -52,6 +52,9 @@ type Budget struct {
 	stats     Stats
 	// lanes cap sources at a fraction of the share (CapSources).
 	lanes map[string]*lane
+	// reshared is closed, and replaced, when the share changes: waiters
+	// then move their turn as the budget moved its bookings.
+	reshared chan struct{}
 }
 
 // lane is one capped source's own pacing, at its fraction of the
@@ -67,6 +70,9 @@ type Stats struct {
 	Requests, Tokens int64
 	// Waited is the time reservations were told to wait for their turn.
 	Waited time.Duration
+	// Queued is how far ahead of now the budget's turns are booked: the
+	// wait of the requests still waiting for theirs.
+	Queued time.Duration
 }
 
 // Indexes of Budget.configured, provider and adopted.
@@ -86,7 +92,7 @@ func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time, log
 	}
 	ceiling := float64(requestsPerMinute) / 60
 	return &Budget{now: now, log: log, requests: aimd{ceiling: ceiling, rate: ceiling}, tokens: float64(tokensPerMinute) / 60,
-		configured: [2]int{requestsPerMinute, tokensPerMinute}, share: 1,
+		configured: [2]int{requestsPerMinute, tokensPerMinute}, share: 1, reshared: make(chan struct{}),
 		allowance: [2]float64{ceiling, float64(tokensPerMinute) / 60}}
 }
 
@@ -162,6 +168,38 @@ func (b *Budget) SetShare(share float64) {
 	b.requests.ceiling = b.allowance[kindRequests] * share
 	b.requests.rate = min(b.requests.ceiling, b.requests.rate*ratio)
 	b.tokens = b.allowance[kindTokens] * share
+	// Turns booked at the old pace move to the new one: a member that
+	// booked at an idle member's floor must not keep waiting at it once
+	// its share grows, nor one that shrank go at its old pace.
+	now := b.now()
+	b.nextReq, b.nextTok = rescale(b.nextReq, now, ratio), rescale(b.nextTok, now, ratio)
+	close(b.reshared)
+	b.reshared = make(chan struct{})
+}
+
+// rescale moves a turn booked at a pace to the pace ratio times it.
+func rescale(at, now time.Time, ratio float64) time.Time {
+	if !at.After(now) {
+		return at
+	}
+	return now.Add(time.Duration(float64(at.Sub(now)) / ratio))
+}
+
+// reserveWatch is Reserve, with the share the turn was booked at and
+// the channel closed when that share changes.
+func (b *Budget) reserveWatch(tokens int) (turn time.Time, share float64, reshared <-chan struct{}) {
+	wait := b.Reserve(tokens)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.now().Add(wait), b.share, b.reshared
+}
+
+// rebook moves a turn booked at share to the share now, and returns it
+// with the share and the channel to watch next.
+func (b *Budget) rebook(turn time.Time, share float64) (time.Time, float64, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return rescale(turn, b.now(), b.share/share), b.share, b.reshared
 }
 
 // minShare keeps a share positive: a zero allowance is unlimited.
@@ -187,7 +225,9 @@ func (b *Budget) Allowances() (requests, tokens float64) {
 func (b *Budget) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.stats
+	s, now := b.stats, b.now()
+	s.Queued = max(0, b.nextReq.Sub(now), b.nextTok.Sub(now))
+	return s
 }
 
 // CountsTokens reports whether the budget paces tokens, by its own
@@ -204,10 +244,22 @@ func (b *Budget) Wait(ctx context.Context, tokens int) error {
 	if !wait.Sleep(ctx, b.ReserveLane(sourceOf(ctx), tokens), nil) {
 		return ctx.Err()
 	}
-	if !wait.Sleep(ctx, b.Reserve(tokens), nil) {
-		return ctx.Err()
+	turn, share, reshared := b.reserveWatch(tokens)
+	for {
+		d := turn.Sub(b.now())
+		if d <= 0 {
+			return ctx.Err()
+		}
+		if !wait.Sleep(ctx, d, reshared) {
+			return ctx.Err()
+		}
+		select {
+		case <-reshared:
+			turn, share, reshared = b.rebook(turn, share)
+		default:
+			return nil
+		}
 	}
-	return nil
 }
 
 // Observe takes in the provider's rate-limit headers of one answer.

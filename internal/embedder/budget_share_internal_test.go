@@ -89,3 +89,29 @@ func TestBudgetCapsASource(t *testing.T) {
 		t.Errorf("the context carries source %q", sourceOf(ctx))
 	}
 }
+
+// A request that booked its turn at a small share goes at the new pace
+// once the share grows, not at the old one.
+func TestBudgetWaitFollowsANewShare(t *testing.T) {
+	t.Parallel()
+	b := NewBudget(600, 0, nil, zerolog.Nop())
+	b.SetShare(0.01) // one request every 10 s
+	b.Reserve(1)
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(t.Context(), 1) }()
+	// The waiter's turn is 10 s away until the share grows a hundredfold.
+	select {
+	case err := <-done:
+		t.Fatalf("the request went before the share grew: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.SetShare(1)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the request still waits at the old share's pace")
+	}
+}

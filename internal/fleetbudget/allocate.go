@@ -8,8 +8,8 @@ type Claim struct {
 	// Used is the fraction of the whole budget the member spent: the
 	// larger of its request and token rates over the budget's.
 	Used float64 `json:"used"`
-	// Hungry reports that the member waited for its share: it would have
-	// spent more.
+	// Hungry reports that the member waited for its share, or has
+	// requests waiting for it: it would spend more.
 	Hungry bool `json:"hungry"`
 }
 

@@ -78,6 +78,7 @@ func TestClaim(t *testing.T) {
 		{"tokens set it when scarcer", embedder.Stats{Requests: 110, Tokens: 110_000, Waited: time.Second}, 1, 600, 200_000, Claim{Used: 0.5}},
 		{"waiting a quarter of the time is hungry", embedder.Stats{Requests: 100, Tokens: 10_000, Waited: 16 * time.Second}, 1, 600, 0, Claim{Hungry: true}},
 		{"waiting less is not", embedder.Stats{Requests: 100, Tokens: 10_000, Waited: 14 * time.Second}, 1, 600, 0, Claim{}},
+		{"requests queued for a quarter of the time are hungry", embedder.Stats{Requests: 100, Tokens: 10_000, Waited: time.Second, Queued: 16 * time.Second}, 1, 600, 0, Claim{Hungry: true}},
 		{"an unlimited budget is never used up", embedder.Stats{Requests: 200, Tokens: 20_000, Waited: time.Second}, 1, 0, 0, Claim{}},
 	}
 	for _, tt := range tests {

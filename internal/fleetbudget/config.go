@@ -20,8 +20,9 @@ type Config struct {
 	// recomputes its share. Defaults to DefaultHeartbeat.
 	Heartbeat time.Duration
 	// HungryWait is the share of a heartbeat's interval that the
-	// member's requests must have waited for budget, summed, for it to
-	// claim an equal share. Defaults to DefaultHungryWait.
+	// member's requests must have waited for budget, summed, or that its
+	// waiting requests are queued ahead, for it to claim an equal share.
+	// Defaults to DefaultHungryWait.
 	HungryWait float64
 }
 

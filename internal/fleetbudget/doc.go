@@ -38,8 +38,8 @@
 // Timing: a new member is seen by the others within one Heartbeat (2 s
 // by default), so it never bursts past the budget while the others have
 // not yet made room. A dead member's entry
-// expires BudgetMemberTTL (10 s) after its last heartbeat; the others
-// take up its share at their next heartbeats, within 14 s. A graceful
+// expires BudgetMemberTTL (8 s) after its last heartbeat; the others
+// take up its share at their next heartbeats, within 13 s. A graceful
 // stop deletes the entry at once.
 //
 // When the bucket cannot be read or written (NATS down, a partition), a

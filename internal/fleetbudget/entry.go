@@ -33,9 +33,6 @@ type Entry struct {
 	Members int     `json:"members"`
 }
 
-// name is the entry's key in the bucket.
-func (e Entry) name() string { return e.Key + "." + e.Member }
-
 // Fleet is every live entry of the bucket, by budget key, each key's
 // entries ordered by member.
 type Fleet map[string][]Entry

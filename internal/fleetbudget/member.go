@@ -179,6 +179,9 @@ func claim(now, before embedder.Stats, minutes, requests, tokens, hungryWait flo
 	if tokens > 0 {
 		c.Used = max(c.Used, float64(now.Tokens-before.Tokens)/minutes/tokens)
 	}
-	c.Hungry = (now.Waited - before.Waited).Minutes() >= hungryWait*minutes
+	// Waits booked since the last heartbeat, or requests still queued
+	// for their turn: a member whose every request waits makes no new
+	// booking while its turns are far off, and is hungry all the same.
+	c.Hungry = (now.Waited-before.Waited).Minutes() >= hungryWait*minutes || now.Queued.Minutes() >= hungryWait*minutes
 	return c
 }
