@@ -19,9 +19,9 @@ const (
 	quotaTPM       = 10_000_000
 	quotaConsumers = 4
 	quotaInputs    = 8
-	// quotaSeconds is how long the run's corpus lasts at the quota, 5 s in
+	// quotaSeconds is how long the run's corpus lasts at the quota, 8 s in
 	// quick mode.
-	quotaSeconds, quotaQuickSeconds = 45, 5
+	quotaSeconds, quotaQuickSeconds = 45, 8
 )
 
 // Names of the quota run's ratios.
