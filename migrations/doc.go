@@ -20,6 +20,14 @@
 // purge_dead_letter_history, the history trigger); and the outbox takes
 // only well-formed dead letters on their own DLQ subject (outbox_row_ok).
 //
+// Migration 25 registers index generations (index_generations, exactly
+// one active, held by a unique index and a deferred constraint trigger),
+// makes what the database held generation 1 (its vectors stay in
+// chunk_embeddings), keeps later generations' vectors side by side in
+// generation_embeddings (their length tied to the generation's dims by a
+// CHECK and a foreign key) and audits every change in the append-only
+// index_generation_audit. Only sluice_operator changes generations.
+//
 // A later migration that creates a table grants each role what its
 // statements need, and nothing by default: the default privileges give
 // sluice_readonly SELECT on every table the owner creates, and no service

@@ -73,6 +73,22 @@ func Up(ctx context.Context, url string, opts Options) error {
 	})
 }
 
+// UpTo applies the pending migrations up to and including version, and no
+// later one: a database as an older release left it, for tests of an
+// upgrade in place.
+func UpTo(ctx context.Context, url string, opts Options, version int64) error {
+	opts.applyDefaults()
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	return withProvider(url, opts, func(p *goose.Provider) error {
+		if _, err := p.UpTo(ctx, version); err != nil {
+			return fmt.Errorf("migrate up to %d: %w", version, err)
+		}
+		return nil
+	})
+}
+
 // List returns the state of every known migration.
 func List(ctx context.Context, url string) ([]Status, error) {
 	opts := Options{}

@@ -84,6 +84,19 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		reclassify     = `UPDATE dead_letters SET disposition = 'retry' WHERE false`
 		eraseLetters   = `DELETE FROM dead_letters WHERE false`
 		runs           = `UPDATE ingest_runs SET status = 'completed' WHERE false`
+		readGens       = `SELECT model, status FROM index_generations`
+		createGen      = `INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status) VALUES (2, 'm', 4, 512, 64, 'tokens', 'building')`
+		retireGen      = `UPDATE index_generations SET status = 'retired', retired_at = now() WHERE false`
+		renameGen      = `UPDATE index_generations SET model = 'other' WHERE false`
+		forgetGen      = `DELETE FROM index_generations WHERE false`
+		auditGen       = `INSERT INTO index_generation_audit (generation, action, requested_by, reason, dry_run) VALUES (2, 'create', 'me', 'why', true)`
+		rewriteGenLog  = `UPDATE index_generation_audit SET reason = 'nothing happened' WHERE false`
+		eraseGenLog    = `DELETE FROM index_generation_audit WHERE false`
+		readGenText    = `SELECT text FROM generation_embeddings`
+		findGenDocs    = `SELECT doc_id FROM generation_embeddings`
+		eraseGenDoc    = `DELETE FROM generation_embeddings WHERE doc_id = 'gone'`
+		dropGen        = `DELETE FROM generation_embeddings WHERE generation = 2`
+		writeGen       = `UPDATE generation_embeddings SET text = '' WHERE false`
 	)
 	writeOutbox := func(subject string) string {
 		return `INSERT INTO outbox (subject, headers, payload) VALUES ('` + subject + `', '` + headers + `', '` + strings.ReplaceAll(payload, "'", "''") + `')`
@@ -95,39 +108,47 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 	// Every role is denied these: audit and history are append-only, and
 	// nobody reads a secret but the operator, through its function.
 	common := []string{readSecret, eraseAudit, rewriteAudit, eraseHistory, rewriteHistory, forgeHistory,
-		eraseReveals, rewriteOutbox, preRefused}
+		eraseReveals, rewriteOutbox, preRefused, renameGen, forgetGen, rewriteGenLog, eraseGenLog, writeGen}
 	for _, tc := range []struct {
 		role            string
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
-			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs},
+			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
+				findGenDocs, eraseGenDoc},
 			[]string{readEscalated, readVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
-				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal}},
+				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
+				readGens, createGen, retireGen, auditGen, readGenText, dropGen}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, pruneVectors, resolveLetter, runs},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
-				appendAudit, dispatched, readHistory, purgeHistory, reveal}},
+				appendAudit, dispatched, readHistory, purgeHistory, reveal,
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
 			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, readLetters, resolveLetter, newDocument, appendAudit,
-				dispatched, readHistory, purgeHistory, runs, reveal}},
+				dispatched, readHistory, purgeHistory, runs, reveal,
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory},
-			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal}},
+			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen}},
 		{migrations.OperatorRole,
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
-				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion},
+				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory},
+			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs},
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
-				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal}},
+				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
+				readGens, createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen}},
 		{migrations.ReadonlyRole,
-			[]string{readLetters, readHistory, readOutbox, readVectors},
-			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal}},
+			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText},
+			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
+				createGen, retireGen, auditGen, eraseGenDoc, dropGen}},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

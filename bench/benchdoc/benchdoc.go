@@ -103,13 +103,13 @@ func distribution(s bench.SearchResult) string {
 }
 
 // minEfSearch renders the smallest ef_search reaching the recall
-// target.
+// target, or the largest tried when none did.
 func minEfSearch(s bench.SearchResult) string {
 	switch {
 	case len(s.Sweep) == 0:
 		return notMeasured
 	case s.MinEfSearch == 0:
-		return "none tried"
+		return fmt.Sprintf("none up to %d", s.Sweep[len(s.Sweep)-1].EfSearch)
 	}
 	return fmt.Sprint(s.MinEfSearch)
 }

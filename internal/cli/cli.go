@@ -40,6 +40,7 @@ func commands() map[string]command {
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"docs":      {"documents: docs ls|show|delete (dry run unless --execute)", runDocs},
+		"index":     {"index generations: index ls|create|status|activate|drop (changes are dry runs unless --execute)", runIndex},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|correct|audit|pause|resume", runDLQ},
 		"drill":     {"run the classification drill against the running system: three 503s then a 200, a permanent 404 (embed-sim as embedder); exit 1 if it fails", runDrill},
 		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},

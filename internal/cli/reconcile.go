@@ -35,7 +35,8 @@ const (
 const reconcileExitHelp = `
 Exit status:
   0  every chunk is stored, parked, or owed and queued (with --redrive: every problem found was repaired)
-  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a stream the broker
+  1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a deleted document
+     with data left in any index generation, not exactly one active generation, a stream the broker
      lost (run sluice nats setup as the topology owner, then --redrive), or a failed repair
   2  could not check: PostgreSQL or JetStream did not answer, JetStream did not settle within
      --settle-timeout (a cluster electing its leaders), or a usage error; nothing is known, run it again
@@ -110,6 +111,12 @@ func printReconcile(env Env, r *reconcile.Report) {
 	fmt.Fprintf(w, "lost (confirmed, but gone from INGEST): %d\n", r.Lost)
 	fmt.Fprintf(w, "stranded in INGEST (no durable will deliver them): %d\n", r.Stranded)
 	fmt.Fprintf(w, "stored with an open dead letter: %d\n", r.OpenDeadLetters)
+	for _, g := range r.Generations {
+		fmt.Fprintf(w, "generation %d (%s): %d vectors, %d deleted documents with vectors\n", g.Generation, g.Status, g.Vectors, g.DeletedWithVectors)
+	}
+	if r.NotOneActive != "" {
+		fmt.Fprintf(w, "generations: %s\n", r.NotOneActive)
+	}
 	for _, b := range r.Budgets {
 		fmt.Fprintf(w, "fleet budget %s: %d members %v, shares adding up to %.3f of %g requests and %g tokens a minute (0 unlimited)\n",
 			b.Key, b.Members, b.Services, b.Shares, b.RequestsPerMinute, b.TokensPerMinute)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/migrations"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -21,7 +22,10 @@ const snippetWidth = 120
 // searchResult is the JSON output of `sluice search`.
 type searchResult struct {
 	Query string `json:"query"`
-	Model string `json:"model"`
+	// Generation is the index generation searched, Model the model that
+	// embedded the query: the generation's.
+	Generation int    `json:"generation"`
+	Model      string `json:"model"`
 	// Hits are nearest first.
 	Hits []searchHit `json:"hits"`
 }
@@ -41,17 +45,17 @@ type searchHit struct {
 // searchOptions are the settings of `sluice search`.
 type searchOptions struct {
 	conn
-	embedder config.Embedder
-	dims     int
-	k        int
-	source   string
+	embedder   config.Embedder
+	generation int
+	k          int
+	source     string
 }
 
 func runSearch(ctx context.Context, env Env, args []string) error {
 	var o searchOptions
 	l := newLoader(env, "search", &o.conn, false)
 	config.RegisterEmbedder(l, &o.embedder)
-	l.Int(&o.dims, "embedding-dims", "EMBEDDING_DIMS", migrations.DefaultDims, "embedding dimension the database was migrated for")
+	l.Int(&o.generation, "generation", "", 0, "the index generation to search (see sluice index ls); 0 for the active one")
 	l.Int(&o.k, "k", "", vectorstore.DefaultSearchK, "number of hits")
 	l.String(&o.source, "source", "", "", "only documents of this source_id")
 	pos, err := parseInterspersed(l, args)
@@ -64,6 +68,9 @@ func runSearch(ctx context.Context, env Env, args []string) error {
 	}
 	if o.k < 1 || o.k > vectorstore.MaxSearchK {
 		return usageErr("--k %d: want 1..%d", o.k, vectorstore.MaxSearchK)
+	}
+	if o.generation < 0 {
+		return usageErr("--generation %d: give a generation number from sluice index ls, or 0 for the active one", o.generation)
 	}
 	if err := o.embedder.Validate(); err != nil {
 		return usageErr("%v", err)
@@ -87,16 +94,30 @@ func runSearch(ctx context.Context, env Env, args []string) error {
 	return printSearch(env.Stdout, res.Hits)
 }
 
-// search opens the store before embedding, so that a database migrated for
-// another dimension fails before a paid API call.
+// search reads the generation to search, embeds the query with its
+// model and searches its vectors, all in one read-only snapshot: an
+// activation committed meanwhile changes nothing of this search, which is
+// wholly of the generation that was active when it began. The store is
+// opened before embedding, so that a damaged database fails before a paid
+// API call.
 func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query string) (*searchResult, error) {
-	store, err := vectorstore.Open(ctx, pool, o.dims)
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("begin the search: %w", err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	g, err := searchedGeneration(ctx, tx, o.generation)
 	if err != nil {
 		return nil, err
 	}
+	store, err := vectorstore.OpenGeneration(ctx, tx, g.ID, g.Dims)
+	if err != nil {
+		return nil, err
+	}
+	model := cmp.Or(g.Model, o.embedder.Model)
 	emb, err := embedder.NewOpenAI(embedder.Config{
-		URL: o.embedder.URL, Model: o.embedder.Model, APIKey: o.embedder.APIKey,
-		Dims: o.dims, Encoding: o.embedder.Encoding,
+		URL: o.embedder.URL, Model: model, APIKey: o.embedder.APIKey,
+		Dims: g.Dims, Encoding: o.embedder.Encoding,
 	})
 	if err != nil {
 		return nil, err
@@ -105,17 +126,17 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 	vecs, err := emb.Embed(embedCtx, []string{query})
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("embed the query with %s at %s: %w", o.embedder.Model, o.embedder.URL, err)
+		return nil, fmt.Errorf("embed the query with %s at %s: %w", model, o.embedder.URL, err)
 	}
-	hits, err := store.Search(ctx, pool, vecs[0], vectorstore.SearchOptions{K: o.k, SourceID: o.source})
+	hits, err := store.Search(ctx, tx, vecs[0], vectorstore.SearchOptions{K: o.k, SourceID: o.source})
 	if err != nil {
 		return nil, err
 	}
-	docs, err := readDocNames(ctx, pool, hits)
+	docs, err := readDocNames(ctx, tx, hits)
 	if err != nil {
 		return nil, err
 	}
-	res := &searchResult{Query: query, Model: emb.Model(), Hits: make([]searchHit, len(hits))}
+	res := &searchResult{Query: query, Generation: g.ID, Model: emb.Model(), Hits: make([]searchHit, len(hits))}
 	for i, h := range hits {
 		d := docs[h.DocID]
 		res.Hits[i] = searchHit{Rank: i + 1, Score: h.Score, DocID: h.DocID, SourceID: d[0], SourceNativeID: d[1],
@@ -124,13 +145,26 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 	return res, nil
 }
 
+// searchedGeneration is generation id, or the active one for 0; a
+// dropped generation has nothing to search.
+func searchedGeneration(ctx context.Context, tx pgx.Tx, id int) (generation.Generation, error) {
+	if id == 0 {
+		return generation.GetActive(ctx, tx)
+	}
+	g, err := generation.Get(ctx, tx, id)
+	if err == nil && g.Status == generation.Dropped {
+		return g, fmt.Errorf("generation %d was dropped: it has no vectors to search (see sluice index ls)", id)
+	}
+	return g, err
+}
+
 // readDocNames maps each hit's doc_id to its source_id and source_native_id.
-func readDocNames(ctx context.Context, pool *pgxpool.Pool, hits []vectorstore.Hit) (map[string][2]string, error) {
+func readDocNames(ctx context.Context, tx pgx.Tx, hits []vectorstore.Hit) (map[string][2]string, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.DocID
 	}
-	rows, err := pool.Query(ctx, `SELECT doc_id, source_id, source_native_id FROM documents WHERE doc_id = ANY($1)`, ids)
+	rows, err := tx.Query(ctx, `SELECT doc_id, source_id, source_native_id FROM documents WHERE doc_id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("read documents: %w", err)
 	}

@@ -117,7 +117,8 @@ func TestSearchErrors(t *testing.T) {
 		{"no text", []string{"search"}, 2, "needs the TEXT"},
 		{"blank text", []string{"search", "  "}, 2, "needs the TEXT"},
 		{"bad k", []string{"search", "--k", "0", "x"}, 2, "--k 0"},
-		{"wrong dims", []string{"search", "--embedding-dims", "8", "x"}, 1, "EMBEDDING_DIMS=8"},
+		{"unknown generation", []string{"search", "--generation", "3", "x"}, 1, "unknown index generation 3"},
+		{"negative generation", []string{"search", "--generation", "-1", "x"}, 2, "--generation -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := sluice(t, env, tc.args...)

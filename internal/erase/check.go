@@ -3,6 +3,7 @@ package erase
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -28,8 +29,23 @@ func (l Leak) String() string {
 			parts = append(parts, fmt.Sprintf("%d in %s", n, t))
 		}
 	}
+	var later []string
+	for t := range l.Where {
+		if strings.HasPrefix(t, GenerationLeakPrefix) {
+			later = append(later, t)
+		}
+	}
+	sort.Strings(later)
+	for _, t := range later {
+		parts = append(parts, fmt.Sprintf("%d in %s", l.Where[t], t))
+	}
 	return l.DocID + " (" + strings.Join(parts, ", ") + ")"
 }
+
+// GenerationLeakPrefix begins the Where key of a later index generation's
+// vectors: "generation_embeddings.g2" for generation 2's. Generation 1's
+// are "chunk_embeddings".
+const GenerationLeakPrefix = "generation_embeddings.g"
 
 // leakTables are the places a deleted document's data could be, in the
 // order a leak names them.
@@ -37,7 +53,7 @@ var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "inge
 	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload"}
 
 // leaksSQL finds, for every deleted document, what is left of it: a
-// vector or chunk text, a manifest row with job bytes or not superseded
+// vector or chunk text of any index generation, a manifest row with job bytes or not superseded
 // at the tombstone's version, escalated text, a dead letter with its
 // payload or still open, a payload kept by reference.
 const leaksSQL = `
@@ -46,6 +62,9 @@ SELECT doc_id, what, n FROM (
 	SELECT c.doc_id, 'chunk_embeddings' AS what, count(*) AS n FROM chunk_embeddings c JOIN gone USING (doc_id) GROUP BY 1
 	UNION ALL
 	SELECT p.doc_id, 'chunk_embeddings_previous', count(*) FROM chunk_embeddings_previous p JOIN gone USING (doc_id) GROUP BY 1
+	UNION ALL
+	SELECT v.doc_id, '` + GenerationLeakPrefix + `' || v.generation, count(*) FROM generation_embeddings v JOIN gone USING (doc_id)
+	GROUP BY v.doc_id, v.generation
 	UNION ALL
 	SELECT m.doc_id, 'ingest_manifest.job', count(*) FROM ingest_manifest m JOIN gone USING (doc_id) WHERE m.job IS NOT NULL GROUP BY 1
 	UNION ALL

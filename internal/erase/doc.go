@@ -2,7 +2,8 @@
 // version of its document, a tombstone (manifest.Tombstones), and its
 // effect commits in one transaction composed here from the statements of
 // each table's owner: the document is no longer served; its vectors and
-// text leave chunk_embeddings and chunk_embeddings_previous
+// text leave chunk_embeddings, chunk_embeddings_previous and every later
+// index generation's generation_embeddings, all generations at once
 // (vectorstore.EraseDocuments); its manifest jobs' bytes and escalated
 // text are erased (manifest.EraseChunks, manifest.EraseEscalatedText);
 // its dead letters' payloads are erased and the open ones resolved as

@@ -49,7 +49,8 @@ type Deleted struct {
 	DocID    string `json:"doc_id"`
 	NativeID string `json:"source_native_id"`
 	Version  int64  `json:"version"`
-	Vectors  int    `json:"vectors"`
+	// Vectors counts the served vectors of every index generation.
+	Vectors int `json:"vectors"`
 	// TextRows counts rows holding the document's text besides vectors:
 	// retained previous-version rows and escalated text.
 	TextRows    int `json:"text_rows"`
@@ -184,7 +185,7 @@ func eraseTx(ctx context.Context, tx pgx.Tx, request, runID string, ids []string
 	out := make([]Deleted, len(ts))
 	for i, t := range ts {
 		v, l := e.vectors[t.DocID], e.letters[t.DocID]
-		out[i] = Deleted{DocID: t.DocID, NativeID: t.NativeID, Version: t.Version, Vectors: v.Vectors,
+		out[i] = Deleted{DocID: t.DocID, NativeID: t.NativeID, Version: t.Version, Vectors: v.Vectors + v.Generations,
 			TextRows: v.Previous + e.escalated[t.DocID], Jobs: e.jobs[t.DocID], Payloads: l.Payloads, DeadLetters: l.Resolved}
 	}
 	return out, insertDeletions(ctx, tx, request, ts[0].SourceID, out)

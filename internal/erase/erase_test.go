@@ -3,6 +3,7 @@ package erase_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/outbox"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -34,7 +37,15 @@ type testBundle struct {
 	store   *vectorstore.Postgres
 	metrics *erase.Metrics
 	reg     *prometheus.Registry
+	// operator is the pool of the role sluice docs delete runs as.
+	operator *pgxpool.Pool
+	// later are the stores of two later index generations, of other
+	// dimensions than the first: a document's vectors are in each.
+	later []*vectorstore.Postgres
 }
+
+// laterDims are the dimensions of the later generations setup creates.
+var laterDims = []int{4, 6}
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
@@ -45,7 +56,20 @@ func setup(t *testing.T) *testBundle {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	return &testBundle{ctx: ctx, pool: db.Pool, store: store, metrics: erase.NewMetrics(reg), reg: reg}
+	b := &testBundle{ctx: ctx, pool: db.Pool, store: store, metrics: erase.NewMetrics(reg), reg: reg, operator: db.RolePool(t, migrations.OperatorRole)}
+	for _, d := range laterDims {
+		ch, err := generation.New(b.operator).Create(ctx, generation.Spec{Model: "m", Dims: d, Chunking: generation.Chunking{Size: 100, Overlap: 10, Unit: "chars"}},
+			generation.Request{By: "test", Reason: "a later generation", Execute: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := vectorstore.OpenGeneration(ctx, db.Pool, ch.Generation, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.later = append(b.later, s)
+	}
+	return b
 }
 
 // seed records native id n of the source at version 1, ready, with two
@@ -71,6 +95,11 @@ func (b *testBundle) seed(t *testing.T, n string) string {
 		}
 		if _, err := b.store.Upsert(b.ctx, tx, []vectorstore.Record{b.record(id, 0, 1), b.record(id, 1, 1)}); err != nil {
 			return err
+		}
+		for _, s := range b.later {
+			if _, err := s.Upsert(b.ctx, tx, []vectorstore.Record{b.recordOf(s, id, 0, 1), b.recordOf(s, id, 1, 1)}); err != nil {
+				return err
+			}
 		}
 		if err := b.store.Retain(b.ctx, tx, []string{id}, []int32{0}); err != nil {
 			return err
@@ -101,8 +130,13 @@ func (b *testBundle) seed(t *testing.T, n string) string {
 }
 
 func (b *testBundle) record(id string, index int, version int64) vectorstore.Record {
-	v := make([]float32, dims)
-	v[index%dims] = 1
+	return b.recordOf(b.store, id, index, version)
+}
+
+// recordOf is a record of the chunk for store's generation.
+func (b *testBundle) recordOf(store *vectorstore.Postgres, id string, index int, version int64) vectorstore.Record {
+	v := make([]float32, store.Dims())
+	v[index%store.Dims()] = 1
 	return vectorstore.Record{DocID: id, ChunkIndex: index, Version: version, ContentHash: "h", Model: "m", Embedding: v, Text: secret}
 }
 
@@ -119,6 +153,7 @@ func (b *testBundle) texts(t *testing.T) int {
 	if err := b.pool.QueryRow(b.ctx, `
 		SELECT (SELECT count(*) FROM chunk_embeddings WHERE text LIKE '%'||$1||'%')
 		     + (SELECT count(*) FROM chunk_embeddings_previous WHERE text LIKE '%'||$1||'%')
+		     + (SELECT count(*) FROM generation_embeddings WHERE text LIKE '%'||$1||'%')
 		     + (SELECT count(*) FROM ingest_manifest WHERE position(convert_to($1, 'UTF8') in coalesce(job, '')) > 0)
 		     + (SELECT count(*) FROM escalated_chunks WHERE text LIKE '%'||$1||'%')
 		     + (SELECT count(*) FROM dead_letters WHERE position(convert_to($1, 'UTF8') in coalesce(payload, '')) > 0)
@@ -155,7 +190,7 @@ func (b *testBundle) deletedTotal(t *testing.T) float64 {
 
 func (b *testBundle) deleteDocs(t *testing.T, execute bool, ids ...string) erase.Result {
 	t.Helper()
-	res, err := erase.New(b.pool, b.metrics).Delete(b.ctx, erase.Request{SourceID: source, DocIDs: ids, By: "cli:alice", Reason: "gone at the source", Execute: execute})
+	res, err := erase.New(b.operator, b.metrics).Delete(b.ctx, erase.Request{SourceID: source, DocIDs: ids, By: "cli:alice", Reason: "gone at the source", Execute: execute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,14 +204,14 @@ func TestDeleteErasesEveryCopyInOneTransaction(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	id := b.seed(t, "a.txt")
-	if n := b.texts(t); n < 7 {
-		t.Fatalf("seeded %d rows with the text, want every place (7 or more)", n)
+	if n := b.texts(t); n < 11 {
+		t.Fatalf("seeded %d rows with the text, want every place, every generation's vectors too (11 or more)", n)
 	}
 	dry := b.deleteDocs(t, false, id)
 	if !dry.DryRun || len(dry.Selected) != 1 || len(dry.Deleted) != 0 {
 		t.Fatalf("dry run = %+v", dry)
 	}
-	if n := b.texts(t); n < 7 {
+	if n := b.texts(t); n < 11 {
 		t.Fatalf("a dry run erased text: %d rows left", n)
 	}
 	res := b.deleteDocs(t, true, id)
@@ -184,8 +219,8 @@ func TestDeleteErasesEveryCopyInOneTransaction(t *testing.T) {
 		t.Fatalf("deleted %+v", res)
 	}
 	d := res.Deleted[0]
-	if d.Version != 2 || d.Vectors != 2 || d.TextRows < 1 || d.Jobs != 3 || d.Payloads < 2 || d.DeadLetters != 1 {
-		t.Errorf("erased %+v, want version 2, 2 vectors, the escalated text, 3 jobs, 2 payloads, 1 dead letter", d)
+	if d.Version != 2 || d.Vectors != 6 || d.TextRows < 1 || d.Jobs != 3 || d.Payloads < 2 || d.DeadLetters != 1 {
+		t.Errorf("erased %+v, want version 2, 6 vectors (2 in each of 3 generations), the escalated text, 3 jobs, 2 payloads, 1 dead letter", d)
 	}
 	if n := b.texts(t); n != 0 {
 		t.Errorf("%d rows still hold the deleted text", n)
@@ -306,6 +341,10 @@ func TestCheckFindsAnErasureLeakAndRedriveFinishesIt(t *testing.T) {
 	if _, err := b.store.Upsert(b.ctx, b.pool, []vectorstore.Record{b.record(id, 0, 5)}); err != nil {
 		t.Fatal(err)
 	}
+	last := b.later[len(b.later)-1]
+	if _, err := last.Upsert(b.ctx, b.pool, []vectorstore.Record{b.recordOf(last, id, 0, 5)}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := b.pool.Exec(b.ctx, `UPDATE documents SET status = 'deleted' WHERE doc_id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
@@ -313,8 +352,10 @@ func TestCheckFindsAnErasureLeakAndRedriveFinishesIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(leaks) != 1 || leaks[0].DocID != id || leaks[0].Where["chunk_embeddings"] != 1 || !strings.Contains(leaks[0].String(), "1 in chunk_embeddings") {
-		t.Fatalf("check = %v, want %s with 1 vector", leaks, id)
+	gen := fmt.Sprintf("%s%d", erase.GenerationLeakPrefix, last.Generation())
+	if len(leaks) != 1 || leaks[0].DocID != id || leaks[0].Where["chunk_embeddings"] != 1 || leaks[0].Where[gen] != 1 ||
+		!strings.Contains(leaks[0].String(), "1 in chunk_embeddings") || !strings.Contains(leaks[0].String(), "1 in "+gen) {
+		t.Fatalf("check = %v, want %s with 1 vector in generation 1 and 1 in %s", leaks, id, gen)
 	}
 	if n, err := erase.Redrive(b.ctx, b.pool, "reconcile", []string{id}); err != nil || n != 1 {
 		t.Fatalf("redrive = %d, %v", n, err)

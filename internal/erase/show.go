@@ -45,9 +45,9 @@ type Deletion struct {
 	DeadLetters int       `json:"dead_letters_resolved"`
 }
 
-// Left counts a document's data as it stands: vectors, other rows with
-// its text (retained vectors, escalated text, manifest job bytes) and
-// dead-letter payloads.
+// Left counts a document's data as it stands: vectors (of every index
+// generation), other rows with its text (retained vectors, escalated
+// text, manifest job bytes) and dead-letter payloads.
 type Left struct {
 	Vectors  int `json:"vectors"`
 	TextRows int `json:"text_rows"`
@@ -61,7 +61,8 @@ var ErrNoDocument = errors.New("no such document")
 func Show(ctx context.Context, q manifest.Querier, docID string) (Document, error) {
 	rows, err := q.Query(ctx, `
 		SELECT doc_id, source_id, source_native_id, version, status, coalesce(run_id, ''), updated_at, deleted_at,
-		       (SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1),
+		       (SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1)
+		     + (SELECT count(*) FROM generation_embeddings WHERE doc_id = $1),
 		       (SELECT count(*) FROM chunk_embeddings_previous WHERE doc_id = $1)
 		     + (SELECT count(*) FROM escalated_chunks WHERE doc_id = $1)
 		     + (SELECT count(*) FROM ingest_manifest WHERE doc_id = $1 AND job IS NOT NULL),

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/fleetbudget"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -42,6 +44,12 @@ type Report struct {
 	// dead letter): an erasure interrupted or written back. --redrive
 	// erases them again.
 	Unerased []erase.Leak `json:"deleted_with_data,omitempty"`
+	// Generations report every index generation: its status, its vectors
+	// and the deleted documents it still holds vectors of.
+	Generations []GenerationReport `json:"generations"`
+	// NotOneActive says what is wrong when not exactly one generation is
+	// active; empty when one is.
+	NotOneActive string `json:"not_one_active,omitempty"`
 	// Budgets are the fleet budgets' members; Overdrawn says which
 	// budgets' members spend more than the budget (invariant 12).
 	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
@@ -74,7 +82,11 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
-	return r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn)
+	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn)
+	if r.NotOneActive != "" {
+		n++
+	}
+	return n
 }
 
 // Named lists the problems found, by name and count.
@@ -96,6 +108,9 @@ func (r *Report) Named() []string {
 		if p.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
 		}
+	}
+	if r.NotOneActive != "" {
+		out = append(out, r.NotOneActive)
 	}
 	for _, l := range r.Unerased {
 		out = append(out, "deleted document "+l.String())
@@ -127,15 +142,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.budgets,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
 		}
 	}
-	// A duplicate or an overdrawn budget cannot be repaired by
-	// re-driving; every other problem is repaired unless a repair failed.
-	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && len(c.rep.Overdrawn) == 0)
+	// A duplicate, a wrong number of active generations or an overdrawn
+	// budget cannot be repaired by re-driving; every other problem is
+	// repaired unless a repair failed.
+	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" && len(c.rep.Overdrawn) == 0)
 	return c.rep, nil
 }
 
@@ -169,6 +185,50 @@ func (c *checker) unerased(ctx context.Context) error {
 		return nil
 	}
 	c.rep.Redriven["deleted documents with data left"] = n
+	return nil
+}
+
+// GenerationReport is what reconcile found of one index generation.
+type GenerationReport struct {
+	Generation int               `json:"generation"`
+	Status     generation.Status `json:"status"`
+	// Vectors are the generation's rows, stale versions included.
+	Vectors int64 `json:"vectors"`
+	// DeletedWithVectors are the deleted documents the generation still
+	// holds vectors of (before any --redrive); each is in Unerased too.
+	DeletedWithVectors int `json:"deleted_with_vectors"`
+}
+
+// generations checks that exactly one generation is active and reports
+// each generation, counting from the erasure check the deleted documents
+// it still holds vectors of.
+func (c *checker) generations(ctx context.Context) error {
+	var err error
+	if c.rep.NotOneActive, err = generation.Check(ctx, c.pool); err != nil {
+		return err
+	}
+	gs, err := generation.List(ctx, c.pool)
+	if err != nil {
+		return err
+	}
+	vectors, err := vectorstore.GenerationVectors(ctx, c.pool)
+	if err != nil {
+		return err
+	}
+	c.rep.Generations = make([]GenerationReport, len(gs))
+	for i, g := range gs {
+		key := erase.GenerationLeakPrefix + strconv.Itoa(g.ID)
+		if g.ID == generation.First {
+			key = "chunk_embeddings"
+		}
+		r := GenerationReport{Generation: g.ID, Status: g.Status, Vectors: vectors[g.ID]}
+		for _, l := range c.rep.Unerased {
+			if l.Where[key] > 0 {
+				r.DeletedWithVectors++
+			}
+		}
+		c.rep.Generations[i] = r
+	}
 	return nil
 }
 

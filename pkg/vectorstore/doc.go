@@ -1,5 +1,7 @@
 // Package vectorstore writes chunk embeddings to PostgreSQL and searches
-// them. It owns the chunk_embeddings table of DESIGN §5 and nothing else:
+// them. It owns the chunk_embeddings table of DESIGN §5, the retained rows
+// of chunk_embeddings_previous and the later index generations' vectors in
+// generation_embeddings, and nothing else:
 // documents and ingest_manifest belong to the pipeline, which runs the
 // store's statements inside its own transaction (see DB) so that a chunk's
 // vector and its manifest row commit together or not at all.
@@ -33,6 +35,18 @@
 // results by cosine similarity; under pgvector the ranking is done by the
 // <=> operator (and so can use an index), under real[] by plain SQL, which is
 // exact but scans every candidate row.
+//
+// # Index generations
+//
+// Generation 1 is chunk_embeddings, whose contract is unchanged; every
+// later generation's vectors live in generation_embeddings, keyed by
+// generation, whatever their dimension (migration 25). OpenGeneration
+// returns a store bound to one generation, with the same version-guarded
+// Upsert, Search and PruneVersion on that generation's rows only, and
+// nothing else's. EraseDocuments erases a document from every generation
+// in one statement per table, so an erasure cannot miss a generation;
+// DropGeneration removes a later generation's vectors. Which generation
+// is active is the registry's (internal/generation), not the store's.
 //
 // # Conformance
 //

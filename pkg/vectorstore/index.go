@@ -36,8 +36,12 @@ var ErrNoVectorIndex = errors.New("vectorstore: no vector index without pgvector
 // K unless the session sets hnsw.ef_search ≥ K or hnsw.iterative_scan =
 // strict_order. A larger ef_search also raises recall.
 //
-// On a real[] store BuildIndex returns ErrNoVectorIndex and changes nothing.
+// On a real[] store, or a later generation's, BuildIndex returns
+// ErrNoVectorIndex and changes nothing.
 func (p *Postgres) BuildIndex(ctx context.Context, db DB) error {
+	if p.generation != firstGeneration {
+		return fmt.Errorf("%w: generation %d's index is a partial index on %s, which only the schema's owner may build", ErrNoVectorIndex, p.generation, GenerationTable)
+	}
 	if p.mode != ModeVector {
 		return fmt.Errorf("%w: chunk_embeddings.embedding is %s; install pgvector and migrate a new database to index it", ErrNoVectorIndex, p.mode)
 	}

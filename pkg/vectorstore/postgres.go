@@ -25,10 +25,13 @@ const (
 // holds no connection, only the statements for its mode and dimension, so
 // one value serves every goroutine and every transaction.
 type Postgres struct {
-	dims      int
-	mode      string
-	upsertSQL string
-	searchSQL string
+	dims       int
+	mode       string
+	generation int
+	upsertSQL  string
+	resolveSQL string
+	searchSQL  string
+	pruneSQL   string
 }
 
 var _ Store = (*Postgres)(nil)
@@ -71,7 +74,7 @@ func Open(ctx context.Context, db DB, dims int) (*Postgres, error) {
 		return nil, fmt.Errorf("%w: EMBEDDING_DIMS=%d but the database was migrated for %d: migrate a new database or set EMBEDDING_DIMS=%d",
 			ErrDimsMismatch, dims, want, want)
 	}
-	return newPostgres(dims, mode)
+	return newPostgres(dims, mode, firstGeneration)
 }
 
 // settingsError wraps a failure to read sluice_settings, recognising a
@@ -83,18 +86,27 @@ func settingsError(err error) error {
 	return fmt.Errorf("vectorstore: read sluice_settings: %w", err)
 }
 
-func newPostgres(dims int, mode string) (*Postgres, error) {
+// newPostgres returns the store of generation gen: chunk_embeddings for
+// the first, generation_embeddings bound to gen for a later one.
+func newPostgres(dims int, mode string, gen int) (*Postgres, error) {
 	if dims < 1 {
 		return nil, errors.New("vectorstore: embedding dimension must be at least 1")
 	}
-	p := &Postgres{dims: dims, mode: mode}
-	switch mode {
-	case ModeVector:
-		p.upsertSQL = upsertStatement(dims, "::vector")
+	t := targetOf(gen)
+	p := &Postgres{dims: dims, mode: mode, generation: gen, resolveSQL: resolveStatement(t), pruneSQL: pruneStatement(t)}
+	switch {
+	case mode == ModeVector && gen == firstGeneration:
+		p.upsertSQL = upsertStatement(t, dims, "::vector")
 		p.searchSQL = searchVectorSQL
-	case ModeRealArray:
-		p.upsertSQL = upsertStatement(dims, "")
+	case mode == ModeRealArray && gen == firstGeneration:
+		p.upsertSQL = upsertStatement(t, dims, "")
 		p.searchSQL = searchRealArraySQL
+	case mode == ModeVector:
+		p.upsertSQL = upsertStatement(t, dims, "::vector")
+		p.searchSQL = generationSearchVector(gen, dims)
+	case mode == ModeRealArray:
+		p.upsertSQL = upsertStatement(t, dims, "")
+		p.searchSQL = generationSearchRealArray(gen)
 	default:
 		return nil, fmt.Errorf("vectorstore: sluice_settings.vector_type is %q; this build knows %q and %q: upgrade sluice or migrate a new database",
 			mode, ModeVector, ModeRealArray)
@@ -119,7 +131,7 @@ func (p *Postgres) PruneVersion(ctx context.Context, db DB, docID string, chunkC
 	if chunkCount > math.MaxInt32 {
 		return 0, nil // chunk_index is an integer column: no row can be that far out
 	}
-	tag, err := db.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = $1 AND chunk_index >= $2`, docID, chunkCount)
+	tag, err := db.Exec(ctx, p.pruneSQL, docID, chunkCount)
 	if err != nil {
 		return 0, fmt.Errorf("vectorstore: prune %s: %w", docID, err)
 	}
@@ -142,18 +154,20 @@ func DeleteDocuments(ctx context.Context, db DB, docIDs []string) error {
 // Erased is what EraseDocuments removed of one document.
 type Erased struct {
 	// Vectors are the rows of chunk_embeddings, Previous those of
-	// chunk_embeddings_previous: each held a vector and its chunk's text.
-	Vectors, Previous int
+	// chunk_embeddings_previous, Generations those of every later
+	// generation (generation_embeddings): each held a vector and its
+	// chunk's text.
+	Vectors, Previous, Generations int
 }
 
 // EraseDocuments deletes every row of the documents docIDs, served or
-// retained, and reports what went by document: the store's part of
-// deleting a document, committed in the caller's transaction with its
-// tombstone, after which Upsert's version guard refuses every record
-// of the deleted versions.
+// retained, in every generation, and reports what went by document: the
+// store's part of deleting a document, committed in the caller's
+// transaction with its tombstone, after which Upsert's version guard
+// refuses every record of the deleted versions in any generation.
 func EraseDocuments(ctx context.Context, db DB, docIDs []string) (map[string]Erased, error) {
 	out := make(map[string]Erased, len(docIDs))
-	for _, table := range []string{"chunk_embeddings", "chunk_embeddings_previous"} {
+	for _, table := range []string{"chunk_embeddings", "chunk_embeddings_previous", GenerationTable} {
 		rows, err := db.Query(ctx, `DELETE FROM `+table+` WHERE doc_id = ANY($1) RETURNING doc_id`, docIDs)
 		if err != nil {
 			return nil, fmt.Errorf("vectorstore: erase documents: %w", err)
@@ -161,9 +175,12 @@ func EraseDocuments(ctx context.Context, db DB, docIDs []string) (map[string]Era
 		var id string
 		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
 			e := out[id]
-			if table == "chunk_embeddings" {
+			switch table {
+			case "chunk_embeddings":
 				e.Vectors++
-			} else {
+			case GenerationTable:
+				e.Generations++
+			default:
 				e.Previous++
 			}
 			out[id] = e

@@ -48,8 +48,7 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 	        c.embedding <=> $1::float4[]::vector AS distance
 	 FROM chunk_embeddings c
 	 JOIN documents d ON d.doc_id = c.doc_id
-	 WHERE ((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
-	   AND ($2::text = '' OR d.source_id = $2::text)
+	 WHERE ` + servedSQL + `
 	 ORDER BY c.embedding <=> $1::float4[]::vector, c.doc_id, c.chunk_index
 	 LIMIT $3)
 	UNION ALL
@@ -64,28 +63,39 @@ SELECT doc_id, chunk_index, version, text, metadata, 1 - distance AS score FROM 
 ORDER BY distance, doc_id, chunk_index
 LIMIT $3`
 
-	// searchRealArraySQL computes cosine similarity in float8 from the
-	// arrays, the query's norm once. A zero stored vector scores NULL,
-	// sorted last.
+	// searchRealArraySQL ranks chunk_embeddings and the retained rows
+	// (see realArrayQuery and realArrayScore).
 	searchRealArraySQL = `
-WITH q AS (
-	SELECT $1::float4[] AS v, sqrt(sum(x::float8 * x::float8)) AS norm
-	FROM unnest($1::float4[]) AS x
-)
+WITH q AS (` + realArrayQuery + `)
 SELECT c.doc_id, c.chunk_index, c.version, c.text, c.metadata, s.score
 FROM (SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings
       UNION ALL
       SELECT doc_id, chunk_index, version, text, metadata, embedding FROM chunk_embeddings_previous) c
 JOIN documents d ON d.doc_id = c.doc_id
 CROSS JOIN q
-CROSS JOIN LATERAL (
-	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
-	FROM unnest(c.embedding, q.v) AS u(a, b)
-) s
-WHERE ((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
-  AND ($2::text = '' OR d.source_id = $2::text)
+CROSS JOIN LATERAL (` + realArrayScore + `) s
+WHERE ` + servedSQL + `
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`
+)
+
+// The parts of the real[] search statements: they compute cosine
+// similarity in float8 from the arrays, the query's norm once. A zero
+// stored vector scores NULL, sorted last.
+const (
+	realArrayQuery = `
+	SELECT $1::float4[] AS v, sqrt(sum(x::float8 * x::float8)) AS norm
+	FROM unnest($1::float4[]) AS x
+`
+	realArrayScore = `
+	SELECT sum(a::float8 * b::float8) / NULLIF(sqrt(sum(a::float8 * a::float8)) * q.norm, 0) AS score
+	FROM unnest(c.embedding, q.v) AS u(a, b)
+`
+	// servedSQL keeps the rows of c (joined to its document d) that
+	// search serves: a ready document's current version, another's live
+	// version; and those of source $2, or every source for ''.
+	servedSQL = `((d.status = ` + sqlDocReady + ` AND c.version = d.version) OR (d.status <> ` + sqlDocReady + ` AND c.version = d.live_version))
+  AND ($2::text = '' OR d.source_id = $2::text)`
 )
 
 // Search returns the opts.K chunks nearest to query by cosine similarity,

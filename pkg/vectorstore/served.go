@@ -19,8 +19,12 @@ ON CONFLICT (doc_id, chunk_index) DO NOTHING`
 // Retain keeps the served rows of the given chunks searchable while a new
 // version of their document replaces them: call it in the transaction
 // that upserts the new version's records, before Upsert. Chunks of
-// documents that are not being re-indexed cost one index lookup each.
+// documents that are not being re-indexed cost one index lookup each. A
+// later generation's store returns ErrNoRetention.
 func (p *Postgres) Retain(ctx context.Context, db DB, docIDs []string, indexes []int32) error {
+	if p.generation != firstGeneration {
+		return fmt.Errorf("%w: generation %d", ErrNoRetention, p.generation)
+	}
 	if len(docIDs) == 0 {
 		return nil
 	}
@@ -31,8 +35,12 @@ func (p *Postgres) Retain(ctx context.Context, db DB, docIDs []string, indexes [
 }
 
 // Release drops what Retain kept for the given documents: call it once
-// their new version is complete and served, or gone.
+// their new version is complete and served, or gone. A later
+// generation's store returns ErrNoRetention.
 func (p *Postgres) Release(ctx context.Context, db DB, docIDs []string) error {
+	if p.generation != firstGeneration {
+		return fmt.Errorf("%w: generation %d", ErrNoRetention, p.generation)
+	}
 	if len(docIDs) == 0 {
 		return nil
 	}

@@ -22,21 +22,21 @@ import (
 // began. A data-modifying CTE's effects are invisible to the rest of its
 // statement, which is what makes that "before" read possible in one round
 // trip.
-func upsertStatement(dims int, cast string) string {
+func upsertStatement(t target, dims int, cast string) string {
 	return fmt.Sprintf(`
 WITH input AS (
 	SELECT u.*
 	FROM unnest($1::text[], $2::int4[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
 	     WITH ORDINALITY AS u(doc_id, chunk_index, version, content_hash, model, text, metadata, ord)
 ), written AS (
-	INSERT INTO chunk_embeddings AS ce
-	       (doc_id, chunk_index, version, content_hash, model, dims, embedding, text, metadata)
-	SELECT doc_id, chunk_index, version, content_hash, model, %[1]d,
+	INSERT INTO `+t.table+` AS ce
+	       (`+t.column+`doc_id, chunk_index, version, content_hash, model, dims, embedding, text, metadata)
+	SELECT `+t.value+`doc_id, chunk_index, version, content_hash, model, %[1]d,
 	       (($8::float4[])[(ord - 1) * %[1]d + 1 : ord * %[1]d])%[2]s, text, metadata
 	FROM input
 	WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = input.doc_id AND `+newerVersionSQL+`)
 	ORDER BY doc_id, chunk_index
-	ON CONFLICT (doc_id, chunk_index) DO UPDATE SET
+	ON CONFLICT (`+t.column+`doc_id, chunk_index) DO UPDATE SET
 	       version = EXCLUDED.version,
 	       content_hash = EXCLUDED.content_hash,
 	       model = EXCLUDED.model,
@@ -53,7 +53,7 @@ SELECT i.ord, w.inserted, prev.version, prev.content_hash = i.content_hash,
        EXISTS (SELECT 1 FROM documents d WHERE d.doc_id = i.doc_id AND `+strings.ReplaceAll(newerVersionSQL, "input.", "i.")+`)
 FROM input i
 LEFT JOIN written w ON w.doc_id = i.doc_id AND w.chunk_index = i.chunk_index
-LEFT JOIN chunk_embeddings prev ON prev.doc_id = i.doc_id AND prev.chunk_index = i.chunk_index
+LEFT JOIN `+t.table+` prev ON `+t.where("prev")+`prev.doc_id = i.doc_id AND prev.chunk_index = i.chunk_index
 ORDER BY i.ord`, dims, cast)
 }
 
@@ -66,13 +66,15 @@ ORDER BY i.ord`, dims, cast)
 // deleted document is ever written back.
 const newerVersionSQL = `(d.version > input.version OR (d.version = input.version AND d.status = ` + sqlDocDeleted + `))`
 
-// resolveSQL reads the committed rows of chunks whose outcome the upsert
-// statement could not tell: rows another transaction committed while the
-// statement waited on them, which its snapshot does not show.
-const resolveSQL = `
+// resolveStatement reads the committed rows of chunks whose outcome the
+// upsert statement could not tell: rows another transaction committed
+// while the statement waited on them, which its snapshot does not show.
+func resolveStatement(t target) string {
+	return `
 SELECT u.ord, ce.version, ce.content_hash
 FROM unnest($1::text[], $2::int4[]) WITH ORDINALITY AS u(doc_id, chunk_index, ord)
-LEFT JOIN chunk_embeddings ce ON ce.doc_id = u.doc_id AND ce.chunk_index = u.chunk_index`
+LEFT JOIN ` + t.table + ` ce ON ` + t.where("ce") + `ce.doc_id = u.doc_id AND ce.chunk_index = u.chunk_index`
+}
 
 // Upsert writes recs in one statement and reports each record's outcome, in
 // input order. It returns a *RecordError for the first record Validate
@@ -169,7 +171,7 @@ func (p *Postgres) resolve(ctx context.Context, db DB, b *batch, out []Outcome) 
 		b.resolveIDs = append(b.resolveIDs, b.docIDs[i])
 		b.resolveIdxs = append(b.resolveIdxs, b.chunkIndex[i])
 	}
-	rows, err := db.Query(ctx, resolveSQL, b.resolveIDs, b.resolveIdxs)
+	rows, err := db.Query(ctx, p.resolveSQL, b.resolveIDs, b.resolveIdxs)
 	if err != nil {
 		return fmt.Errorf("vectorstore: upsert: read concurrently written chunks: %w", err)
 	}

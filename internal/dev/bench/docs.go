@@ -119,6 +119,29 @@ func paragraphs(rng *rand.Rand, k int) string {
 	return doc.String()
 }
 
+// docsChunkRecords reads the documents corpus at path and returns its
+// first n chunks under the producer's default chunking, each as a
+// record of its own that keeps its document's metadata.
+func docsChunkRecords(path string, n int) ([]jsonlRecord, error) {
+	docs, err := readCorpus(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []jsonlRecord
+	for _, d := range docs {
+		for i, c := range chunk.Split(d.Text, chunk.DefaultConfig()) {
+			if len(out) == n {
+				return out, nil
+			}
+			out = append(out, jsonlRecord{ID: fmt.Sprintf("%s-%d", d.ID, i), Text: c.Text, Metadata: d.Metadata})
+		}
+	}
+	if len(out) < n {
+		return nil, fmt.Errorf("documents corpus %s holds %d chunks, fewer than %d", path, len(out), n)
+	}
+	return out, nil
+}
+
 // docsCorpus returns the path of the documents corpus of at least chunks
 // chunks and what it holds, generating it on first use.
 func (r *runner) docsCorpus(chunks int) (string, DocsStats, error) {

@@ -30,6 +30,9 @@ type Report struct {
 	PartsCPUPer1k float64 `json:"parts_cpu_s_per_1k"`
 	// PartsCPUPer1kWithBookkeeping adds the bookkeeping ceiling's CPU.
 	PartsCPUPer1kWithBookkeeping float64 `json:"parts_with_bookkeeping_cpu_s_per_1k"`
+	// DocsPartsCPUPer1k is PartsCPUPer1k over the pipeline-docs run's
+	// chunks; absent without that run.
+	DocsPartsCPUPer1k float64 `json:"docs_parts_cpu_s_per_1k,omitempty"`
 	// PartsCPUPer1kByProcess is PartsCPUPer1kWithBookkeeping by process,
 	// keyed as CeilingResult.CPUPer1kByProcess: where the four parts'
 	// CPU goes, to set beside a run's. Empty when any part is missing.
@@ -272,6 +275,7 @@ func (r *Report) setCeilings(reps map[string][]ceilingRep, items int) {
 		r.Ceilings = append(r.Ceilings, c)
 	}
 	r.CombinedCeiling, r.PartsCPUPer1k, _ = combine(r.Ceilings, ceilingParts)
+	_, r.DocsPartsCPUPer1k, _ = combine(r.Ceilings, ceilingDocsParts)
 	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess =
 		combine(r.Ceilings, append(slices.Clip(ceilingParts), ceilingBookkeeping))
 }

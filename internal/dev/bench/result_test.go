@@ -31,6 +31,9 @@ func TestSetCeilingsSplitsCPUByProcess(t *testing.T) {
 		t.Errorf("parts' CPU %v, with bookkeeping %v by process %v; want 51, 68 and %v",
 			r.PartsCPUPer1k, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess, four)
 	}
+	if r.DocsPartsCPUPer1k != 51 {
+		t.Errorf("the three parts' CPU over the documents' chunks %v, want 51", r.DocsPartsCPUPer1k)
+	}
 
 	delete(reps, ceilingBookkeeping)
 	r.setCeilings(reps, 1000)

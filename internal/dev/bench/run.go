@@ -182,7 +182,7 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", ScenarioPipelineDocs, err))
 		} else {
-			r.docs = &stats
+			r.docs, r.docsPath = &stats, path
 			pipe(ScenarioPipelineDocs, fmt.Sprintf("384 dims, %d documents of %d–%d chunks (median %.0f)",
 				stats.Documents, stats.MinChunks, stats.MaxChunks, stats.MedianChunks),
 				pipelineSpec{dims: 384, chunks: stats.Chunks, corpus: path})

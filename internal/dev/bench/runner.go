@@ -33,8 +33,10 @@ type runner struct {
 	work string
 	log  io.Writer
 
-	// docs describes the pipeline-docs run's corpus, once generated.
-	docs *DocsStats
+	// docs describes the pipeline-docs run's corpus, once generated, and
+	// docsPath is where it is.
+	docs     *DocsStats
+	docsPath string
 
 	mu      sync.Mutex
 	corpora map[string]string

@@ -2,8 +2,15 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // Quantiles interpolate between neighbours as PostgreSQL's
@@ -66,6 +73,149 @@ func TestSearchSizes(t *testing.T) {
 		got := cfg.searchSizes()
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%v: searchSizes = %v, want %v", c.only, got, c.want)
+		}
+	}
+}
+
+// The recall sweep measures the index against the truth: the exact scan
+// finds what a scan in Go finds, the index searches really go through
+// the index (at pgvector's smallest useful ef_search they miss some of
+// the exact top 10 of uniform vectors), and at its largest, over a set
+// only twice that size, they find all of it.
+func TestRecallIsMeasuredAgainstTheTruth(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a vector index on PostgreSQL with pgvector")
+	}
+	ctx := context.Background()
+	const rows, queries = 2 * pgvectorMaxEfSearch, 20
+	db, err := createDB(ctx, testenv.NewPgvector(t).URL, searchDims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.drop() })
+	store, err := vectorstore.Open(ctx, db.pool, searchDims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := newVectorSource(distUniform, rng)
+	var stored [][]float32
+	if err := loadVectors(ctx, db, rows, func() []float32 { v := src.draw(rng); stored = append(stored, v); return v }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buildIndex(ctx, db, store); err != nil {
+		t.Fatal(err)
+	}
+	qs := make([][]float32, queries)
+	truth := make([][]string, queries)
+	for i := range qs {
+		qs[i] = src.draw(rng)
+		truth[i] = bruteTop10(stored, qs[i])
+	}
+	conn, err := db.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	exact, err := exactTop(ctx, conn, store, qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range exact {
+		if !slices.Equal(exact[i], truth[i]) {
+			t.Fatalf("query %d: the exact scan found %v, a scan in Go %v", i, exact[i], truth[i])
+		}
+	}
+	// The first searchWarmup go untimed, and every query counts towards
+	// recall.
+	all := slices.Concat(qs[:searchWarmup], qs)
+	for _, c := range []struct {
+		ef       int
+		min, max float64
+	}{{10, 0, 0.9}, {pgvectorMaxEfSearch, 1, 1}} {
+		got, err := searchAtEf(ctx, conn, store, c.ef, all, exact)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Recall < c.min || got.Recall > c.max {
+			t.Errorf("recall@10 at ef_search %d over %d uniform rows: %.3f, want %.2f to %.2f", c.ef, rows, got.Recall, c.min, c.max)
+		}
+	}
+}
+
+// bruteTop10 is the keys of the 10 vectors of stored nearest to q by
+// cosine distance, in float64, as loadVectors keyed them.
+func bruteTop10(stored [][]float32, q []float32) []string {
+	type hit struct {
+		dist float64
+		i    int
+	}
+	hits := make([]hit, len(stored))
+	for i, v := range stored {
+		var dot, nv, nq float64
+		for k := range v {
+			dot += float64(v[k]) * float64(q[k])
+			nv += float64(v[k]) * float64(v[k])
+			nq += float64(q[k]) * float64(q[k])
+		}
+		hits[i] = hit{1 - dot/math.Sqrt(nv*nq), i}
+	}
+	slices.SortFunc(hits, func(a, b hit) int { return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(a.i, b.i)) })
+	keys := make([]string, 10)
+	for i, h := range hits[:10] {
+		keys[i] = docID(h.i) + "/0"
+	}
+	return keys
+}
+
+// Past efSearchesAlways the sweep goes on only while no ef_search has
+// reached the recall target.
+func TestMoreEfSearch(t *testing.T) {
+	t.Parallel()
+	low := []EfSearchResult{{EfSearch: 320, Recall: 0.5}}
+	met := []EfSearchResult{{EfSearch: 80, Recall: 0.96}, {EfSearch: 320, Recall: 0.99}}
+	for _, c := range []struct {
+		ef    int
+		sweep []EfSearchResult
+		want  bool
+	}{
+		{10, nil, true}, {320, met, true}, {640, low, true}, {640, met, false}, {pgvectorMaxEfSearch, low, true},
+	} {
+		if got := moreEfSearch(c.ef, c.sweep); got != c.want {
+			t.Errorf("moreEfSearch(%d, %v) = %v, want %v", c.ef, c.sweep, got, c.want)
+		}
+	}
+}
+
+// Clustered vectors are measured at every size, uniform ones at the
+// smallest only.
+func TestSearchDistributions(t *testing.T) {
+	t.Parallel()
+	sizes := []int{100_000, 1_000_000}
+	if got := searchDistributions(100_000, sizes); !slices.Equal(got, []string{distUniform, distClustered}) {
+		t.Errorf("at 100,000: %v", got)
+	}
+	if got := searchDistributions(1_000_000, sizes); !slices.Equal(got, []string{distClustered}) {
+		t.Errorf("at 1,000,000: %v", got)
+	}
+}
+
+// Where no ef_search reached the recall target, the report says up to
+// which one the sweep went.
+func TestMinEf(t *testing.T) {
+	t.Parallel()
+	sweep := []EfSearchResult{{EfSearch: 10}, {EfSearch: pgvectorMaxEfSearch}}
+	for _, c := range []struct {
+		s    SearchResult
+		want string
+	}{
+		{SearchResult{MinEfSearch: 80, Sweep: sweep}, "80"},
+		{SearchResult{Sweep: sweep}, "none up to 1000"},
+		{SearchResult{}, "none tried"},
+	} {
+		if got := minEf(c.s); got != c.want {
+			t.Errorf("minEf(%+v) = %q, want %q", c.s, got, c.want)
 		}
 	}
 }

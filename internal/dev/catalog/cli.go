@@ -14,7 +14,7 @@ import (
 
 // CLICommands are the operator commands whose settings the configuration
 // page lists: the ones that set up a deployment or run for a long time.
-var CLICommands = []string{"migrate", "nats setup", "reconcile", "console"}
+var CLICommands = []string{"migrate", "nats setup", "reconcile", "console", "index create"}
 
 // CLISettings returns the settings of each of CLICommands that have an
 // environment variable, keyed by command. The CLI registers them with the

@@ -25,7 +25,7 @@ func testConcurrentWriter(t *testing.T, b *bundle) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := b.db.Exec(b.ctx, `DELETE FROM chunk_embeddings`); err != nil {
+			if _, err := b.db.Exec(b.ctx, `DELETE FROM `+b.rows()); err != nil {
 				t.Fatal(err)
 			}
 			tx1 := b.begin(t)

@@ -61,7 +61,7 @@ func (b *bundle) upsert(t *testing.T, db vectorstore.DB, recs ...vectorstore.Rec
 	return out
 }
 
-// row is a chunk_embeddings row as stored.
+// row is a row of the store's table as stored.
 type row struct {
 	Version     int64
 	ContentHash string
@@ -80,7 +80,7 @@ func (b *bundle) readRow(t *testing.T, docID string, chunk int) (row, bool) {
 	var r row
 	err := b.db.QueryRow(b.ctx, `
 		SELECT version, content_hash, model, dims, embedding::real[], text, metadata, updated_at
-		FROM chunk_embeddings WHERE doc_id = $1 AND chunk_index = $2`, docID, chunk).
+		FROM `+b.rows()+` AND doc_id = $1 AND chunk_index = $2`, docID, chunk).
 		Scan(&r.Version, &r.ContentHash, &r.Model, &r.Dims, &r.Embedding, &r.Text, &r.Metadata, &r.UpdatedAt)
 	if err == pgx.ErrNoRows {
 		return r, false
@@ -129,8 +129,8 @@ func assertVector(t *testing.T, got, want []float32) {
 func (b *bundle) countRows(t *testing.T, db vectorstore.DB) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRow(b.ctx, `SELECT count(*) FROM chunk_embeddings`).Scan(&n); err != nil {
-		t.Fatalf("count chunk_embeddings: %v", err)
+	if err := db.QueryRow(b.ctx, `SELECT count(*) FROM `+b.rows()).Scan(&n); err != nil {
+		t.Fatalf("count %s: %v", b.features.Table, err)
 	}
 	return n
 }

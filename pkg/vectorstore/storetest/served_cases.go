@@ -44,3 +44,16 @@ func testRetainServesOldVersion(t *testing.T, b *bundle) {
 		}
 	}
 }
+
+// testRetainRefused holds a store that keeps no served version aside to
+// saying so: Retain and Release fail rather than pretend.
+func testRetainRefused(t *testing.T, b *bundle) {
+	b.insertDocuments(t, document{"doc", "s", 1, "ready", 1})
+	b.upsert(t, b.db, b.chunkAt("doc", 0, 1, axis(b.dims, 0, 0)))
+	if err := b.store.Retain(b.ctx, b.db, []string{"doc"}, []int32{0}); err == nil {
+		t.Error("Retain succeeded on a store without retention")
+	}
+	if err := b.store.Release(b.ctx, b.db, []string{"doc"}); err == nil {
+		t.Error("Release succeeded on a store without retention")
+	}
+}

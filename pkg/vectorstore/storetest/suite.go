@@ -17,6 +17,38 @@ import (
 // three connections, for the transactional cases. Dimensions of 4 or more are
 // needed; small ones such as 8 keep the suite fast.
 func Run(t *testing.T, newStore func(t *testing.T) (vectorstore.Store, vectorstore.DB)) {
+	RunWith(t, Features{}, newStore)
+}
+
+// Features says where a store under test keeps its rows, for the cases
+// that read them back directly, and what it does not do. The zero
+// Features is chunk_embeddings' store.
+type Features struct {
+	// Table holds the store's rows. Defaults to chunk_embeddings.
+	Table string
+	// Where keeps the store's rows of Table, such as "generation = 2" for
+	// an index generation's store. Defaults to every row.
+	Where string
+	// NoRetain is a store that keeps no served version aside: Retain and
+	// Release must return an error, and search serves no retained row.
+	NoRetain bool
+}
+
+// RunWith runs the conformance suite on a store with features f; see Run.
+func RunWith(t *testing.T, f Features, newStore func(t *testing.T) (vectorstore.Store, vectorstore.DB)) {
+	if f.Table == "" {
+		f.Table = "chunk_embeddings"
+	}
+	if f.Where == "" {
+		f.Where = "true"
+	}
+	retain := struct {
+		name string
+		run  func(t *testing.T, b *bundle)
+	}{"RetainServesOldVersion", testRetainServesOldVersion}
+	if f.NoRetain {
+		retain.name, retain.run = "RetainRefused", testRetainRefused
+	}
 	cases := []struct {
 		name string
 		run  func(t *testing.T, b *bundle)
@@ -41,7 +73,7 @@ func Run(t *testing.T, newStore func(t *testing.T) (vectorstore.Store, vectorsto
 		{"SearchOnlyReadyCurrentVersion", testSearchVisibility},
 		{"SearchSourceAndK", testSearchSourceAndK},
 		{"SearchRejectsBadQueries", testSearchValidation},
-		{"RetainServesOldVersion", testRetainServesOldVersion},
+		retain,
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -50,18 +82,23 @@ func Run(t *testing.T, newStore func(t *testing.T) (vectorstore.Store, vectorsto
 			if store.Dims() < 4 {
 				t.Fatalf("storetest needs a store of at least 4 dimensions, got %d", store.Dims())
 			}
-			c.run(t, &bundle{ctx: t.Context(), store: store, db: db, dims: store.Dims()})
+			c.run(t, &bundle{ctx: t.Context(), store: store, db: db, dims: store.Dims(), features: f})
 		})
 	}
 }
 
 // bundle is what every case works with.
 type bundle struct {
-	ctx   context.Context
-	store vectorstore.Store
-	db    vectorstore.DB
-	dims  int
+	ctx      context.Context
+	store    vectorstore.Store
+	db       vectorstore.DB
+	dims     int
+	features Features
 }
+
+// rows names the store's rows for a statement: its table and the
+// condition that keeps them, to follow with AND.
+func (b *bundle) rows() string { return b.features.Table + " WHERE " + b.features.Where }
 
 // beginner is the part of a pool or connection the transactional cases need.
 type beginner interface {

@@ -1,0 +1,236 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/generation"
+)
+
+func indexCommands() map[string]command {
+	return map[string]command{
+		"ls":       {"list the index generations and which one search serves", runIndexList},
+		"create":   {"register a generation: create --model M --dims D [--chunk-size N --chunk-overlap N --chunk-unit U] --reason R [--execute]", runIndexCreate},
+		"status":   {"a generation's progress: stored, owed and parked chunks: status G", runIndexStatus},
+		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
+		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
+	}
+}
+
+func runIndex(ctx context.Context, env Env, args []string) error {
+	return subcommand(ctx, env, "index", indexCommands(), args)
+}
+
+func runIndexList(ctx context.Context, env Env, args []string) error {
+	var c conn
+	l := newLoader(env, "index ls", &c, false)
+	rest, err := parseInterspersed(l, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr("index ls takes no arguments, got %q", rest)
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	gs, err := generation.List(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, gs)
+	}
+	tw := newTable(env.Stdout)
+	fmt.Fprintln(tw, "GENERATION\tSTATUS\tMODEL\tDIMS\tCHUNKING\tCREATED")
+	for _, g := range gs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", g.ID, g.Status, cell(modelName(g)), g.Dims, chunking(g),
+			g.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	return tw.Flush()
+}
+
+func modelName(g generation.Generation) string {
+	if g.Model == "" {
+		return "(EMBEDDER_MODEL)"
+	}
+	return g.Model
+}
+
+func chunking(g generation.Generation) string {
+	if g.Chunking == nil {
+		return "(the producer's)"
+	}
+	return fmt.Sprintf("%d/%d %s", g.Chunking.Size, g.Chunking.Overlap, g.Chunking.Unit)
+}
+
+func runIndexCreate(ctx context.Context, env Env, args []string) error {
+	var c conn
+	var s generation.Spec
+	var r generation.Request
+	l := newLoader(env, "index create", &c, false)
+	l.String(&s.Model, "model", "", "", "the provider model that embeds the generation's chunks and queries (required)")
+	l.Int(&s.Dims, "dims", "", 0, "the model's output dimension (required)")
+	l.Int(&s.Chunking.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit, as the producer's --chunk-size")
+	l.Int(&s.Chunking.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, as the producer's --chunk-overlap")
+	l.String(&s.Chunking.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit, tokens or chars, as the producer's --chunk-unit")
+	registerChange(l, &r, false)
+	rest, err := parseInterspersed(l, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usageErr("index create takes no arguments, got %q: give the generation with --model and --dims", rest)
+	}
+	if err := s.Validate(); err != nil {
+		return usageErr("index create: %v", err)
+	}
+	if r.Reason == "" {
+		return usageErr("index create needs --reason: %v", generation.ErrNoReason)
+	}
+	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return reg.Create(ctx, s, r) })
+}
+
+func runIndexStatus(ctx context.Context, env Env, args []string) error {
+	var c conn
+	l := newLoader(env, "index status", &c, false)
+	rest, err := parseInterspersed(l, args)
+	if err != nil {
+		return err
+	}
+	id, err := generationArg("status", rest)
+	if err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	g, err := generation.Get(ctx, pool, id)
+	if err != nil {
+		return err
+	}
+	p, err := generation.ProgressOf(ctx, pool, g)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, struct {
+			generation.Generation
+			Progress generation.Progress `json:"progress"`
+		}{g, p})
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
+	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
+		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
+	fmt.Fprintf(w, "  backfill: %s\n", p.Backfill)
+	return nil
+}
+
+func runIndexActivate(ctx context.Context, env Env, args []string) error {
+	return runIndexChange(ctx, env, "activate", true, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Activate(ctx, id, r)
+	})
+}
+
+func runIndexDrop(ctx context.Context, env Env, args []string) error {
+	return runIndexChange(ctx, env, "drop", false, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Drop(ctx, id, r)
+	})
+}
+
+// runIndexChange runs `sluice index NAME G`, a change of one generation.
+func runIndexChange(ctx context.Context, env Env, name string, force bool, args []string,
+	do func(*generation.Registry, int, generation.Request) (generation.Change, error)) error {
+	var c conn
+	var r generation.Request
+	l := newLoader(env, "index "+name, &c, false)
+	registerChange(l, &r, force)
+	rest, err := parseInterspersed(l, args)
+	if err != nil {
+		return err
+	}
+	id, err := generationArg(name, rest)
+	if err != nil {
+		return err
+	}
+	if r.Reason == "" {
+		return usageErr("index %s needs --reason: %v", name, generation.ErrNoReason)
+	}
+	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return do(reg, id, r) })
+}
+
+// registerChange registers the flags every audited change takes.
+func registerChange(l *config.Loader, r *generation.Request, force bool) {
+	l.String(&r.Reason, "reason", "", "", "why (required; recorded in the audit, dry runs too)")
+	l.Bool(&r.Execute, "execute", "", false, "make the change; without it the command is an audited dry run")
+	if force {
+		l.Bool(&r.Force, "force", "", false, "activate although the generation still owes or has parked chunks")
+	}
+}
+
+// generationArg reads the one generation number a command takes.
+func generationArg(cmd string, rest []string) (int, error) {
+	if len(rest) != 1 {
+		return 0, usageErr("index %s takes one generation number (see sluice index ls), got %q", cmd, rest)
+	}
+	id, err := strconv.Atoi(rest[0])
+	if err != nil || id < 1 {
+		return 0, usageErr("index %s: %q is not a generation number: give one from sluice index ls, such as 2", cmd, rest[0])
+	}
+	return id, nil
+}
+
+// change runs one audited change and prints what it did.
+func change(ctx context.Context, env Env, c conn, r *generation.Request, do func(*generation.Registry) (generation.Change, error)) error {
+	r.By = cliPrincipal(env)
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ch, err := do(generation.New(pool))
+	if errors.Is(err, generation.ErrIncomplete) || errors.Is(err, generation.ErrUnknown) {
+		return fmt.Errorf("%w; nothing was changed", err)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, ch)
+	}
+	printChange(env, ch)
+	return nil
+}
+
+func printChange(env Env, ch generation.Change) {
+	var would, did string
+	switch ch.Action {
+	case generation.ActionCreate:
+		would = fmt.Sprintf("create generation %d", ch.Generation)
+		did = fmt.Sprintf("created generation %d, building; backfill %s", ch.Generation, generation.BackfillNotStarted)
+	case generation.ActionActivate:
+		would = fmt.Sprintf("activate generation %d, retiring generation %d", ch.Generation, ch.Previous)
+		did = fmt.Sprintf("activated generation %d: search serves it; generation %d is retired (activate it to roll back)", ch.Generation, ch.Previous)
+		if ch.Forced {
+			forced := fmt.Sprintf(" (forced: %d chunks owed, %d parked)", ch.Progress.Owed, ch.Progress.Parked)
+			would, did = would+forced, did+forced
+		}
+	case generation.ActionDrop:
+		would = fmt.Sprintf("drop generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
+		did = fmt.Sprintf("dropped generation %d and its %d vectors", ch.Generation, ch.VectorsDropped)
+	}
+	if ch.DryRun {
+		fmt.Fprintf(env.Stdout, "DRY RUN (audit %d): nothing was changed; add --execute to %s.\n", ch.AuditID, would)
+		return
+	}
+	fmt.Fprintf(env.Stdout, "%s (audit %d)\n", did, ch.AuditID)
+}
