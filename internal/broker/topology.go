@@ -27,6 +27,36 @@ const (
 	DLQSubjects    = "dlq.>"
 )
 
+// The fleet budget's membership (package fleetbudget): a key-value
+// bucket whose entries live BudgetMemberTTL after their last heartbeat,
+// by the server's clock.
+const (
+	BudgetBucket = "sluice_budget"
+	// BudgetStream is the stream that holds BudgetBucket.
+	BudgetStream = "KV_" + BudgetBucket
+	// BudgetSubjects are the subjects of BudgetBucket's entries.
+	BudgetSubjects = "$KV." + BudgetBucket + ".>"
+	// BudgetMemberTTL is how long a member's entry outlives its last
+	// heartbeat: a dead member's share returns to the others within it
+	// and one heartbeat.
+	BudgetMemberTTL = 8 * time.Second
+)
+
+// BudgetConfig is the fleet budget's bucket: one entry per member, on
+// file so that the bucket outlives a server's restart (members' entries
+// come back with their next heartbeat anyway).
+func (t Topology) BudgetConfig() jetstream.KeyValueConfig {
+	t.applyDefaults()
+	return jetstream.KeyValueConfig{
+		Bucket:      BudgetBucket,
+		Description: "sluice fleet budget: one entry per process that calls a provider",
+		History:     1,
+		TTL:         BudgetMemberTTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    t.Replicas,
+	}
+}
+
 // MaxPayload is the largest message, headers included, that every stream
 // accepts. It equals the NATS server's max_payload, which testenv, the demo
 // and compose set explicitly to this value: then a message the server
@@ -233,7 +263,8 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 	return cfg, nil
 }
 
-// Ensure declares both streams and every durable consumer, creating what
+// Ensure declares both streams, the fleet budget's bucket and every
+// durable consumer, creating what
 // is missing and updating what differs, keeping an operator's pause. Only
 // the topology owner's credentials allow it (`sluice nats setup`); every
 // service only verifies the topology (Verify).
@@ -248,6 +279,12 @@ func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
 		}); err != nil {
 			return fmt.Errorf("declare stream %s: %w", sc.Name, err)
 		}
+	}
+	if err := declare(ctx, func(ctx context.Context) error {
+		_, err := js.CreateOrUpdateKeyValue(ctx, t.BudgetConfig())
+		return err
+	}); err != nil {
+		return fmt.Errorf("declare bucket %s: %w", BudgetBucket, err)
 	}
 	for _, c := range []struct{ stream, name string }{
 		{IngestStream, WorkersConsumer},

@@ -117,6 +117,13 @@ func printReconcile(env Env, r *reconcile.Report) {
 	if r.NotOneActive != "" {
 		fmt.Fprintf(w, "generations: %s\n", r.NotOneActive)
 	}
+	for _, b := range r.Budgets {
+		fmt.Fprintf(w, "fleet budget %s: %d members %v, shares adding up to %.3f of %g requests and %g tokens a minute (0 unlimited)\n",
+			b.Key, b.Members, b.Services, b.Shares, b.RequestsPerMinute, b.TokensPerMinute)
+	}
+	for _, o := range r.Overdrawn {
+		fmt.Fprintf(w, "overdrawn: %s\n", o)
+	}
 	for _, k := range slices.Sorted(maps.Keys(r.Redriven)) {
 		fmt.Fprintf(w, "redriven %s: %d\n", k, r.Redriven[k])
 	}

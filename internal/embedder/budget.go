@@ -24,8 +24,11 @@ import (
 // more than remains waits until the provider's allowance has refilled
 // enough, at its limit a minute, as OpenAI's buckets do. Once the
 // provider reports its allowances, a 429's Retry-After holds every
-// request, not only the refused one. 429s stay the last resort. Safe for
-// concurrent use.
+// request, not only the refused one. 429s stay the last resort.
+//
+// A budget shared by a fleet (package fleetbudget) paces this process to
+// its share of the allowances (SetShare), and reports what it spent
+// (Stats). Safe for concurrent use.
 type Budget struct {
 	mu        sync.Mutex
 	now       func() time.Time
@@ -41,6 +44,35 @@ type Budget struct {
 	configured [2]int
 	provider   [2]bucket
 	adopted    [2]bool
+	// allowance is the whole allowance per second, configured or the
+	// provider's lower one; share the fraction of it this process may
+	// spend.
+	allowance [2]float64
+	share     float64
+	stats     Stats
+	// lanes cap sources at a fraction of the share (CapSources).
+	lanes map[string]*lane
+	// reshared is closed, and replaced, when the share changes: waiters
+	// then move their turn as the budget moved its bookings.
+	reshared chan struct{}
+}
+
+// lane is one capped source's own pacing, at its fraction of the
+// budget's.
+type lane struct {
+	fraction         float64
+	nextReq, nextTok time.Time
+}
+
+// Stats are what a budget booked since it was built.
+type Stats struct {
+	// Requests and Tokens are the requests and input tokens reserved.
+	Requests, Tokens int64
+	// Waited is the time reservations were told to wait for their turn.
+	Waited time.Duration
+	// Queued is how far ahead of now the budget's turns are booked: the
+	// wait of the requests still waiting for theirs.
+	Queued time.Duration
 }
 
 // Indexes of Budget.configured, provider and adopted.
@@ -60,7 +92,8 @@ func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time, log
 	}
 	ceiling := float64(requestsPerMinute) / 60
 	return &Budget{now: now, log: log, requests: aimd{ceiling: ceiling, rate: ceiling}, tokens: float64(tokensPerMinute) / 60,
-		configured: [2]int{requestsPerMinute, tokensPerMinute}}
+		configured: [2]int{requestsPerMinute, tokensPerMinute}, share: 1, reshared: make(chan struct{}),
+		allowance: [2]float64{ceiling, float64(tokensPerMinute) / 60}}
 }
 
 // Reserve books one request of tokens input tokens and returns how long
@@ -77,7 +110,124 @@ func (b *Budget) Reserve(tokens int) time.Duration {
 		wait = max(wait, book(&b.nextTok, now, float64(tokens)/b.tokens))
 	}
 	wait = max(wait, b.provider[kindRequests].take(now, 1), b.provider[kindTokens].take(now, float64(tokens)))
+	b.stats.Requests++
+	b.stats.Tokens += int64(tokens)
+	b.stats.Waited += wait
 	return wait
+}
+
+// ReserveLane books one request of source's chunks in source's lane,
+// when CapSources capped it, and returns how long until the lane lets it
+// go: only then does the request Reserve its turn in the budget, so
+// that a lane's wait holds none of the budget's turns. The lane's wait
+// is the source's cap, not a want of budget: Stats.Waited leaves it out.
+func (b *Budget) ReserveLane(source string, tokens int) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.lanes[source]
+	if l == nil {
+		return 0
+	}
+	now, wait := b.now(), time.Duration(0)
+	if b.requests.rate > 0 {
+		wait = book(&l.nextReq, now, 1/(b.requests.rate*l.fraction))
+	}
+	if b.tokens > 0 {
+		wait = max(wait, book(&l.nextTok, now, float64(tokens)/(b.tokens*l.fraction)))
+	}
+	return wait
+}
+
+// CapSources caps each named source's requests at its fraction (0, 1)
+// of the budget, in requests and tokens: the policy file's budget_share.
+// A source not named, or at 1, is not capped.
+func (b *Budget) CapSources(fractions map[string]float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lanes = map[string]*lane{}
+	for source, f := range fractions {
+		if f > 0 && f < 1 {
+			b.lanes[source] = &lane{fraction: f}
+		}
+	}
+}
+
+// SetShare makes share (0 < share ≤ 1) of the allowances this process's
+// pace: the adaptive request rate keeps its place between floor and
+// ceiling, so a member that was backing off from 429s keeps backing off
+// within its new share. A share outside (0, 1] is clamped to it.
+func (b *Budget) SetShare(share float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	share = min(1, max(share, minShare))
+	if share == b.share {
+		return
+	}
+	ratio := share / b.share
+	b.share = share
+	b.requests.ceiling = b.allowance[kindRequests] * share
+	b.requests.rate = min(b.requests.ceiling, b.requests.rate*ratio)
+	b.tokens = b.allowance[kindTokens] * share
+	// Turns booked at the old pace move to the new one: a member that
+	// booked at an idle member's floor must not keep waiting at it once
+	// its share grows, nor one that shrank go at its old pace.
+	now := b.now()
+	b.nextReq, b.nextTok = rescale(b.nextReq, now, ratio), rescale(b.nextTok, now, ratio)
+	close(b.reshared)
+	b.reshared = make(chan struct{})
+}
+
+// rescale moves a turn booked at a pace to the pace ratio times it.
+func rescale(at, now time.Time, ratio float64) time.Time {
+	if !at.After(now) {
+		return at
+	}
+	return now.Add(time.Duration(float64(at.Sub(now)) / ratio))
+}
+
+// reserveWatch is Reserve, with the share the turn was booked at and
+// the channel closed when that share changes.
+func (b *Budget) reserveWatch(tokens int) (turn time.Time, share float64, reshared <-chan struct{}) {
+	wait := b.Reserve(tokens)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.now().Add(wait), b.share, b.reshared
+}
+
+// rebook moves a turn booked at share to the share now, and returns it
+// with the share and the channel to watch next.
+func (b *Budget) rebook(turn time.Time, share float64) (time.Time, float64, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return rescale(turn, b.now(), b.share/share), b.share, b.reshared
+}
+
+// minShare keeps a share positive: a zero allowance is unlimited.
+const minShare = 1e-6
+
+// Share returns the fraction of the allowances this process paces to.
+func (b *Budget) Share() float64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.share
+}
+
+// Allowances returns the whole allowances a minute, requests and tokens,
+// before any share: configured, or the provider's when lower. 0 is
+// unlimited.
+func (b *Budget) Allowances() (requests, tokens float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.allowance[kindRequests] * 60, b.allowance[kindTokens] * 60
+}
+
+// Stats returns what the budget booked so far.
+func (b *Budget) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, now := b.stats, b.now()
+	s.Queued = max(0, b.nextReq.Sub(now), b.nextTok.Sub(now))
+	return s
 }
 
 // CountsTokens reports whether the budget paces tokens, by its own
@@ -88,12 +238,28 @@ func (b *Budget) CountsTokens() bool {
 	return b.tokens > 0 || b.provider[kindTokens].limit > 0
 }
 
-// Wait reserves a request and waits for its turn, or returns ctx's error.
+// Wait waits for the lane of the source ctx carries (WithSource), then
+// reserves a request and waits for its turn, or returns ctx's error.
 func (b *Budget) Wait(ctx context.Context, tokens int) error {
-	if !wait.Sleep(ctx, b.Reserve(tokens), nil) {
+	if !wait.Sleep(ctx, b.ReserveLane(sourceOf(ctx), tokens), nil) {
 		return ctx.Err()
 	}
-	return nil
+	turn, share, reshared := b.reserveWatch(tokens)
+	for {
+		d := turn.Sub(b.now())
+		if d <= 0 {
+			return ctx.Err()
+		}
+		if !wait.Sleep(ctx, d, reshared) {
+			return ctx.Err()
+		}
+		select {
+		case <-reshared:
+			turn, share, reshared = b.rebook(turn, share)
+		default:
+			return nil
+		}
+	}
 }
 
 // Observe takes in the provider's rate-limit headers of one answer.
@@ -112,23 +278,23 @@ func (b *Budget) Observe(rl RateLimits) {
 	}
 }
 
-// adopt makes the provider's limit a minute the budget's allowance.
+// adopt makes the provider's limit a minute the budget's allowance, of
+// which this process paces to its share.
 func (b *Budget) adopt(kind, limit int) {
-	perSecond := float64(limit) / 60
+	whole := float64(limit) / 60
+	if b.allowance[kind] == whole {
+		return
+	}
+	b.allowance[kind] = whole
+	perSecond := whole * b.share
 	switch kind {
 	case kindRequests:
-		if b.requests.ceiling == perSecond {
-			return
-		}
 		b.requests.ceiling = perSecond
 		b.requests.rate = min(perSecond, b.requests.rate)
 		if b.requests.rate == 0 {
 			b.requests.rate = perSecond
 		}
 	case kindTokens:
-		if b.tokens == perSecond {
-			return
-		}
 		b.tokens = perSecond
 	}
 	if !b.adopted[kind] {

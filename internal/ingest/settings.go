@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/fleetbudget"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/service"
@@ -51,6 +52,11 @@ type Config struct {
 	// RequestsPerMinute and TokensPerMinute are the embedder's rate
 	// budget. Default to 0: unlimited.
 	RequestsPerMinute, TokensPerMinute int
+	// BudgetKey names the fleet budget the process draws on: every
+	// process with the same key shares RequestsPerMinute and
+	// TokensPerMinute (package fleetbudget). Defaults to a fingerprint
+	// of the embedder's URL and API key.
+	BudgetKey string
 	// HoldDelay spaces deliveries of a halted run's jobs. Defaults to
 	// pipeline.DefaultHoldDelay.
 	HoldDelay time.Duration
@@ -122,6 +128,11 @@ func (c *Config) Validate() error {
 	if err := c.Embedder.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if c.BudgetKey != "" {
+		if err := (fleetbudget.Config{Key: c.BudgetKey}).Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("SOFT_TIME_LIMIT %s: use a positive duration, or 0 to derive it from EMBEDDER_TIMEOUT", c.SoftTimeLimit))
 	}
@@ -150,8 +161,9 @@ func (c *Config) Register(l *config.Loader, metricsAddr string) {
 	l.String(&c.PolicyRules, "policy-rules", "POLICY_RULES", "", "extra escalation rules, ';'-separated name=regexp")
 	l.Duration(&c.BackoffBase, "backoff-base", "BACKOFF_BASE", classify.DefaultBackoffBase, "ceiling of the first redelivery delay of a transient failure (doubles per delivery, full jitter)")
 	l.Duration(&c.BackoffMax, "backoff-max", "BACKOFF_MAX", pipeline.DefaultBackoffMax, "ceiling of any redelivery delay")
-	l.Int(&c.RequestsPerMinute, "rate-requests-per-minute", "RATE_REQUESTS_PER_MINUTE", 0, "embedder request budget per minute, adaptive on 429s (0 unlimited)")
-	l.Int(&c.TokensPerMinute, "rate-tokens-per-minute", "RATE_TOKENS_PER_MINUTE", 0, "embedder input-token budget per minute (0 unlimited)")
+	l.Int(&c.RequestsPerMinute, "rate-requests-per-minute", "RATE_REQUESTS_PER_MINUTE", 0, "embedder request budget per minute for the whole fleet sharing BUDGET_KEY, adaptive on 429s (0 unlimited)")
+	l.Int(&c.TokensPerMinute, "rate-tokens-per-minute", "RATE_TOKENS_PER_MINUTE", 0, "embedder input-token budget per minute for the whole fleet sharing BUDGET_KEY (0 unlimited)")
+	l.String(&c.BudgetKey, "budget-key", "BUDGET_KEY", "", "the fleet budget this process draws on, shared by every process with the same key (empty: a fingerprint of EMBEDDER_URL and EMBEDDER_API_KEY)")
 	l.Float(&c.HaltRejectionRatio, "halt-rejection-ratio", "HALT_REJECTION_RATIO", 0, "halt a run once this share of its settled chunks is parked (0 never halts)")
 	l.Int(&c.HaltMinChunks, "halt-min-chunks", "HALT_MIN_CHUNKS", pipeline.DefaultHaltMinChunks, "settled chunks of a run before its rejection ratio is judged")
 	l.Duration(&c.HoldDelay, "hold-delay", "HOLD_DELAY", pipeline.DefaultHoldDelay, "how long a halted run's job waits before it is delivered again (held deliveries spend no budget)")
@@ -179,6 +191,10 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	// A budget even without allowances: it paces from the provider's
 	// rate-limit headers.
 	budget := embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil, rt.Log)
+	budget.CapSources(sourceShares(table))
+	if err := c.joinFleet(ctx, rt, budget); err != nil {
+		return nil, nil, err
+	}
 	counter := tokens.Select(c.Embedder.Model, rt.Log)
 	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, counter, rt.Registry, rt)
 	if err != nil {
@@ -196,6 +212,40 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 		return nil, nil, err
 	}
 	return pipe, emb, nil
+}
+
+// sourceShares are the policy's budget_share of each source that has
+// one.
+func sourceShares(t *policy.Table) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range t.Sources() {
+		if f := t.For(s).BudgetShare; f < 1 {
+			out[s] = f
+		}
+	}
+	return out
+}
+
+// budgetKey is BUDGET_KEY, or the fingerprint of the provider's URL and
+// API key.
+func (c *Config) budgetKey() string {
+	return cmp.Or(c.BudgetKey, fleetbudget.Fingerprint(c.Embedder.URL, c.Embedder.APIKey))
+}
+
+// joinFleet makes budget this process's share of the fleet budget, and
+// keeps it so until ctx ends.
+func (c *Config) joinFleet(ctx context.Context, rt *service.Runtime, budget *embedder.Budget) error {
+	m, err := fleetbudget.New(fleetbudget.Config{Key: c.budgetKey(), Service: rt.Name},
+		fleetbudget.Deps{JS: rt.JS, Budget: budget, Log: rt.Log, Registry: rt.Registry})
+	if err != nil {
+		return service.UsageError(err)
+	}
+	if err := m.Join(ctx); err != nil {
+		return err
+	}
+	go m.Run(ctx)
+	rt.Log.Info().Str("budget_key", c.budgetKey()).Str("member", m.ID()).Float64("share", budget.Share()).Msg("joined the fleet budget")
+	return nil
 }
 
 // embedderSettings are the embedder settings with the policy's

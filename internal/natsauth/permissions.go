@@ -50,6 +50,18 @@ func pull(stream string, durables ...string) []string {
 // so that no service can read chunk text back.
 var readIngest = jsAPI + "STREAM.MSG.GET." + broker.IngestStream
 
+// budgetMember lets a process that calls the provider draw on the fleet
+// budget (package fleetbudget): read the bucket's subjects, get entries
+// directly, put and delete entries — no consumer, no administration.
+var budgetMember = append([]string{broker.BudgetSubjects}, budgetReader...)
+
+// budgetReader lets a role read the fleet budget's entries: reconcile
+// checks that no budget is overdrawn.
+var budgetReader = []string{
+	jsAPI + "STREAM.INFO." + broker.BudgetStream,
+	jsAPI + "DIRECT.GET." + broker.BudgetStream + ".>",
+}
+
 // For returns the permissions of role; an unknown role has none.
 func For(role Role) Permissions {
 	var pub []string
@@ -59,12 +71,13 @@ func For(role Role) Permissions {
 	case Producer:
 		pub = append(pub, broker.ChunkSubjects)
 	case Consumer:
-		pub = pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer)
+		pub = append(pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer), budgetMember...)
 	case Relay:
 		pub = append(pub, broker.DLQSubjects, broker.ChunkSubjects)
 	case Replayer:
-		pub = pull(broker.DLQStream, broker.TriageConsumer, broker.ReplayerConsumer, broker.AlerterConsumer)
+		pub = append(pull(broker.DLQStream, broker.TriageConsumer, broker.ReplayerConsumer, broker.AlerterConsumer), budgetMember...)
 	case Operator:
+		pub = append(pub, budgetReader...)
 		pub = append(pub, broker.ChunkSubjects, broker.ReplaySubjects, readIngest,
 			// reconcile --redrive clears stranded messages
 			jsAPI+"STREAM.MSG.DELETE."+broker.IngestStream,

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/compliance"
+	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -176,6 +177,7 @@ func (p *Pipeline) embedBySource(ctx context.Context, jobs []*Job) {
 		wg.Go(func() {
 			embedCtx, cancel := context.WithTimeoutCause(ctx, limit, fmt.Errorf("%w of %s", errSoftTimeLimit, limit))
 			defer cancel()
+			embedCtx = embedder.WithSource(embedCtx, src)
 			p.embed(embedCtx, groups[src])
 		})
 	}

@@ -32,6 +32,7 @@ type section struct {
 	Breaker          *breaker   `yaml:"breaker"`
 	SoftTimeLimit    *Duration  `yaml:"soft_time_limit"`
 	Rate             *rate      `yaml:"rate"`
+	BudgetShare      *float64   `yaml:"budget_share"`
 	Halt             *halt      `yaml:"halt"`
 	Retention        *retention `yaml:"retention"`
 }
@@ -93,6 +94,7 @@ func (s section) apply(base Settings) Settings {
 		set(&base.RequestsPerMinute, r.RequestsPerMinute)
 		set(&base.TokensPerMinute, r.TokensPerMinute)
 	}
+	set(&base.BudgetShare, s.BudgetShare)
 	if h := s.Halt; h != nil {
 		set(&base.HaltRejectionRatio, h.RejectionRatio)
 		set(&base.HaltMinChunks, h.MinChunks)
@@ -192,6 +194,10 @@ func build(name string, root *yaml.Node, f file, defaults Settings, mandate time
 	def := f.Default.apply(defaults.withUnflagged())
 	if err := def.Validate(mandate); err != nil {
 		errs = append(errs, located(name, lineOf(root, "default"), "default", err))
+	}
+	if f.Default.BudgetShare != nil {
+		errs = append(errs, located(name, lineOf(root, "default"), "default",
+			errors.New("budget_share caps one source's part of the rate budget: set it under that source")))
 	}
 	t := &Table{defaults: def, sources: map[string]Settings{}, mandate: mandate}
 	for source, sec := range f.Sources {

@@ -16,7 +16,7 @@ func defaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, MaxReplays: 3,
 		BackoffBase: time.Second, BackoffMax: 2 * time.Minute, BreakerFailures: 5, BreakerDelay: 10 * time.Second,
 		SoftTimeLimit: time.Minute, HaltMinChunks: 100, PayloadRetention: 90 * day, EscalationRetention: policy.DefaultEscalationRetention,
-		HistoryRetention: policy.DefaultHistoryRetention}
+		HistoryRetention: policy.DefaultHistoryRetention, BudgetShare: policy.DefaultBudgetShare}
 }
 
 const example = `
@@ -234,5 +234,35 @@ func TestBoundsListEachSourceAndTheDefault(t *testing.T) {
 	}
 	if p := tab.Bounds(policy.PayloadRetention); p.Seconds[1] != (30*day).Seconds() || p.Default != (90*day).Seconds() {
 		t.Errorf("payload bounds %+v", p)
+	}
+}
+
+// A source's budget_share caps its part of the rate budget; the others
+// keep the default, which caps nothing.
+func TestBudgetShareCapsASource(t *testing.T) {
+	t.Parallel()
+	tab, err := policy.Parse("p.yaml", []byte("sources:\n  backfill:\n    budget_share: 0.2\n"), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.For("backfill").BudgetShare; got != 0.2 {
+		t.Errorf("backfill's budget share %g, want 0.2", got)
+	}
+	if got := tab.For("live").BudgetShare; got != 1 {
+		t.Errorf("another source's budget share %g, want 1 (uncapped)", got)
+	}
+	for _, bad := range []string{"0", "1.5", "-0.1"} {
+		_, err := policy.Parse("p.yaml", []byte("sources:\n  backfill:\n    budget_share: "+bad+"\n"), defaults(), policy.DefaultRetentionMandate)
+		if err == nil || !strings.Contains(err.Error(), "p.yaml:2") || !strings.Contains(err.Error(), "budget_share") {
+			t.Errorf("budget_share %s: %v, want an error naming the source's line and the key", bad, err)
+		}
+	}
+}
+
+func TestBudgetShareBelongsToASource(t *testing.T) {
+	t.Parallel()
+	_, err := policy.Parse("p.yaml", []byte("default:\n  budget_share: 0.5\n"), defaults(), policy.DefaultRetentionMandate)
+	if err == nil || !strings.Contains(err.Error(), "set it under that source") {
+		t.Fatalf("budget_share under default: %v, want an error saying to set it on a source", err)
 	}
 }

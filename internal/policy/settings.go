@@ -33,6 +33,11 @@ type Settings struct {
 	// budget; 0 is unlimited. Embedder-wide: only the default section may
 	// set them.
 	RequestsPerMinute, TokensPerMinute int
+	// BudgetShare is the most of the rate budget the source's requests
+	// may spend, as a fraction: a bulk backfill at 0.2 leaves at least
+	// 0.8 of the budget to every other source, in every process of the
+	// fleet. 1, the default, caps nothing.
+	BudgetShare float64
 	// HaltRejectionRatio halts a run once the share of its settled chunks
 	// that were parked exceeds it, after HaltMinChunks have settled; 0
 	// never halts.
@@ -69,6 +74,8 @@ const (
 	// kept: a year of trends and replay outcomes. It holds no chunk text,
 	// so it may outlive the payloads.
 	DefaultHistoryRetention = 365 * 24 * time.Hour
+	// DefaultBudgetShare caps no source's share of the rate budget.
+	DefaultBudgetShare = 1.0
 	// DefaultHaltMinChunks is how many chunks of a run must settle before
 	// its rejection ratio is judged.
 	DefaultHaltMinChunks = 100
@@ -99,6 +106,9 @@ func (s Settings) Validate(mandate time.Duration) error {
 	if s.RequestsPerMinute < 0 || s.TokensPerMinute < 0 {
 		errs = append(errs, fmt.Errorf("rate requests_per_minute %d, tokens_per_minute %d: use 0 (unlimited) or more", s.RequestsPerMinute, s.TokensPerMinute))
 	}
+	if !(s.BudgetShare > 0 && s.BudgetShare <= 1) {
+		errs = append(errs, fmt.Errorf("budget_share %g: use a fraction above 0 and at most 1, e.g. 0.2 for a backfill that leaves 80%% of the budget to the other sources", s.BudgetShare))
+	}
 	if !(s.HaltRejectionRatio >= 0 && s.HaltRejectionRatio < 1) {
 		errs = append(errs, fmt.Errorf("halt rejection_ratio %g: use 0 (never halt) up to below 1, e.g. 0.4", s.HaltRejectionRatio))
 	}
@@ -122,6 +132,9 @@ func (s Settings) Validate(mandate time.Duration) error {
 func (s Settings) withUnflagged() Settings {
 	if s.HistoryRetention == 0 {
 		s.HistoryRetention = DefaultHistoryRetention
+	}
+	if s.BudgetShare == 0 {
+		s.BudgetShare = DefaultBudgetShare
 	}
 	return s
 }

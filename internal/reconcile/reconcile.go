@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/fleetbudget"
 	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/publish"
@@ -49,6 +50,10 @@ type Report struct {
 	// NotOneActive says what is wrong when not exactly one generation is
 	// active; empty when one is.
 	NotOneActive string `json:"not_one_active,omitempty"`
+	// Budgets are the fleet budgets' members; Overdrawn says which
+	// budgets' members spend more than the budget (invariant 12).
+	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
+	Overdrawn []string              `json:"overdrawn_budgets,omitempty"`
 	// Redriven counts the repairs made, by problem.
 	Redriven map[string]int `json:"redriven,omitempty"`
 	// Failures are repairs that did not succeed.
@@ -77,7 +82,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
-	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased)
+	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn)
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -110,6 +115,7 @@ func (r *Report) Named() []string {
 	for _, l := range r.Unerased {
 		out = append(out, "deleted document "+l.String())
 	}
+	out = append(out, r.Overdrawn...)
 	if len(r.Failures) > 0 {
 		out = append(out, fmt.Sprintf("%d failed repairs", len(r.Failures)))
 	}
@@ -136,16 +142,16 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
 		}
 	}
-	// A duplicate or a wrong number of active generations cannot be
-	// repaired by re-driving; every other problem is repaired unless a
-	// repair failed.
-	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "")
+	// A duplicate, a wrong number of active generations or an overdrawn
+	// budget cannot be repaired by re-driving; every other problem is
+	// repaired unless a repair failed.
+	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" && len(c.rep.Overdrawn) == 0)
 	return c.rep, nil
 }
 

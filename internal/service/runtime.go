@@ -23,6 +23,8 @@ import (
 
 // Runtime is a started service's shared plumbing.
 type Runtime struct {
+	// Name is the service's name, as given to Start.
+	Name     string
 	Log      zerolog.Logger
 	Registry *prometheus.Registry
 	Pool     *pgxpool.Pool
@@ -56,7 +58,7 @@ func Start(ctx context.Context, name string, c config.Common, opts StartConfig, 
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }, stopHTTP: func() {}}
+	rt := &Runtime{Name: name, Log: log, Registry: telemetry.NewRegistry(), waitHTTP: func() error { return nil }, stopHTTP: func() {}}
 	if err := rt.connectPostgres(ctx, name, c, opts); err != nil {
 		rt.Close()
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/fleetbudget"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
@@ -96,6 +97,11 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 	}
 	if code, out := f.sluice("reconcile"); code != 0 {
 		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
+	}
+	// Invariant 12: members recompute their shares on their own beats,
+	// so a budget may be overdrawn for one heartbeat, never longer.
+	if !localenv.Poll(2*fleetbudget.DefaultHeartbeat, f.budgetsWithin) {
+		f.t.Errorf("a fleet budget's members' shares add up to more than the budget %s after the system was quiet", 2*fleetbudget.DefaultHeartbeat)
 	}
 	return v
 }

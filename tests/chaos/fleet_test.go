@@ -36,6 +36,8 @@ type proc struct {
 	*localenv.Process
 	name string
 	log  string
+	// metrics is a service's METRICS_ADDR.
+	metrics string
 }
 
 func (p *proc) running() bool { return p.Running() }
@@ -167,6 +169,7 @@ func (f *fleet) service(name string, extra ...string) *proc {
 	f.t.Helper()
 	addr := freeAddr(f.t)
 	p := f.spawn(name, f.env(name, addr, extra...))
+	p.metrics = addr
 	f.waitHTTP(p, "http://"+addr+"/readyz")
 	return p
 }

@@ -111,6 +111,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 			func(v float64) bool { return v <= 1.2 })
 	}
 	rss(ScenarioPipeline384, ScenarioScale, cfg.Chunks, cfg.ScaleChunks)
+	out = append(out, quotaRatios(r)...)
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}

@@ -221,6 +221,10 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	if cfg.selected(ScenarioLatency) {
 		out = append(out, r.latencyScenarios()...)
 	}
+	if cfg.selected(ScenarioQuota) {
+		desc, spec := quotaScenario(cfg.Quick)
+		pipe(ScenarioQuota, desc, spec)
+	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})
 	}

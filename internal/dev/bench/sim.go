@@ -26,6 +26,9 @@ type simFaults struct {
 	// latency is embed-sim's --latency, such as "fixed:100ms"; empty for
 	// none.
 	latency string
+	// quotaRPM and quotaTPM are embed-sim's organisation quota; 0 for
+	// none.
+	quotaRPM, quotaTPM int
 }
 
 // startSim starts embed-sim as a process on a free port and returns it with
@@ -40,6 +43,9 @@ func startSim(start func(procSpec) (*proc, error), bins *binaries, workDir strin
 	}
 	if f.latency != "" {
 		args = append(args, "--latency", f.latency)
+	}
+	if f.quotaRPM > 0 || f.quotaTPM > 0 {
+		args = append(args, "--quota-rpm", strconv.Itoa(f.quotaRPM), "--quota-tpm", strconv.Itoa(f.quotaTPM))
 	}
 	if f.poison {
 		path := filepath.Join(workDir, "poison-faults.json")

@@ -2,11 +2,11 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 )
 
 // The 429 storm's settings: the share of requests embed-sim answers 429,
@@ -79,21 +79,9 @@ func stormIdeal(r *Report) *StormIdeal {
 func simCounts(ctx context.Context, simURL string) (requests, answered429 int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, simURL+"/debug/requests", nil)
+	c, err := embedsim.FetchCounts(ctx, simURL)
 	if err != nil {
 		return 0, 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
-	}
-	defer resp.Body.Close()
-	var counts struct {
-		Requests int            `json:"requests"`
-		ByStatus map[string]int `json:"by_status"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
-		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
-	}
-	return counts.Requests, counts.ByStatus[strconv.Itoa(http.StatusTooManyRequests)], nil
+	return c.Requests, c.ByStatus[strconv.Itoa(http.StatusTooManyRequests)], nil
 }
