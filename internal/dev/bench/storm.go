@@ -77,23 +77,33 @@ func stormIdeal(r *Report) *StormIdeal {
 // simCounts reads embed-sim's count of the requests it received and of
 // those it answered 429.
 func simCounts(ctx context.Context, simURL string) (requests, answered429 int, err error) {
+	c, err := readSimCounts(ctx, simURL)
+	return c.Requests, c.ByStatus[strconv.Itoa(http.StatusTooManyRequests)], err
+}
+
+// simRequestCounts is what embed-sim's /debug/requests counts.
+type simRequestCounts struct {
+	Requests int            `json:"requests"`
+	Inputs   int            `json:"inputs"`
+	ByStatus map[string]int `json:"by_status"`
+}
+
+// readSimCounts reads embed-sim's counts of what it received.
+func readSimCounts(ctx context.Context, simURL string) (simRequestCounts, error) {
+	var counts simRequestCounts
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, simURL+"/debug/requests", nil)
 	if err != nil {
-		return 0, 0, err
+		return counts, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
+		return counts, fmt.Errorf("embed-sim counts: %w", err)
 	}
 	defer resp.Body.Close()
-	var counts struct {
-		Requests int            `json:"requests"`
-		ByStatus map[string]int `json:"by_status"`
-	}
 	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
-		return 0, 0, fmt.Errorf("embed-sim counts: %w", err)
+		return counts, fmt.Errorf("embed-sim counts: %w", err)
 	}
-	return counts.Requests, counts.ByStatus[strconv.Itoa(http.StatusTooManyRequests)], nil
+	return counts, nil
 }
