@@ -38,7 +38,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search"}
+		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -55,6 +55,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkRatios(t, &r)
 	checkScale(t, &r)
 	checkSearch(t, &r)
+	checkReuse(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
@@ -63,7 +64,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"| pipeline-docs |", bench.RatioSingleChunkCPU, bench.RatioDocsCPU,
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
-		"| scale | chunk_embeddings |", "## Vector index and search"} {
+		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -124,7 +125,7 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "pipeline-docs": true, "poison": true, "storm-429": true,
 		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
-		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true}
+		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true, "reuse": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median
@@ -238,5 +239,21 @@ func checkSearch(t *testing.T, r *bench.Report) {
 			t.Errorf("vector search %d %s: recall %v at ef_search %d, below %v at %d", s.Rows, s.Distribution,
 				last.Recall, last.EfSearch, s.Sweep[0].Recall, s.Sweep[0].EfSearch)
 		}
+	}
+}
+
+// checkReuse checks that the reuse run counted what both of its runs
+// sent to the embedder: some of the chunks, never more than all, and
+// fewer for the edit than for the corpus.
+func checkReuse(t *testing.T, r *bench.Report) {
+	t.Helper()
+	s := r.Reuse
+	if s == nil {
+		t.Fatal("no reuse figures in the report")
+	}
+	c := s.Corpus
+	if c.RepeatedChunks <= 0 || c.DistinctChunks >= c.Chunks || s.ProviderInputs < float64(c.DistinctChunks) ||
+		s.ProviderInputs > float64(c.Chunks) || s.EditInputs < float64(c.EditedNewChunks) || s.EditInputs >= s.ProviderInputs {
+		t.Errorf("reuse: implausible figures %+v", s)
 	}
 }

@@ -41,6 +41,8 @@ var TargetRatios = []Ratio{
 	{Name: RatioStormIdeal, Target: "≥ 0.85"},
 	{Name: RatioPoison, Target: "≥ 0.9"},
 	{Name: RatioSearchP99, Target: fmt.Sprintf("≤ %d ms", searchP99TargetMs)},
+	{Name: RatioReuseInputs, Target: "≤ 0.72"},
+	{Name: RatioReuseEdit, Target: "≤ 0.06"},
 }
 
 // targetOf is the target of the named ratio of TargetRatios.
@@ -112,6 +114,9 @@ func ratios(r *Report, cfg Config) []Ratio {
 	}
 	rss(ScenarioPipeline384, ScenarioScale, cfg.Chunks, cfg.ScaleChunks)
 	out = append(out, quotaRatios(r)...)
+	inputs, edit := reuseRatios(r.Reuse)
+	add(RatioReuseInputs, inputs, 1, targetOf(RatioReuseInputs), atMost(0.72))
+	add(RatioReuseEdit, edit, 1, targetOf(RatioReuseEdit), atMost(0.06))
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -176,6 +181,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeCeilings(&b, r)
 	writeRuns(&b, r)
 	writeStorm(&b, r)
+	writeReuse(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)

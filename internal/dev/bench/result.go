@@ -51,6 +51,9 @@ type Report struct {
 	// StormIdeal is the 429 storm run's wait-bound ideal; absent without
 	// a storm run and a clean one.
 	StormIdeal *StormIdeal `json:"storm_ideal,omitempty"`
+	// Reuse is the reuse run's corpus and what it sent to the embedder;
+	// absent without that run.
+	Reuse *ReuseStats `json:"reuse,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -163,6 +166,9 @@ type RepResult struct {
 	// Storage is the size of the pipeline's tables once the run settled;
 	// scale runs only.
 	Storage []TableSize `json:"storage,omitempty"`
+	// Reuse is what the reuse scenario sent to the embedder; reuse runs
+	// only.
+	Reuse *ReuseRep `json:"reuse,omitempty"`
 }
 
 // Summary holds the medians of a scenario's repetitions.

@@ -65,6 +65,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	report.Runs = results
 	report.DocsCorpus = r.docs
 	report.StormIdeal = stormIdeal(report)
+	report.Reuse = reuseStats(report, r.reuse)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -224,6 +225,13 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	if cfg.selected(ScenarioQuota) {
 		desc, spec := quotaScenario(cfg.Quick)
 		pipe(ScenarioQuota, desc, spec)
+	}
+	if cfg.selected(ScenarioReuse) {
+		if s, err := r.reuseScenario(); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", ScenarioReuse, err))
+		} else {
+			out = append(out, s)
+		}
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})

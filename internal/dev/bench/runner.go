@@ -37,6 +37,8 @@ type runner struct {
 	// docsPath is where it is.
 	docs     *DocsStats
 	docsPath string
+	// reuse describes the reuse run's corpus, once generated.
+	reuse *ReuseCorpusStats
 
 	mu      sync.Mutex
 	corpora map[string]string
