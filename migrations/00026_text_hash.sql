@@ -8,10 +8,14 @@
 -- the text (pkg/vectorstore), and filled here for the rows already
 -- stored.
 --
--- The backfill runs before the indexes exist, so that its updates can be
--- heap-only and leave the TOASTed vectors and texts where they are. A row
--- whose text_hash is NULL (written by something other than the store) is
--- simply never reused.
+-- The migration runs outside a transaction, so that a large table stays
+-- usable while it runs: adding the nullable column takes its lock for an
+-- instant; the backfill updates the rows a thousand pages at a time, each
+-- range committed on its own (a TID range scan, so the whole pass reads
+-- the table once); and the indexes are built CONCURRENTLY, blocking no
+-- writes. Run again after an interruption, it picks up where it stopped.
+-- A row whose text_hash is NULL (written by something other than the
+-- store) is simply never reused.
 --
 -- Grants: the roles that read vectors to reuse them (sluice_consumer and
 -- sluice_replayer, through the pipeline) hold SELECT on the whole of
@@ -20,18 +24,38 @@
 -- (sluice_producer, sluice_console) get nothing new. Later generations'
 -- rows are read by nobody but the operator until their backfill exists.
 
+-- +goose NO TRANSACTION
+
 -- +goose Up
-ALTER TABLE chunk_embeddings ADD COLUMN text_hash bytea;
-ALTER TABLE chunk_embeddings_previous ADD COLUMN text_hash bytea;
-ALTER TABLE generation_embeddings ADD COLUMN text_hash bytea;
+ALTER TABLE chunk_embeddings ADD COLUMN IF NOT EXISTS text_hash bytea;
+ALTER TABLE chunk_embeddings_previous ADD COLUMN IF NOT EXISTS text_hash bytea;
+ALTER TABLE generation_embeddings ADD COLUMN IF NOT EXISTS text_hash bytea;
 
-UPDATE chunk_embeddings SET text_hash = sha256(convert_to(text, 'UTF8')) WHERE text_hash IS NULL;
-UPDATE chunk_embeddings_previous SET text_hash = sha256(convert_to(text, 'UTF8')) WHERE text_hash IS NULL;
-UPDATE generation_embeddings SET text_hash = sha256(convert_to(text, 'UTF8')) WHERE text_hash IS NULL;
+-- +goose StatementBegin
+DO $$
+DECLARE
+    tbl   regclass;
+    pages bigint;
+    step  constant bigint := 1000;
+    page  bigint;
+BEGIN
+    FOREACH tbl IN ARRAY ARRAY['chunk_embeddings', 'chunk_embeddings_previous', 'generation_embeddings']::regclass[] LOOP
+        pages := pg_relation_size(tbl) / current_setting('block_size')::bigint;
+        page := 0;
+        WHILE page < pages LOOP
+            EXECUTE format('UPDATE %s SET text_hash = sha256(convert_to(text, ''UTF8''))
+                            WHERE ctid >= $1::tid AND ctid < $2::tid AND text_hash IS NULL', tbl)
+                USING format('(%s,0)', page), format('(%s,0)', page + step);
+            COMMIT;
+            page := page + step;
+        END LOOP;
+    END LOOP;
+END $$;
+-- +goose StatementEnd
 
-CREATE INDEX chunk_embeddings_text_hash ON chunk_embeddings (text_hash);
-CREATE INDEX chunk_embeddings_previous_text_hash ON chunk_embeddings_previous (text_hash);
-CREATE INDEX generation_embeddings_text_hash ON generation_embeddings (generation, text_hash);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS chunk_embeddings_text_hash ON chunk_embeddings (text_hash);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS chunk_embeddings_previous_text_hash ON chunk_embeddings_previous (text_hash);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS generation_embeddings_text_hash ON generation_embeddings (generation, text_hash);
 
 -- +goose Down
 ALTER TABLE generation_embeddings DROP COLUMN text_hash;
