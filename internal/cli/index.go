@@ -236,7 +236,7 @@ func registerChange(l *config.Loader, r *generation.Request, force bool) {
 	l.String(&r.Reason, "reason", "", "", "why (required; recorded in the audit, dry runs too)")
 	l.Bool(&r.Execute, "execute", "", false, "make the change; without it the command is an audited dry run")
 	if force {
-		l.Bool(&r.Force, "force", "", false, "activate although the generation still owes or has parked chunks")
+		l.Bool(&r.Force, "force", "", false, "activate although the generation still owes or has parked chunks, or nothing keeps it current")
 	}
 }
 
@@ -261,7 +261,7 @@ func change(ctx context.Context, env Env, c conn, r *generation.Request, do func
 	}
 	defer pool.Close()
 	ch, err := do(generation.New(pool))
-	if errors.Is(err, generation.ErrIncomplete) || errors.Is(err, generation.ErrUnknown) {
+	if errors.Is(err, generation.ErrIncomplete) || errors.Is(err, generation.ErrNotKeptCurrent) || errors.Is(err, generation.ErrUnknown) {
 		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	if err != nil {
@@ -285,6 +285,9 @@ func printChange(env Env, ch generation.Change) {
 		did = fmt.Sprintf("activated generation %d: search serves it; generation %d is retired (activate it to roll back)", ch.Generation, ch.Previous)
 		if ch.Forced {
 			forced := fmt.Sprintf(" (forced: %d chunks owed, %d parked)", ch.Progress.Owed, ch.Progress.Parked)
+			if ch.Generation != generation.First && ch.Progress.Backfill == generation.BackfillNotStarted {
+				forced += "; nothing keeps it current: documents ingested or changed from now on are missing from search until you roll back with sluice index activate 1"
+			}
 			would, did = would+forced, did+forced
 		}
 	case generation.ActionDrop:

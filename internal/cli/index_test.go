@@ -161,14 +161,20 @@ func TestIndexActivateSwitchesSearchAndRollsBack(t *testing.T) {
 	}
 
 	b.write(t, 2, secondDims, secondModel, "g2: ")
-	if code, out, errOut = sluice(t, b.env, "index", "activate", "2", "--reason", "complete now"); code != 0 || !strings.Contains(out, "DRY RUN") {
+	// Complete now, but nothing keeps it current.
+	code, out, errOut = sluice(t, b.env, "index", "activate", "2", "--reason", "complete now", "--execute")
+	if code != 1 || !strings.Contains(errOut, "not kept current") || !strings.Contains(errOut, "missing from search") || out != "" {
+		t.Fatalf("activating a complete generation nothing keeps current: exit %d, %q %q; want it refused, saying what would go missing", code, out, errOut)
+	}
+	if code, out, errOut = sluice(t, b.env, "index", "activate", "2", "--reason", "complete now", "--force"); code != 0 || !strings.Contains(out, "DRY RUN") {
 		t.Fatalf("activate dry run: exit %d, %q %q", code, out, errOut)
 	}
 	if res := b.search(t); res.Generation != 1 {
 		t.Fatalf("a dry run changed what search serves: generation %d", res.Generation)
 	}
-	if code, out, errOut = sluice(t, b.env, "index", "activate", "2", "--reason", "complete now", "--execute"); code != 0 {
-		t.Fatalf("activate: exit %d, %q %q", code, out, errOut)
+	if code, out, errOut = sluice(t, b.env, "index", "activate", "2", "--reason", "complete now", "--force", "--execute"); code != 0 ||
+		!strings.Contains(out, "nothing keeps it current") {
+		t.Fatalf("activate --force: exit %d, %q %q; want it done, saying that nothing keeps it current", code, out, errOut)
 	}
 	res := b.search(t)
 	if res.Generation != 2 || res.Model != secondModel {
@@ -278,7 +284,13 @@ type reconcileGenOut struct {
 		DeletedWithVectors int    `json:"deleted_with_vectors"`
 	} `json:"generations"`
 	NotOneActive string `json:"not_one_active"`
-	Unerased     []struct {
+	Active       *struct {
+		Generation int `json:"generation"`
+		Owed       int `json:"owed"`
+		Parked     int `json:"parked"`
+	} `json:"active"`
+	ActiveOwes string `json:"active_owes"`
+	Unerased   []struct {
 		DocID string         `json:"doc_id"`
 		Where map[string]int `json:"where"`
 	} `json:"deleted_with_data"`
@@ -367,6 +379,104 @@ func TestReconcileChecksEveryGeneration(t *testing.T) {
 	}
 }
 
+// A later generation that nothing keeps current is refused, even when
+// it is complete because there is nothing to hold: on an empty database
+// it would serve, and every document ingested afterwards would be
+// missing from search. --force with a reason serves it, audited as
+// forced; a rollback to generation 1 is never refused for it.
+func TestIndexActivateRefusesAGenerationNothingKeepsCurrent(t *testing.T) {
+	t.Parallel()
+	sim := embedsim.StartTest(t, embedsim.Config{Dims: searchDims})
+	db := testenv.NewDatabase(t, testenv.WithDims(searchDims))
+	env := map[string]string{"DATABASE_URL": db.RoleURL(migrations.OperatorRole), "EMBEDDER_URL": sim.URL(), "USER": "alice"}
+	if code, out, errOut := sluice(t, env, "index", "create", "--model", secondModel, "--dims", "8", "--reason", "r", "--execute"); code != 0 {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	code, out, errOut := sluice(t, env, "index", "activate", "2", "--reason", "empty, so complete", "--execute")
+	if code != 1 || out != "" || !strings.Contains(errOut, "generation 2 is not kept current") ||
+		!strings.Contains(errOut, "documents ingested or changed after the activation would be missing from search") ||
+		!strings.Contains(errOut, "sluice index activate 1") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("activating an empty later generation on an empty database: exit %d, %q %q; want it refused, saying why and how to force", code, out, errOut)
+	}
+	var active int
+	if err := db.Pool.QueryRow(context.Background(), `SELECT generation FROM index_generations WHERE status = 'active'`).Scan(&active); err != nil || active != 1 {
+		t.Fatalf("after the refusal generation %d is active (%v), want 1", active, err)
+	}
+	if code, out, errOut = sluice(t, env, "index", "activate", "2", "--reason", "r", "--force", "--execute"); code != 0 {
+		t.Fatalf("activate --force: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, errOut = sluice(t, env, "index", "activate", "1", "--reason", "roll back", "--execute"); code != 0 {
+		t.Fatalf("roll back without --force: exit %d, %q %q", code, out, errOut)
+	}
+	rows, err := db.Pool.Query(context.Background(), `
+		SELECT generation::text || ' ' || forced::text FROM index_generation_audit WHERE action = 'activate' ORDER BY audit_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "2 true|1 false"; strings.Join(audit, "|") != want {
+		t.Errorf("activations audited %q, want %q", strings.Join(audit, "|"), want)
+	}
+}
+
+// reconcile measures the active generation: a later one that owes chunks
+// (a document ingested after it was activated) is a problem, named with
+// its count and fix; generation 1 active, converged, is none.
+func TestReconcileReportsAnActiveGenerationThatOwes(t *testing.T) {
+	t.Parallel()
+	b := setupIndex(t)
+	n := testenv.NewNATS(t)
+	if code, _, errOut := sluice(t, map[string]string{"NATS_URL": n.URL}, "nats", "setup"); code != 0 {
+		t.Fatalf("nats setup exited %d: %s", code, errOut)
+	}
+	env := maps.Clone(b.env)
+	env["NATS_URL"] = n.URLFor(natsauth.Operator)
+	code, rep := b.reconcile(t, env)
+	if code != 0 || rep.Active == nil || rep.Active.Generation != 1 || rep.Active.Owed != 0 || rep.ActiveOwes != "" {
+		t.Fatalf("reconcile with generation 1 active: exit %d, %+v; want 0 and nothing owed", code, rep)
+	}
+	if code, out, errOut := sluice(t, env, "index", "create", "--model", secondModel, "--dims", "8", "--reason", "r", "--execute"); code != 0 {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	b.write(t, 2, secondDims, secondModel, "g2: ")
+	if code, out, errOut := sluice(t, env, "index", "activate", "2", "--reason", "r", "--force", "--execute"); code != 0 {
+		t.Fatalf("activate: exit %d, %q %q", code, out, errOut)
+	}
+	if code, rep = b.reconcile(t, env); code != 0 || rep.Active == nil || rep.Active.Generation != 2 || rep.ActiveOwes != "" {
+		t.Fatalf("reconcile with a complete generation 2 active: exit %d, %+v; want 0", code, rep)
+	}
+
+	// A document ingested after the activation: the pipeline stores it in
+	// generation 1 only.
+	text := "a fourth document arrives after the switch"
+	id := messages.DocID("wiki", text[:9])
+	if _, err := b.db.Pool.Exec(b.ctx, `
+		INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status)
+		VALUES ($1, 'wiki', $2, 1, 'h', 1, 'ready')`, id, text[:9]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Pool.Exec(b.ctx, `
+		INSERT INTO ingest_manifest (doc_id, chunk_index, version, content_hash, status) VALUES ($1, 0, 1, 'h', 'stored')`, id); err != nil {
+		t.Fatal(err)
+	}
+	b.docs, b.texts = append(b.docs, id), append(append([]string(nil), b.texts...), text)
+	b.write(t, 1, searchDims, b.sim.Model(), "")
+	code, rep = b.reconcile(t, env)
+	if code != 1 || rep.Active == nil || rep.Active.Generation != 2 || rep.Active.Owed != 1 ||
+		!strings.Contains(rep.ActiveOwes, "active generation 2 owes 1 chunks") || !strings.Contains(rep.ActiveOwes, "sluice index activate 1") {
+		t.Fatalf("reconcile with generation 2 active and owing a chunk: exit %d, %+v; want 1, naming the generation, the count and the fix", code, rep)
+	}
+	if code, out, errOut := sluice(t, env, "index", "activate", "1", "--reason", "roll back", "--execute"); code != 0 {
+		t.Fatalf("roll back: exit %d, %q %q", code, out, errOut)
+	}
+	if code, rep = b.reconcile(t, env); code != 0 || rep.Active == nil || rep.Active.Generation != 1 || rep.ActiveOwes != "" {
+		t.Errorf("reconcile after the rollback: exit %d, %+v; want 0", code, rep)
+	}
+}
+
 // A search is of one snapshot: once it has read which generation is
 // active, a rollback and a drop of that generation committed while the
 // query is being embedded change nothing of its hits.
@@ -377,7 +487,7 @@ func TestSearchIsOfOneSnapshot(t *testing.T) {
 		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
 	}
 	b.write(t, 2, secondDims, secondModel, "g2: ")
-	if code, out, errOut := sluice(t, b.env, "index", "activate", "2", "--reason", "r", "--execute"); code != 0 {
+	if code, out, errOut := sluice(t, b.env, "index", "activate", "2", "--reason", "r", "--force", "--execute"); code != 0 {
 		t.Fatalf("activate: exit %d, %q %q", code, out, errOut)
 	}
 	// The embedder rolls back to generation 1 and drops generation 2

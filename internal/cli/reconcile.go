@@ -117,6 +117,12 @@ func printReconcile(env Env, r *reconcile.Report) {
 	if r.NotOneActive != "" {
 		fmt.Fprintf(w, "generations: %s\n", r.NotOneActive)
 	}
+	if a := r.Active; a != nil {
+		fmt.Fprintf(w, "active generation %d: %d chunks owed, %d parked of %d (backfill %s)\n", a.Generation, a.Owed, a.Parked, a.Chunks, a.Backfill)
+	}
+	if r.ActiveOwes != "" {
+		fmt.Fprintf(w, "generations: %s\n", r.ActiveOwes)
+	}
 	for _, b := range r.Budgets {
 		fmt.Fprintf(w, "fleet budget %s: %d members %v, shares adding up to %.3f of %g requests and %g tokens a minute (0 unlimited)\n",
 			b.Key, b.Members, b.Services, b.Shares, b.RequestsPerMinute, b.TokensPerMinute)

@@ -30,7 +30,9 @@ type Request struct {
 	Reason string
 	// Execute makes the change; otherwise it is an audited dry run.
 	Execute bool
-	// Force activates a generation that still owes or has parked chunks.
+	// Force activates a generation that still owes or has parked chunks,
+	// or one that nothing keeps current (a later generation while its
+	// backfill is not started).
 	Force bool
 }
 
@@ -73,6 +75,8 @@ var (
 	ErrDropped = errors.New("the index generation was dropped")
 	// ErrAlreadyActive is an activation of the active generation.
 	ErrAlreadyActive = errors.New("the index generation is already active")
+	// ErrNotKeptCurrent matches a *NotKeptCurrentError.
+	ErrNotKeptCurrent = errors.New("index generation not kept current")
 )
 
 // IncompleteError is an activation refused because the generation still
@@ -89,6 +93,26 @@ func (e *IncompleteError) Error() string {
 
 // Is matches ErrIncomplete.
 func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete }
+
+// NotKeptCurrentError is an activation refused because nothing writes
+// the generation's vectors: the pipeline writes generation 1 only, and a
+// later generation's backfill is not started. Served, such a generation
+// lacks every document ingested or changed after the activation, however
+// complete it is at the moment of it.
+type NotKeptCurrentError struct {
+	Progress Progress
+}
+
+// Error says what would happen and how to go on.
+func (e *NotKeptCurrentError) Error() string {
+	return fmt.Sprintf("generation %d is not kept current (backfill %s): the pipeline writes generation 1 only, so if it served, "+
+		"documents ingested or changed after the activation would be missing from search until you roll back "+
+		"with sluice index activate 1; pass --force with a --reason to serve it so",
+		e.Progress.Generation, e.Progress.Backfill)
+}
+
+// Is matches ErrNotKeptCurrent.
+func (e *NotKeptCurrentError) Is(target error) bool { return target == ErrNotKeptCurrent }
 
 // Change is what a create, activate or drop did, or would do.
 type Change struct {
@@ -156,7 +180,10 @@ func (reg *Registry) Create(ctx context.Context, s Spec, r Request) (Change, err
 
 // Activate makes generation id the one search serves and retires the
 // active one, in one commit. It refuses a generation that owes or has
-// parked chunks (an *IncompleteError) unless r.Force, a dropped one
+// parked chunks (an *IncompleteError) and a generation other than 1 that
+// nothing keeps current (a *NotKeptCurrentError) unless r.Force, which
+// the audit records; a rollback to generation 1 is never refused for
+// either reason, since the pipeline keeps it current. It refuses a dropped one
 // (ErrDropped) and the active one (ErrAlreadyActive). Refusals are not
 // audited: nothing was asked that could happen.
 func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, error) {
@@ -186,6 +213,12 @@ func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, e
 			}
 			c.Forced = true
 		}
+		if g.ID != First && p.Backfill == BackfillNotStarted {
+			if !r.Force {
+				return &NotKeptCurrentError{Progress: p}
+			}
+			c.Forced = true
+		}
 		// None is active only in a damaged registry; activating one
 		// repairs it.
 		rows, err := tx.Query(ctx, `SELECT generation FROM index_generations WHERE status = '`+string(Active)+`' FOR UPDATE`)
@@ -204,7 +237,7 @@ func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, e
 				return err
 			}
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"previous": c.Previous, "owed": p.Owed, "parked": p.Parked, "stored": p.Stored})
+		return audit(ctx, tx, &c, r, map[string]any{"previous": c.Previous, "owed": p.Owed, "parked": p.Parked, "stored": p.Stored, "backfill": p.Backfill})
 	})
 	return c, err
 }

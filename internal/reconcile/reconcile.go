@@ -50,6 +50,15 @@ type Report struct {
 	// NotOneActive says what is wrong when not exactly one generation is
 	// active; empty when one is.
 	NotOneActive string `json:"not_one_active,omitempty"`
+	// Active is the active generation's progress: the chunks of current
+	// documents it owes a vector of, or that are parked. Absent when not
+	// exactly one generation is active.
+	Active *generation.Progress `json:"active,omitempty"`
+	// ActiveOwes says what is wrong when the active generation is a later
+	// one that owes chunks: search misses them. Generation 1's owed
+	// chunks are the pipeline's pending work, not a problem; empty
+	// otherwise.
+	ActiveOwes string `json:"active_owes,omitempty"`
 	// Budgets are the fleet budgets' members; Overdrawn says which
 	// budgets' members spend more than the budget (invariant 12).
 	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
@@ -86,6 +95,9 @@ func (r *Report) Problems() int {
 	if r.NotOneActive != "" {
 		n++
 	}
+	if r.ActiveOwes != "" {
+		n++
+	}
 	return n
 }
 
@@ -111,6 +123,9 @@ func (r *Report) Named() []string {
 	}
 	if r.NotOneActive != "" {
 		out = append(out, r.NotOneActive)
+	}
+	if r.ActiveOwes != "" {
+		out = append(out, r.ActiveOwes)
 	}
 	for _, l := range r.Unerased {
 		out = append(out, "deleted document "+l.String())
@@ -148,10 +163,12 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 			return c.rep, err
 		}
 	}
-	// A duplicate, a wrong number of active generations or an overdrawn
-	// budget cannot be repaired by re-driving; every other problem is
-	// repaired unless a repair failed.
-	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" && len(c.rep.Overdrawn) == 0)
+	// A duplicate, a wrong number of active generations, an active
+	// generation that owes chunks or an overdrawn budget cannot be
+	// repaired by re-driving; every other problem is repaired unless a
+	// repair failed.
+	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" &&
+		c.rep.ActiveOwes == "" && len(c.rep.Overdrawn) == 0)
 	return c.rep, nil
 }
 
@@ -201,7 +218,8 @@ type GenerationReport struct {
 
 // generations checks that exactly one generation is active and reports
 // each generation, counting from the erasure check the deleted documents
-// it still holds vectors of.
+// it still holds vectors of, and measures the active generation: a later
+// generation that owes chunks serves without them.
 func (c *checker) generations(ctx context.Context) error {
 	var err error
 	if c.rep.NotOneActive, err = generation.Check(ctx, c.pool); err != nil {
@@ -228,6 +246,23 @@ func (c *checker) generations(ctx context.Context) error {
 			}
 		}
 		c.rep.Generations[i] = r
+	}
+	if c.rep.NotOneActive != "" {
+		return nil
+	}
+	for _, g := range gs {
+		if g.Status != generation.Active {
+			continue
+		}
+		p, err := generation.ProgressOf(ctx, c.pool, g)
+		if err != nil {
+			return err
+		}
+		c.rep.Active = &p
+		if g.ID != generation.First && p.Owed > 0 {
+			c.rep.ActiveOwes = fmt.Sprintf("active generation %d owes %d chunks (backfill %s): search misses them; "+
+				"roll back with sluice index activate 1, or wait for its backfill", g.ID, p.Owed, p.Backfill)
+		}
 	}
 	return nil
 }
