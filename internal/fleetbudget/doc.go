@@ -40,7 +40,9 @@
 // not yet made room. A dead member's entry
 // expires BudgetMemberTTL (8 s) after its last heartbeat; the others
 // take up its share at their next heartbeats, within 13 s. A graceful
-// stop deletes the entry at once.
+// stop keeps heartbeating while the process finishes its in-flight
+// work at its share, then deletes the entry (Leave), so the others take
+// up the share only once it is no longer spent.
 //
 // When the bucket cannot be read or written (NATS down, a partition), a
 // member falls back to the budget divided by the number of members it

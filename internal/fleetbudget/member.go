@@ -88,8 +88,10 @@ func (m *Member) Join(ctx context.Context) error {
 	return nil
 }
 
-// Run heartbeats until ctx ends, then deletes the member's entry so that
-// its share returns to the others at once. Join must have succeeded.
+// Run heartbeats until ctx ends. Join must have succeeded. It leaves the
+// entry in place: the process may still spend its share (in-flight
+// batches during a graceful stop), so it calls Leave once it has
+// stopped calling the provider, or lets the entry expire.
 func (m *Member) Run(ctx context.Context) {
 	for wait.Sleep(ctx, m.cfg.Heartbeat, nil) {
 		share, err := m.heartbeat(ctx)
@@ -108,9 +110,16 @@ func (m *Member) Run(ctx context.Context) {
 			m.deps.Log.Info().Int("members", m.lastKnown).Float64("share", share).Msg("fleet budget reachable again")
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = m.kv.Delete(ctx, m.entryName())
+}
+
+// Leave deletes the member's entry so that its share returns to the
+// others at once. Call it after Run has returned and the process has
+// stopped calling the provider. Join must have succeeded.
+func (m *Member) Leave(ctx context.Context) error {
+	if err := m.kv.Delete(ctx, m.entryName()); err != nil {
+		return fmt.Errorf("leave the fleet budget: %w", err)
+	}
+	return nil
 }
 
 func (m *Member) entryName() string { return m.cfg.Key + "." + m.id }
