@@ -46,9 +46,10 @@
 //
 // When the bucket cannot be read or written (NATS down, a partition), a
 // member falls back to the budget divided by the number of members it
-// last saw, itself included: if every member does so the fleet stays
-// within the budget, and no member ever paces to more than it last
-// knew to be safe — never unlimited. The first successful heartbeat
+// last saw, itself included, or its current share if lower: it never
+// raises its share without the others' agreement (as in Pace), so
+// whether every member is cut off or only one, the fleet stays within
+// the budget — never unlimited. The first successful heartbeat
 // after the outage restores the demand-driven shares.
 //
 // # The budget key

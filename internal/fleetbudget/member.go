@@ -103,7 +103,7 @@ func (m *Member) Run(ctx context.Context) {
 			if !m.lost {
 				m.lost = true
 				m.deps.Log.Warn().Err(err).Int("last_known_members", m.lastKnown).Float64("share", share).
-					Msg("fleet budget unreachable: pacing to the budget divided by the members last seen")
+					Msg("fleet budget unreachable: pacing to the budget divided by the members last seen, or the current share if lower")
 			}
 		case err == nil && m.lost:
 			m.lost = false
@@ -133,7 +133,7 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	self := m.entry()
 	fleet, err := read(ctx, m.deps.JS, m.kv, m.cfg.Key)
 	if err != nil {
-		return Fallback(m.lastKnown), err
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), err
 	}
 	entries, at := fleet[m.cfg.Key], -1
 	for i, e := range entries {
@@ -153,10 +153,10 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	self.Share, self.Members = Pace(alloc, m.allocated, len(entries)), len(entries)
 	value, err := json.Marshal(self)
 	if err != nil {
-		return Fallback(m.lastKnown), err
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), err
 	}
 	if _, err := m.kv.Put(ctx, m.entryName(), value); err != nil {
-		return Fallback(m.lastKnown), fmt.Errorf("heartbeat: %w", err)
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), fmt.Errorf("heartbeat: %w", err)
 	}
 	m.lastKnown, m.allocated = len(entries), alloc
 	m.deps.Budget.SetShare(self.Share)
