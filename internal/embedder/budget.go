@@ -227,6 +227,12 @@ func (b *Budget) Allowances() (requests, tokens float64) {
 	return b.allowance[kindRequests] * 60, b.allowance[kindTokens] * 60
 }
 
+// Configured returns the allowances a minute the budget was built with,
+// requests and tokens, whatever the provider reports. 0 is unlimited.
+func (b *Budget) Configured() (requests, tokens float64) {
+	return float64(b.configured[kindRequests]), float64(b.configured[kindTokens])
+}
+
 // Stats returns what the budget booked so far.
 func (b *Budget) Stats() Stats {
 	b.mu.Lock()

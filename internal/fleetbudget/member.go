@@ -170,7 +170,10 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 func (m *Member) entry() Entry {
 	now, stats := m.deps.Now(), m.deps.Budget.Stats()
 	requests, tokens := m.deps.Budget.Allowances()
-	e := Entry{Key: m.cfg.Key, Member: m.id, Service: m.cfg.Service, RequestsPerMinute: requests, TokensPerMinute: tokens}
+	configuredRequests, configuredTokens := m.deps.Budget.Configured()
+	e := Entry{Key: m.cfg.Key, Member: m.id, Service: m.cfg.Service,
+		RequestsPerMinute: configuredRequests, TokensPerMinute: configuredTokens,
+		PacedRequestsPerMinute: requests, PacedTokensPerMinute: tokens}
 	if elapsed := now.Sub(m.prevAt).Minutes(); elapsed > 0 {
 		e.Claim = claim(stats, m.prev, elapsed, requests, tokens, m.cfg.HungryWait)
 	}
