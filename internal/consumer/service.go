@@ -82,10 +82,13 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer rt.Close()
-	pipe, emb, err := cfg.Build(ctx, rt, lookup)
+	pipe, emb, leave, err := cfg.Build(ctx, rt, lookup)
 	if err != nil {
 		return err
 	}
+	// Runs before rt.Close (deferred earlier): the consumer holds its
+	// share of the fleet budget until its in-flight batches are done.
+	defer leave()
 	durables := make([]string, 0, 2*cfg.Workers)
 	for range cfg.Workers {
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)

@@ -97,10 +97,14 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 	defer rt.Close()
 
-	handlers, triage, err := cfg.handlers(ctx, rt, roles, lookup)
+	handlers, triage, leave, err := cfg.handlers(ctx, rt, roles, lookup)
 	if err != nil {
 		return err
 	}
+	// Runs before rt.Close (deferred earlier), once every handler has
+	// returned: the replayer holds its share of the fleet budget until
+	// its last replay is done.
+	defer leave()
 	var wg sync.WaitGroup
 	for durable, h := range handlers {
 		wg.Add(1)
@@ -135,18 +139,19 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 }
 
 // handlers builds the handler of each role, and returns triage's too
-// (nil unless it runs).
-func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles map[string]bool, lookup func(string) (string, bool)) (map[string]Handler, *Triage, error) {
-	handlers := map[string]Handler{}
+// (nil unless it runs) and the replayer's leave from the fleet budget (a
+// no-op unless it runs).
+func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles map[string]bool, lookup func(string) (string, bool)) (map[string]Handler, *Triage, func(), error) {
+	handlers, leave := map[string]Handler{}, func() {}
 	var triage *Triage
 	if roles[broker.TriageConsumer] {
 		table, err := c.Policy()
 		if err != nil {
-			return nil, nil, service.UsageError(err)
+			return nil, nil, nil, service.UsageError(err)
 		}
 		opts := TriageConfig{Policy: table}
 		if err := opts.Validate(); err != nil {
-			return nil, nil, service.UsageError(err)
+			return nil, nil, nil, service.UsageError(err)
 		}
 		triage = NewTriage(opts, TriageDeps{Pool: rt.Pool, Log: rt.Log, Registry: rt.Registry})
 		handlers[broker.TriageConsumer] = triage.Handle
@@ -154,18 +159,19 @@ func (c *ServiceConfig) handlers(ctx context.Context, rt *service.Runtime, roles
 	if roles[broker.AlerterConsumer] {
 		a, err := NewAlerter(AlerterConfig{WebhookURL: c.WebhookURL, SpikeThreshold: c.SpikeThreshold, SpikeWindow: c.SpikeWindow}, rt.Log, rt.Registry)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		handlers[broker.AlerterConsumer] = a.Handle
 	}
 	if roles[broker.ReplayerConsumer] {
-		pipe, _, err := c.Build(ctx, rt, lookup)
+		pipe, _, left, err := c.Build(ctx, rt, lookup)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		leave = left
 		handlers[broker.ReplayerConsumer] = NewReplayer(pipe, c.MaxDeliveries, rt.Log, rt.Registry, nil).Handle
 	}
-	return handlers, triage, nil
+	return handlers, triage, leave, nil
 }
 
 // housekeeping refreshes run statuses every Housekeeping interval.

@@ -101,7 +101,11 @@ func NewBudget(requestsPerMinute, tokensPerMinute int, now func() time.Time, log
 func (b *Budget) Reserve(tokens int) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.now()
+	return b.reserve(b.now(), tokens)
+}
+
+// reserve is Reserve at now; b.mu must be held.
+func (b *Budget) reserve(now time.Time, tokens int) time.Duration {
 	wait := max(0, b.holdUntil.Sub(now))
 	if b.requests.rate > 0 {
 		wait = max(wait, book(&b.nextReq, now, 1/b.requests.rate))
@@ -186,12 +190,14 @@ func rescale(at, now time.Time, ratio float64) time.Time {
 }
 
 // reserveWatch is Reserve, with the share the turn was booked at and
-// the channel closed when that share changes.
+// the channel closed when that share changes. All three are read under
+// one lock: a share set in between would leave the turn booked at one
+// share, watched as if at another, and never rebooked.
 func (b *Budget) reserveWatch(tokens int) (turn time.Time, share float64, reshared <-chan struct{}) {
-	wait := b.Reserve(tokens)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.now().Add(wait), b.share, b.reshared
+	now := b.now()
+	return now.Add(b.reserve(now, tokens)), b.share, b.reshared
 }
 
 // rebook moves a turn booked at share to the share now, and returns it
@@ -219,6 +225,12 @@ func (b *Budget) Allowances() (requests, tokens float64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.allowance[kindRequests] * 60, b.allowance[kindTokens] * 60
+}
+
+// Configured returns the allowances a minute the budget was built with,
+// requests and tokens, whatever the provider reports. 0 is unlimited.
+func (b *Budget) Configured() (requests, tokens float64) {
+	return float64(b.configured[kindRequests]), float64(b.configured[kindTokens])
 }
 
 // Stats returns what the budget booked so far.

@@ -1,6 +1,7 @@
 package embedder
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -113,5 +114,36 @@ func TestBudgetWaitFollowsANewShare(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("the request still waits at the old share's pace")
+	}
+}
+
+// A turn is booked, and its share and the channel that says the share
+// changed are read, at one instant: nothing (a new share, the clock)
+// moves between them.
+func TestBudgetBooksATurnAndItsShareAtOneInstant(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(100 * time.Millisecond) // every reading is a new instant
+		return now
+	}
+	b := NewBudget(600, 0, clock, zerolog.Nop())
+	b.SetShare(0.5)
+	booked := clock().Add(100 * time.Millisecond)
+	turn, share, reshared := b.reserveWatch(10)
+	if !turn.Equal(booked) {
+		t.Errorf("the first turn is %v after the instant it was booked, want none", turn.Sub(booked))
+	}
+	if share != 0.5 {
+		t.Errorf("the turn was booked at share %g, want 0.5", share)
+	}
+	b.SetShare(0.25)
+	select {
+	case <-reshared:
+	default:
+		t.Error("a new share left the turn's channel open: the turn would never be rebooked")
 	}
 }

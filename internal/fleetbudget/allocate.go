@@ -74,7 +74,11 @@ func Pace(alloc, prev float64, n int) float64 {
 }
 
 // Fallback is a member's share while the bucket cannot be reached: the
-// budget divided by the members it last counted, itself included.
-func Fallback(lastKnown int) float64 {
-	return 1 / float64(max(lastKnown, 1))
+// budget divided by the members it last counted, itself included, or
+// its current share if lower. It never raises the share: a member cut
+// off alone while the others keep theirs, and take up its share once
+// its entry expires, would otherwise spend over the budget (the rule
+// Pace follows: no increase the others have not seen).
+func Fallback(current float64, lastKnown int) float64 {
+	return min(current, 1/float64(max(lastKnown, 1)))
 }

@@ -51,14 +51,25 @@ func TestAllocate(t *testing.T) {
 	}
 }
 
-func TestFallbackIsTheBudgetOverTheMembersLastSeen(t *testing.T) {
+func TestFallbackIsTheBudgetOverTheMembersLastSeenNeverMore(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
+		name      string
+		current   float64
 		lastKnown int
 		want      float64
-	}{{5, 0.2}, {4, 0.25}, {1, 1}, {0, 1}} {
-		if got := Fallback(tt.lastKnown); got != tt.want {
-			t.Errorf("Fallback(%d) = %g, want %g", tt.lastKnown, got, tt.want)
+	}{
+		{"busy member of five", 0.3, 5, 0.2},
+		{"busy member of four", 1, 4, 0.25},
+		{"alone", 1, 1, 1},
+		{"before any count", 1, 0, 1},
+		// Cut off alone, an idle member must not jump to an equal share:
+		// the others keep theirs and take up its own once it expires.
+		{"idle member at the floor", IdleFloor / 5, 5, IdleFloor / 5},
+		{"exactly an equal share", 0.25, 4, 0.25},
+	} {
+		if got := Fallback(tt.current, tt.lastKnown); got != tt.want {
+			t.Errorf("%s: Fallback(%g, %d) = %g, want %g", tt.name, tt.current, tt.lastKnown, got, tt.want)
 		}
 	}
 }

@@ -40,13 +40,16 @@
 // not yet made room. A dead member's entry
 // expires BudgetMemberTTL (8 s) after its last heartbeat; the others
 // take up its share at their next heartbeats, within 13 s. A graceful
-// stop deletes the entry at once.
+// stop keeps heartbeating while the process finishes its in-flight
+// work at its share, then deletes the entry (Leave), so the others take
+// up the share only once it is no longer spent.
 //
 // When the bucket cannot be read or written (NATS down, a partition), a
 // member falls back to the budget divided by the number of members it
-// last saw, itself included: if every member does so the fleet stays
-// within the budget, and no member ever paces to more than it last
-// knew to be safe — never unlimited. The first successful heartbeat
+// last saw, itself included, or its current share if lower: it never
+// raises its share without the others' agreement (as in Pace), so
+// whether every member is cut off or only one, the fleet stays within
+// the budget — never unlimited. The first successful heartbeat
 // after the outage restores the demand-driven shares.
 //
 // # The budget key

@@ -22,9 +22,16 @@ type Entry struct {
 	// Service is the member's service, e.g. consumer or dlq-replayer.
 	Service string `json:"service"`
 	// RequestsPerMinute and TokensPerMinute are the whole budget the
-	// member knows; 0 is unlimited.
+	// member was configured with; 0 is unlimited. Members that share a
+	// key must agree on them.
 	RequestsPerMinute float64 `json:"requests_per_minute"`
 	TokensPerMinute   float64 `json:"tokens_per_minute"`
+	// PacedRequestsPerMinute and PacedTokensPerMinute are the whole
+	// budget the member paces to: the configured one, or the provider's
+	// when lower and once its answers have said so. Members may differ
+	// on them until each has heard from the provider.
+	PacedRequestsPerMinute float64 `json:"paced_requests_per_minute"`
+	PacedTokensPerMinute   float64 `json:"paced_tokens_per_minute"`
 	// Claim is what the member did since its previous heartbeat.
 	Claim
 	// Share is the fraction of the budget the member paces to, and
@@ -45,8 +52,8 @@ type Summary struct {
 	Services map[string]int `json:"services"`
 	// Shares is the sum of the members' shares: at most 1.
 	Shares float64 `json:"shares"`
-	// RequestsPerMinute and TokensPerMinute are the budget, when the
-	// members agree on it.
+	// RequestsPerMinute and TokensPerMinute are the configured budget,
+	// when the members agree on it.
 	RequestsPerMinute float64 `json:"requests_per_minute"`
 	TokensPerMinute   float64 `json:"tokens_per_minute"`
 }
@@ -68,8 +75,11 @@ func (f Fleet) Summaries() []Summary {
 }
 
 // Problems says, per budget key, what breaks invariant 12: members whose
-// shares add up to more than the budget, or members that disagree on the
-// budget itself (each then paces to its own idea of it).
+// shares add up to more than the budget, or members configured with
+// different budgets (each then paces to its own idea of it). The budgets
+// members pace to are not compared: a member adopts the provider's lower
+// limit only once an answer of the provider has told it, so an idle one
+// may not have yet.
 func (f Fleet) Problems() []string {
 	var out []string
 	for _, s := range f.Summaries() {

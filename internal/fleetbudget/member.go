@@ -88,8 +88,10 @@ func (m *Member) Join(ctx context.Context) error {
 	return nil
 }
 
-// Run heartbeats until ctx ends, then deletes the member's entry so that
-// its share returns to the others at once. Join must have succeeded.
+// Run heartbeats until ctx ends. Join must have succeeded. It leaves the
+// entry in place: the process may still spend its share (in-flight
+// batches during a graceful stop), so it calls Leave once it has
+// stopped calling the provider, or lets the entry expire.
 func (m *Member) Run(ctx context.Context) {
 	for wait.Sleep(ctx, m.cfg.Heartbeat, nil) {
 		share, err := m.heartbeat(ctx)
@@ -101,16 +103,23 @@ func (m *Member) Run(ctx context.Context) {
 			if !m.lost {
 				m.lost = true
 				m.deps.Log.Warn().Err(err).Int("last_known_members", m.lastKnown).Float64("share", share).
-					Msg("fleet budget unreachable: pacing to the budget divided by the members last seen")
+					Msg("fleet budget unreachable: pacing to the budget divided by the members last seen, or the current share if lower")
 			}
 		case err == nil && m.lost:
 			m.lost = false
 			m.deps.Log.Info().Int("members", m.lastKnown).Float64("share", share).Msg("fleet budget reachable again")
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = m.kv.Delete(ctx, m.entryName())
+}
+
+// Leave deletes the member's entry so that its share returns to the
+// others at once. Call it after Run has returned and the process has
+// stopped calling the provider. Join must have succeeded.
+func (m *Member) Leave(ctx context.Context) error {
+	if err := m.kv.Delete(ctx, m.entryName()); err != nil {
+		return fmt.Errorf("leave the fleet budget: %w", err)
+	}
+	return nil
 }
 
 func (m *Member) entryName() string { return m.cfg.Key + "." + m.id }
@@ -124,7 +133,7 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	self := m.entry()
 	fleet, err := read(ctx, m.deps.JS, m.kv, m.cfg.Key)
 	if err != nil {
-		return Fallback(m.lastKnown), err
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), err
 	}
 	entries, at := fleet[m.cfg.Key], -1
 	for i, e := range entries {
@@ -144,10 +153,10 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 	self.Share, self.Members = Pace(alloc, m.allocated, len(entries)), len(entries)
 	value, err := json.Marshal(self)
 	if err != nil {
-		return Fallback(m.lastKnown), err
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), err
 	}
 	if _, err := m.kv.Put(ctx, m.entryName(), value); err != nil {
-		return Fallback(m.lastKnown), fmt.Errorf("heartbeat: %w", err)
+		return Fallback(m.deps.Budget.Share(), m.lastKnown), fmt.Errorf("heartbeat: %w", err)
 	}
 	m.lastKnown, m.allocated = len(entries), alloc
 	m.deps.Budget.SetShare(self.Share)
@@ -161,7 +170,10 @@ func (m *Member) heartbeat(ctx context.Context) (float64, error) {
 func (m *Member) entry() Entry {
 	now, stats := m.deps.Now(), m.deps.Budget.Stats()
 	requests, tokens := m.deps.Budget.Allowances()
-	e := Entry{Key: m.cfg.Key, Member: m.id, Service: m.cfg.Service, RequestsPerMinute: requests, TokensPerMinute: tokens}
+	configuredRequests, configuredTokens := m.deps.Budget.Configured()
+	e := Entry{Key: m.cfg.Key, Member: m.id, Service: m.cfg.Service,
+		RequestsPerMinute: configuredRequests, TokensPerMinute: configuredTokens,
+		PacedRequestsPerMinute: requests, PacedTokensPerMinute: tokens}
 	if elapsed := now.Sub(m.prevAt).Minutes(); elapsed > 0 {
 		e.Claim = claim(stats, m.prev, elapsed, requests, tokens, m.cfg.HungryWait)
 	}

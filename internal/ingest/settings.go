@@ -170,35 +170,35 @@ func (c *Config) Register(l *config.Loader, metricsAddr string) {
 	l.String(&c.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML; see deploy/policy.example.yaml); flags and environment give its defaults")
 }
 
-// Build creates the embedder and the pipeline on a started runtime.
-func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, error) {
+// Build creates the embedder and the pipeline on a started runtime, and
+// joins the fleet budget. The caller calls leave once it has stopped
+// embedding, before it closes the runtime: until then the process keeps
+// its share of the fleet budget.
+func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(string) (string, bool)) (*pipeline.Pipeline, *embedder.Resilient, func(), error) {
 	if err := c.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	rules, err := compliance.ParseRules(splitNonEmpty(c.PolicyRules, ";"))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	table, err := c.Policy()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	store, err := vectorstore.Open(ctx, rt.Pool, c.Common.EmbeddingDims)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	def := table.Default()
 	// A budget even without allowances: it paces from the provider's
 	// rate-limit headers.
 	budget := embedder.NewBudget(def.RequestsPerMinute, def.TokensPerMinute, nil, rt.Log)
 	budget.CapSources(sourceShares(table))
-	if err := c.joinFleet(ctx, rt, budget); err != nil {
-		return nil, nil, err
-	}
 	counter := tokens.Select(c.Embedder.Model, rt.Log)
 	emb, err := NewEmbedder(c.embedderSettings(def), c.Common.EmbeddingDims, budget, counter, rt.Registry, rt)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
 		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
@@ -209,9 +209,14 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 			Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 			Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return pipe, emb, nil
+	// Join last: a failure above must not leave a member heartbeating.
+	leave, err := c.joinFleet(ctx, rt, budget)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return pipe, emb, leave, nil
 }
 
 // sourceShares are the policy's budget_share of each source that has
@@ -233,19 +238,35 @@ func (c *Config) budgetKey() string {
 }
 
 // joinFleet makes budget this process's share of the fleet budget, and
-// keeps it so until ctx ends.
-func (c *Config) joinFleet(ctx context.Context, rt *service.Runtime, budget *embedder.Budget) error {
+// keeps it so until leave is called. The heartbeats run on their own
+// context, not ctx: when ctx ends the process still finishes its
+// in-flight batches at its share, and must keep holding it meanwhile.
+// leave stops the heartbeats, waits for them, and deletes the entry.
+func (c *Config) joinFleet(ctx context.Context, rt *service.Runtime, budget *embedder.Budget) (func(), error) {
 	m, err := fleetbudget.New(fleetbudget.Config{Key: c.budgetKey(), Service: rt.Name},
 		fleetbudget.Deps{JS: rt.JS, Budget: budget, Log: rt.Log, Registry: rt.Registry})
 	if err != nil {
-		return service.UsageError(err)
+		return nil, service.UsageError(err)
 	}
 	if err := m.Join(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	go m.Run(ctx)
+	hbCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.Run(hbCtx)
+	}()
 	rt.Log.Info().Str("budget_key", c.budgetKey()).Str("member", m.ID()).Float64("share", budget.Share()).Msg("joined the fleet budget")
-	return nil
+	return func() {
+		stop()
+		<-done
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if err := m.Leave(lctx); err != nil {
+			rt.Log.Warn().Err(err).Msg("the entry expires instead")
+		}
+	}, nil
 }
 
 // embedderSettings are the embedder settings with the policy's

@@ -72,3 +72,39 @@ func TestOnlyMembersAndTheOperatorSeeTheBudget(t *testing.T) {
 		c.refused("$KV." + broker.BudgetBucket + ".perm.forged")
 	}
 }
+
+// A member keeps its entry when its heartbeats stop, since its process
+// may still be finishing batches at its share, and gives the share back
+// only when it leaves, with its own permissions.
+func TestBudgetMemberHoldsItsShareUntilItLeaves(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.as(t, natsauth.Consumer)
+	m, err := fleetbudget.New(fleetbudget.Config{Key: "leave", Service: "consumer"},
+		fleetbudget.Deps{JS: c.js, Budget: embedder.NewBudget(600, 0, nil, zerolog.Nop()), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Join(short(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m.Run(ctx)
+	members := func() int {
+		fleet, err := fleetbudget.Read(short(t), b.owner, "leave")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fleet["leave"])
+	}
+	if n := members(); n != 1 {
+		t.Fatalf("after its heartbeats stopped the bucket holds %d members, want the member still holding its share", n)
+	}
+	if err := m.Leave(short(t)); err != nil {
+		t.Fatalf("the consumer leaves the fleet budget: %v", err)
+	}
+	if n := members(); n != 0 {
+		t.Fatalf("after it left the bucket holds %d members, want none", n)
+	}
+}

@@ -27,7 +27,7 @@ const (
 // fleet goes at the quota, not beyond it; a killed consumer's share goes
 // to the others, a joining one gets its share without a burst of 429s,
 // and while NATS is gone every member paces to the budget divided by the
-// members it last saw.
+// members it last saw, or its own share if lower.
 func TestFleetSharesOneQuota(t *testing.T) {
 	f := newFleet(t, fleetOptions{
 		sim: []string{"--quota-rpm", fmt.Sprint(quotaRPM), "--quota-tpm", fmt.Sprint(quotaTPM)},
@@ -101,15 +101,25 @@ func TestFleetSharesOneQuota(t *testing.T) {
 	}
 
 	// NATS lost: each member falls back to the budget over the five
-	// members it last saw, never to unlimited.
+	// members it last saw, or its own share if lower, never to
+	// unlimited: the hungry consumers to a fifth, the idle replayer
+	// stays at its floor.
 	if err := f.nats.Kill(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	members := append(append([]*proc(nil), consumers...), replayer)
-	f.eventually(15*time.Second, "every member to fall back to a fifth of the budget", func() bool {
+	f.eventually(15*time.Second, "every consumer to fall back to a fifth of the budget, the replayer to keep its floor", func() bool {
 		for _, p := range members {
-			if f.metric(p, "sluice_budget_coordinated") != 0 || math.Abs(f.metric(p, "sluice_budget_share_ratio")-0.2) > 1e-9 ||
-				math.Abs(f.metric(p, `sluice_budget_share_per_second{resource="requests"}`)-quotaRPM/60.0/5) > 1e-9 {
+			share := f.metric(p, "sluice_budget_share_ratio")
+			want := 0.2
+			if p == replayer {
+				if share <= 0 || share > 0.05 {
+					return false
+				}
+				want = share
+			}
+			if f.metric(p, "sluice_budget_coordinated") != 0 || math.Abs(share-want) > 1e-9 ||
+				math.Abs(f.metric(p, `sluice_budget_share_per_second{resource="requests"}`)-quotaRPM/60.0*want) > 1e-9 {
 				return false
 			}
 		}
