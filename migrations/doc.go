@@ -35,6 +35,17 @@
 // read the registry and the keys (never the text) of every generation's
 // vectors for its overview.
 //
+// Migration 28 keeps later generations complete: the queue of chunks a
+// later generation is owed (generation_backfill_queue, written by every
+// store transaction and by the backfill's scan), the scan's cursor
+// (generation_backfill) and the chunks a generation parked
+// (generation_parked), none holding text. Consumers run the backfill:
+// they read the registry, write later generations' vectors and, through
+// the owner's lock_generation_for_write and mark_generation_ready,
+// share-lock a generation while writing it and move a complete building
+// generation to ready (audited), and nothing else of the registry. The
+// operator clears a generation's parked chunks (sluice index retry).
+//
 // Migration 26 adds text_hash, the SHA-256 of a vector's text, to every
 // table of vectors, fills it for the rows already stored and indexes it:
 // the key on which the pipeline reuses a stored vector instead of paying

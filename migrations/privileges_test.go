@@ -101,6 +101,14 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		writeGen       = `UPDATE generation_embeddings SET text = '' WHERE false`
 		buildGenIndex  = `SELECT build_generation_index(2)`
 		dropGenIndex   = `SELECT drop_generation_index(2)`
+		queueOwed      = `INSERT INTO generation_backfill_queue (generation, doc_id, chunk_index, version, content_hash, source_id) SELECT 2, 'd', 0, 1, 'h', 's' WHERE false`
+		takeOwed       = `DELETE FROM generation_backfill_queue WHERE false`
+		readBackfill   = `SELECT pass, planned FROM generation_backfill`
+		parkInGen      = `INSERT INTO generation_parked (generation, doc_id, chunk_index, version, content_hash, source_id, error_class, attempts) SELECT 2, 'd', 0, 1, 'h', 's', 'c', 1 WHERE false`
+		retryGen       = `DELETE FROM generation_parked WHERE generation = 2`
+		eraseParked    = `DELETE FROM generation_parked WHERE doc_id = 'gone'`
+		markReady      = `SELECT mark_generation_ready(99, '{}')`
+		lockGen        = `SELECT lock_generation_for_write(2)`
 	)
 	writeOutbox := func(subject string) string {
 		return `INSERT INTO outbox (subject, headers, payload) VALUES ('` + subject + `', '` + headers + `', '` + strings.ReplaceAll(payload, "'", "''") + `')`
@@ -112,47 +120,54 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 	// Every role is denied these: audit and history are append-only, and
 	// nobody reads a secret but the operator, through its function.
 	common := []string{readSecret, eraseAudit, rewriteAudit, eraseHistory, rewriteHistory, forgeHistory,
-		eraseReveals, rewriteOutbox, preRefused, renameGen, forgetGen, rewriteGenLog, eraseGenLog, writeGen}
+		eraseReveals, rewriteOutbox, preRefused, renameGen, forgetGen, rewriteGenLog, eraseGenLog}
 	for _, tc := range []struct {
 		role            string
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
-				findGenDocs, eraseGenDoc},
+				findGenDocs, eraseGenDoc, takeOwed, eraseParked},
 			[]string{readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex}},
+				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
+				writeGen, queueOwed, readBackfill, parkInGen, markReady, lockGen}},
 		{migrations.ConsumerRole,
-			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs},
+			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
+				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
 			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
+				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen}},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
-				reclassify, readHistory, purgeHistory},
+				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed},
 			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
+				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen}},
 		{migrations.OperatorRole,
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
-				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex},
+				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
+				takeOwed, readBackfill, retryGen},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
-				purgeHistory}},
+				purgeHistory, writeGen, queueOwed, parkInGen, markReady, lockGen}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys},
+			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill},
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
-				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
+				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen}},
 		{migrations.ReadonlyRole,
-			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText},
+			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill},
 			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
-				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
+				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen}},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,9 @@ var owners = map[string]string{
 	"generation_embeddings":     "pkg/vectorstore",
 	"index_generations":         "internal/generation",
 	"index_generation_audit":    "internal/generation",
+	"generation_backfill":       "internal/generation",
+	"generation_backfill_queue": "internal/generation",
+	"generation_parked":         "internal/generation",
 	"ingest_runs":               "internal/runs",
 	"deletion_requests":         "internal/erase",
 	"document_deletions":        "internal/erase",
@@ -51,10 +54,10 @@ var writeStatement = regexp.MustCompile(`\b(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM
 // writingFunctions are the schema's functions that write a table (the
 // owner's SECURITY DEFINER functions of migration 20): calling one is a
 // write of its table.
-var writingFunctions = regexp.MustCompile(`\b(purge_dead_letter_history)\s*\(`)
+var writingFunctions = regexp.MustCompile(`\b(purge_dead_letter_history|mark_generation_ready)\s*\(`)
 
 // functionWrites maps each of writingFunctions to the table it writes.
-var functionWrites = map[string]string{"purge_dead_letter_history": "dead_letter_history"}
+var functionWrites = map[string]string{"purge_dead_letter_history": "dead_letter_history", "mark_generation_ready": "index_generations"}
 
 // write is one write of a table found in the source.
 type write struct {

@@ -21,10 +21,14 @@ const (
 	TriageConsumer   = "triage"
 	ReplayerConsumer = "replayer"
 	AlerterConsumer  = "alerter"
+	// BackfillConsumer writes later index generations (package backfill).
+	BackfillConsumer = "backfill"
 
 	ChunkSubjects  = "ingest.chunks.>"
 	ReplaySubjects = "ingest.replay.>"
-	DLQSubjects    = "dlq.>"
+	// BackfillSubjects hold chunks owed to a later index generation.
+	BackfillSubjects = "ingest.backfill.>"
+	DLQSubjects      = "dlq.>"
 )
 
 // The fleet budget's membership (package fleetbudget): a key-value
@@ -192,7 +196,7 @@ func (t Topology) IngestConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:        IngestStream,
 		Description: "chunk jobs: a work queue, each message taken by exactly one consumer",
-		Subjects:    []string{ChunkSubjects, ReplaySubjects},
+		Subjects:    []string{ChunkSubjects, ReplaySubjects, BackfillSubjects},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Discard:     jetstream.DiscardNew,
@@ -250,6 +254,8 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 		cfg.FilterSubject = ChunkSubjects
 	case ReplayConsumer:
 		cfg.FilterSubject = ReplaySubjects
+	case BackfillConsumer:
+		cfg.FilterSubject = BackfillSubjects
 	case TriageConsumer, AlerterConsumer:
 		cfg.FilterSubject = DLQSubjects
 	case ReplayerConsumer:
@@ -289,6 +295,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
 	for _, c := range []struct{ stream, name string }{
 		{IngestStream, WorkersConsumer},
 		{IngestStream, ReplayConsumer},
+		{IngestStream, BackfillConsumer},
 		{DLQStream, TriageConsumer},
 		{DLQStream, ReplayerConsumer},
 		{DLQStream, AlerterConsumer},

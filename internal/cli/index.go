@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -23,6 +24,7 @@ func indexCommands() map[string]command {
 		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
 		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
 		"compare":  {compareSummary, runIndexCompare},
+		"retry":    {"embed generation G's parked chunks again on its backfill's next pass: retry G --reason R [--execute]", runIndexRetry},
 		"build":    {"build generation G's nearest-neighbour index (after its backfill, before activating it): build G --reason R [--execute]", runIndexBuild},
 	}
 }
@@ -100,7 +102,42 @@ func runIndexCreate(ctx context.Context, env Env, args []string) error {
 	if r.Reason == "" {
 		return usageErr("index create needs --reason: %v", generation.ErrNoReason)
 	}
+	if cur, err := producerChunking(env); err != nil {
+		return usageErr("index create: %v", err)
+	} else if s.Chunking != cur {
+		return usageErr("index create: chunking %d/%d %s differs from the producer's %d/%d %s (CHUNK_SIZE, CHUNK_OVERLAP, CHUNK_UNIT): "+
+			"a chunking change needs the sources' text, and the backfill embeds the chunks PostgreSQL holds; "+
+			"re-chunking from the sources is not supported yet, so create the generation with the producer's chunking",
+			s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit, cur.Size, cur.Overlap, cur.Unit)
+	}
 	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return reg.Create(ctx, s, r) })
+}
+
+// producerChunking is the chunking the producer cuts with, from the
+// environment it shares with the CLI, or chunk's defaults.
+func producerChunking(env Env) (generation.Chunking, error) {
+	c := generation.Chunking{Size: chunk.DefaultSize, Overlap: chunk.DefaultOverlap, Unit: string(chunk.DefaultUnit)}
+	if env.Lookup == nil {
+		return c, nil
+	}
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"CHUNK_SIZE", &c.Size}, {"CHUNK_OVERLAP", &c.Overlap}} {
+		raw, ok := env.Lookup(v.name)
+		if !ok || raw == "" {
+			continue
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil {
+			return c, fmt.Errorf("%s=%q is not a number", v.name, raw)
+		}
+		*v.dst = n
+	}
+	if raw, ok := env.Lookup("CHUNK_UNIT"); ok && raw != "" {
+		c.Unit = raw
+	}
+	return c, nil
 }
 
 func runIndexStatus(ctx context.Context, env Env, args []string) error {
@@ -153,7 +190,25 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
 	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
 		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
-	fmt.Fprintf(w, "  backfill: %s\n", p.Backfill)
+	fmt.Fprintf(w, "  backfill: %s", p.Backfill)
+	if st := p.State; st != nil {
+		fmt.Fprintf(w, "; pass %d", st.Pass)
+		if st.Scanned {
+			fmt.Fprint(w, " scanned")
+		}
+		fmt.Fprintf(w, ", %d planned, %d queued to publish", st.Planned, st.Queued)
+	}
+	fmt.Fprintln(w)
+	if g.ID != generation.First && g.Status != generation.Dropped && p.Owed > 0 {
+		if p.ETASeconds != nil {
+			fmt.Fprintf(w, "  rate: %.1f chunks/s over the last %s; about %s to finish\n", p.RecentPerSecond, generation.ETAWindow, time.Duration(*p.ETASeconds*float64(time.Second)).Round(time.Second))
+		} else {
+			fmt.Fprintf(w, "  rate: nothing written in the last %s; is a consumer running?\n", generation.ETAWindow)
+		}
+	}
+	if p.Parked > 0 && g.ID != generation.First {
+		fmt.Fprintf(w, "  parked: see why with sluice index status %d --json; retry with sluice index retry %d --reason R --execute\n", g.ID, g.ID)
+	}
 	switch {
 	case index != nil:
 		fmt.Fprintf(w, "  nearest-neighbour index: %s\n", *index)
@@ -190,6 +245,12 @@ func indexState(ctx context.Context, pool *pgxpool.Pool, g generation.Generation
 		name = vectorstore.GenerationIndex(g.ID)
 	}
 	return &name, nil
+}
+
+func runIndexRetry(ctx context.Context, env Env, args []string) error {
+	return runIndexChange(ctx, env, "retry", false, args, func(reg *generation.Registry, id int, r generation.Request) (generation.Change, error) {
+		return reg.Retry(ctx, id, r)
+	})
 }
 
 func runIndexActivate(ctx context.Context, env Env, args []string) error {
@@ -261,7 +322,7 @@ func change(ctx context.Context, env Env, c conn, r *generation.Request, do func
 	}
 	defer pool.Close()
 	ch, err := do(generation.New(pool))
-	if errors.Is(err, generation.ErrIncomplete) || errors.Is(err, generation.ErrNotKeptCurrent) || errors.Is(err, generation.ErrUnknown) {
+	if errors.Is(err, generation.ErrIncomplete) || errors.Is(err, generation.ErrUnknown) {
 		return fmt.Errorf("%w; nothing was changed", err)
 	}
 	if err != nil {
@@ -279,15 +340,12 @@ func printChange(env Env, ch generation.Change) {
 	switch ch.Action {
 	case generation.ActionCreate:
 		would = fmt.Sprintf("create generation %d", ch.Generation)
-		did = fmt.Sprintf("created generation %d, building; backfill %s", ch.Generation, generation.BackfillNotStarted)
+		did = fmt.Sprintf("created generation %d, building: the consumers' backfill embeds every stored chunk into it (follow with sluice index status %d)", ch.Generation, ch.Generation)
 	case generation.ActionActivate:
 		would = fmt.Sprintf("activate generation %d, retiring generation %d", ch.Generation, ch.Previous)
 		did = fmt.Sprintf("activated generation %d: search serves it; generation %d is retired (activate it to roll back)", ch.Generation, ch.Previous)
 		if ch.Forced {
 			forced := fmt.Sprintf(" (forced: %d chunks owed, %d parked)", ch.Progress.Owed, ch.Progress.Parked)
-			if ch.Generation != generation.First && ch.Progress.Backfill == generation.BackfillNotStarted {
-				forced += "; nothing keeps it current: documents ingested or changed from now on are missing from search until you roll back with sluice index activate 1"
-			}
 			would, did = would+forced, did+forced
 		}
 	case generation.ActionDrop:
@@ -296,6 +354,9 @@ func printChange(env Env, ch generation.Change) {
 		if ch.Index != "" {
 			would, did = would+" and index "+ch.Index, did+" and index "+ch.Index
 		}
+	case generation.ActionRetry:
+		would = fmt.Sprintf("clear generation %d's %d parked chunks, owed again to its backfill", ch.Generation, ch.Retried)
+		did = fmt.Sprintf("cleared generation %d's %d parked chunks: its backfill embeds them on its next pass", ch.Generation, ch.Retried)
 	case generation.ActionBuild:
 		would = fmt.Sprintf("build index %s of generation %d", ch.Index, ch.Generation)
 		did = fmt.Sprintf("built index %s: searches of generation %d use it", ch.Index, ch.Generation)

@@ -112,7 +112,14 @@ func printReconcile(env Env, r *reconcile.Report) {
 	fmt.Fprintf(w, "stranded in INGEST (no durable will deliver them): %d\n", r.Stranded)
 	fmt.Fprintf(w, "stored with an open dead letter: %d\n", r.OpenDeadLetters)
 	for _, g := range r.Generations {
-		fmt.Fprintf(w, "generation %d (%s): %d vectors, %d deleted documents with vectors\n", g.Generation, g.Status, g.Vectors, g.DeletedWithVectors)
+		fmt.Fprintf(w, "generation %d (%s): %d vectors, %d deleted documents with vectors", g.Generation, g.Status, g.Vectors, g.DeletedWithVectors)
+		if p := g.Progress; p != nil {
+			fmt.Fprintf(w, "; %d of %d chunks stored, %d owed, %d parked", p.Stored, p.Chunks, p.Owed, p.Parked)
+		}
+		fmt.Fprintln(w)
+	}
+	for _, g := range r.BackfillStranded {
+		fmt.Fprintf(w, "generation %d: owes chunks stored over %s ago that nothing queues or carries (--redrive starts another backfill pass)\n", g, reconcile.StrandedAfter)
 	}
 	if r.NotOneActive != "" {
 		fmt.Fprintf(w, "generations: %s\n", r.NotOneActive)

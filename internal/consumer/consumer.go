@@ -105,6 +105,14 @@ func (c *Config) applyDefaults() {
 	}
 }
 
+// Processor decides and commits an outcome for every job of a batch:
+// *pipeline.Pipeline for live work, the backfill's for later index
+// generations. It returns an error only when nothing it decided may be
+// acknowledged but what it committed.
+type Processor interface {
+	Process(ctx context.Context, jobs []*pipeline.Job) error
+}
+
 // Consumer is the pull loop of one process.
 type Consumer struct {
 	// db is closed while PostgreSQL is unreachable: no loop pulls then.
@@ -112,7 +120,8 @@ type Consumer struct {
 
 	cfg      Config
 	js       jetstream.JetStream
-	pipe     *pipeline.Pipeline
+	pipe     Processor
+	byName   map[string]Processor
 	gate     Gate
 	log      zerolog.Logger
 	messages *prometheus.CounterVec
@@ -123,7 +132,10 @@ type Deps struct {
 	// JS reaches the INGEST durables. Required.
 	JS jetstream.JetStream
 	// Pipeline processes each batch. Required.
-	Pipeline *pipeline.Pipeline
+	Pipeline Processor
+	// Processors process the batches of the durables they name instead
+	// of Pipeline, such as broker.BackfillConsumer's.
+	Processors map[string]Processor
 	// Gate holds pulls while the embedder cannot take work. Nil for none.
 	Gate Gate
 	// Log receives the consumer's events.
@@ -135,7 +147,7 @@ type Deps struct {
 // New returns a consumer.
 func New(cfg Config, deps Deps) *Consumer {
 	cfg.applyDefaults()
-	c := &Consumer{cfg: cfg, js: deps.JS, pipe: deps.Pipeline, gate: deps.Gate, log: deps.Log,
+	c := &Consumer{cfg: cfg, js: deps.JS, pipe: deps.Pipeline, byName: deps.Processors, gate: deps.Gate, log: deps.Log,
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_consumer_messages_total",
 			Help: "INGEST messages settled, by result (ack, nak, term).",
@@ -215,7 +227,11 @@ func (c *Consumer) handle(ctx context.Context, durable string, msgs []jetstream.
 	work, cancel := c.workContext(ctx)
 	defer cancel()
 	stop := c.heartbeat(work, msgs)
-	err := c.process(work, jobs)
+	proc := c.pipe
+	if p, ok := c.byName[durable]; ok {
+		proc = p
+	}
+	err := c.process(work, proc, jobs)
 	stop()
 	for i, j := range jobs {
 		c.settle(durable, msgs[i], j)
@@ -236,10 +252,10 @@ func (c *Consumer) workContext(ctx context.Context) (context.Context, context.Ca
 // unreachable, the batch is held (its heartbeat keeps JetStream from
 // redelivering it, so no delivery is spent), every loop stops pulling,
 // and the batch runs again once PostgreSQL answers.
-func (c *Consumer) process(ctx context.Context, jobs []*pipeline.Job) error {
+func (c *Consumer) process(ctx context.Context, proc Processor, jobs []*pipeline.Job) error {
 	for {
 		attempt, cancel := context.WithTimeout(ctx, c.cfg.BatchDeadline)
-		err := c.pipe.Process(attempt, jobs)
+		err := proc.Process(attempt, jobs)
 		cancel()
 		if err == nil || c.cfg.Ping == nil || ctx.Err() != nil || c.pingOK(ctx) {
 			return err

@@ -46,7 +46,7 @@ func (c *lagCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
-	for _, durable := range []string{broker.WorkersConsumer, broker.ReplayConsumer} {
+	for _, durable := range []string{broker.WorkersConsumer, broker.ReplayConsumer, broker.BackfillConsumer} {
 		cons, err := stream.Consumer(ctx, durable)
 		if err != nil {
 			continue

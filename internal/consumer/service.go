@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/backfill"
 	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/ingest"
@@ -39,7 +40,19 @@ type ServiceConfig struct {
 	// ShutdownGrace bounds in-flight work after SIGTERM. Defaults to
 	// DefaultShutdownGrace.
 	ShutdownGrace time.Duration
+	// BackfillWorkers is the number of pull loops on the backfill
+	// durable, which writes later index generations; 0 leaves the
+	// backfill to other consumers. Defaults to DefaultBackfillWorkers.
+	BackfillWorkers int
+	// BackfillBacklog bounds the backfill's outstanding messages.
+	// Defaults to backfill.DefaultBacklog.
+	BackfillBacklog int
 }
+
+// DefaultBackfillWorkers is ServiceConfig.BackfillWorkers' default: one
+// loop, so that a backfill takes at most one batch's share of the
+// provider from live work per consumer.
+const DefaultBackfillWorkers = 1
 
 // Register registers the consumer's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
@@ -48,6 +61,8 @@ func (c *ServiceConfig) Register(l *config.Loader) {
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
 	l.Duration(&c.AckWait, "ack-wait", "ACK_WAIT", broker.DefaultAckWait, "the durables' AckWait, as given to sluice nats setup: live workers heartbeat their batch every ACK_WAIT/4")
+	l.Int(&c.BackfillWorkers, "backfill-workers", "BACKFILL_WORKERS", DefaultBackfillWorkers, "pull loops on the backfill durable, which writes later index generations (0: none in this process)")
+	l.Int(&c.BackfillBacklog, "backfill-backlog", "BACKFILL_BACKLOG", backfill.DefaultBacklog, "most backfill messages outstanding at once")
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", "SHUTDOWN_GRACE", DefaultShutdownGrace, "how long in-flight batches may run after SIGTERM")
 }
 
@@ -60,6 +75,9 @@ func (c *ServiceConfig) Validate() error {
 	}
 	if c.AckWait < time.Second {
 		errs = append(errs, fmt.Errorf("ACK_WAIT %s: use at least 1s; a live worker heartbeats its batch every ACK_WAIT/4, so only a dead worker's batch waits this long", c.AckWait))
+	}
+	if c.BackfillWorkers < 0 || c.BackfillBacklog < 1 {
+		errs = append(errs, fmt.Errorf("BACKFILL_WORKERS %d and BACKFILL_BACKLOG %d: use at least 0 and 1", c.BackfillWorkers, c.BackfillBacklog))
 	}
 	if c.Workers < 1 || c.BatchSize < 1 {
 		errs = append(errs, fmt.Errorf("CONSUMER_WORKERS %d and BATCH_SIZE %d: use at least 1 each", c.Workers, c.BatchSize))
@@ -89,9 +107,12 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	// Runs before rt.Close (deferred earlier): the consumer holds its
 	// share of the fleet budget until its in-flight batches are done.
 	defer leave()
-	durables := make([]string, 0, 2*cfg.Workers)
+	durables := make([]string, 0, 2*cfg.Workers+cfg.BackfillWorkers)
 	for range cfg.Workers {
 		durables = append(durables, broker.WorkersConsumer, broker.ReplayConsumer)
+	}
+	for range cfg.BackfillWorkers {
+		durables = append(durables, broker.BackfillConsumer)
 	}
 	rt.Registry.MustRegister(NewLagCollector(rt.JS), runs.NewHaltedCollector(rt.Pool))
 	ccfg := Config{BatchSize: cfg.BatchSize, FetchWait: cfg.FetchWait, Heartbeat: cfg.AckWait / 4, AckWait: cfg.AckWait, Durables: durables,
@@ -99,7 +120,19 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err := ccfg.Validate(); err != nil {
 		return service.UsageError(err)
 	}
-	c := New(ccfg, Deps{JS: rt.JS, Pipeline: pipe, Gate: emb, Log: rt.Log, Registry: rt.Registry})
+	c := New(ccfg, Deps{JS: rt.JS, Pipeline: pipe, Gate: emb, Log: rt.Log, Registry: rt.Registry,
+		Processors: map[string]Processor{broker.BackfillConsumer: backfill.NewProcessor(cfg.Backfill())}})
+	if cfg.BackfillWorkers > 0 {
+		planner := backfill.NewPlanner(backfill.Config{Backlog: cfg.BackfillBacklog, ReplayDelay: cfg.ParkRetryDelay, MaxReplays: cfg.MaxReplays},
+			backfill.Deps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
+		planCtx, stopPlanning := context.WithCancel(ctx)
+		planned := make(chan struct{})
+		go func() {
+			defer close(planned)
+			planner.Run(planCtx)
+		}()
+		defer func() { stopPlanning(); <-planned }()
+	}
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")

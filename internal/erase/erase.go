@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
@@ -211,6 +212,9 @@ func erasePieces(ctx context.Context, tx pgx.Tx, ts []manifest.Tombstone, gone [
 		return e, err
 	}
 	if e.vectors, err = vectorstore.EraseDocuments(ctx, tx, gone); err != nil {
+		return e, err
+	}
+	if err := generation.Erase(ctx, tx, gone); err != nil {
 		return e, err
 	}
 	e.letters, err = deadletter.Erase(ctx, tx, gone)

@@ -20,6 +20,10 @@ const (
 	ActionActivate = "activate"
 	ActionDrop     = "drop"
 	ActionBuild    = "build"
+	// ActionReady is the backfill's: a building generation found
+	// complete (mark_generation_ready).
+	ActionReady = "ready"
+	ActionRetry = "retry"
 )
 
 // Request is who asks for a change and why, and whether to make it.
@@ -30,9 +34,8 @@ type Request struct {
 	Reason string
 	// Execute makes the change; otherwise it is an audited dry run.
 	Execute bool
-	// Force activates a generation that still owes or has parked chunks,
-	// or one that nothing keeps current (a later generation while its
-	// backfill is not started).
+	// Force activates a generation that still owes or has parked
+	// chunks.
 	Force bool
 }
 
@@ -75,8 +78,6 @@ var (
 	ErrDropped = errors.New("the index generation was dropped")
 	// ErrAlreadyActive is an activation of the active generation.
 	ErrAlreadyActive = errors.New("the index generation is already active")
-	// ErrNotKeptCurrent matches a *NotKeptCurrentError.
-	ErrNotKeptCurrent = errors.New("index generation not kept current")
 )
 
 // IncompleteError is an activation refused because the generation still
@@ -93,26 +94,6 @@ func (e *IncompleteError) Error() string {
 
 // Is matches ErrIncomplete.
 func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete }
-
-// NotKeptCurrentError is an activation refused because nothing writes
-// the generation's vectors: the pipeline writes generation 1 only, and a
-// later generation's backfill is not started. Served, such a generation
-// lacks every document ingested or changed after the activation, however
-// complete it is at the moment of it.
-type NotKeptCurrentError struct {
-	Progress Progress
-}
-
-// Error says what would happen and how to go on.
-func (e *NotKeptCurrentError) Error() string {
-	return fmt.Sprintf("generation %d is not kept current (backfill %s): the pipeline writes generation 1 only, so if it served, "+
-		"documents ingested or changed after the activation would be missing from search until you roll back "+
-		"with sluice index activate 1; pass --force with a --reason to serve it so",
-		e.Progress.Generation, e.Progress.Backfill)
-}
-
-// Is matches ErrNotKeptCurrent.
-func (e *NotKeptCurrentError) Is(target error) bool { return target == ErrNotKeptCurrent }
 
 // Change is what a create, activate or drop did, or would do.
 type Change struct {
@@ -131,6 +112,8 @@ type Change struct {
 	// drop removed (or would); IndexExisted says it was there before.
 	Index        string `json:"index,omitempty"`
 	IndexExisted bool   `json:"index_existed,omitempty"`
+	// Retried counts the parked chunks a retry cleared (or would).
+	Retried int64 `json:"retried,omitempty"`
 }
 
 // Registry makes changes to the generations, each in one transaction.
@@ -180,42 +163,26 @@ func (reg *Registry) Create(ctx context.Context, s Spec, r Request) (Change, err
 
 // Activate makes generation id the one search serves and retires the
 // active one, in one commit. It refuses a generation that owes or has
-// parked chunks (an *IncompleteError) and a generation other than 1 that
-// nothing keeps current (a *NotKeptCurrentError) unless r.Force, which
-// the audit records; a rollback to generation 1 is never refused for
-// either reason, since the pipeline keeps it current. It refuses a dropped one
+// parked chunks (an *IncompleteError) unless r.Force, which the audit
+// records. It refuses a dropped one
 // (ErrDropped) and the active one (ErrAlreadyActive). Refusals are not
 // audited: nothing was asked that could happen.
 func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, error) {
-	if err := r.check(); err != nil {
-		return Change{}, err
-	}
-	c := Change{Action: ActionActivate, Generation: id, DryRun: !r.Execute}
-	err := pgx.BeginFunc(ctx, reg.pool, func(tx pgx.Tx) error {
-		g, err := lock(ctx, tx, id)
-		if err != nil {
-			return err
-		}
+	return reg.changeOne(ctx, id, ActionActivate, r, func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error) {
 		switch g.Status {
 		case Active:
-			return fmt.Errorf("%w: generation %d; nothing to do", ErrAlreadyActive, id)
+			return nil, fmt.Errorf("%w: generation %d; nothing to do", ErrAlreadyActive, id)
 		case Dropped:
-			return fmt.Errorf("%w: generation %d has no vectors; create a new generation instead", ErrDropped, id)
+			return nil, fmt.Errorf("%w: generation %d has no vectors; create a new generation instead", ErrDropped, id)
 		}
 		p, err := ProgressOf(ctx, tx, g)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c.Progress = &p
 		if !p.Complete() {
 			if !r.Force {
-				return &IncompleteError{Progress: p}
-			}
-			c.Forced = true
-		}
-		if g.ID != First && p.Backfill == BackfillNotStarted {
-			if !r.Force {
-				return &NotKeptCurrentError{Progress: p}
+				return nil, &IncompleteError{Progress: p}
 			}
 			c.Forced = true
 		}
@@ -223,23 +190,22 @@ func (reg *Registry) Activate(ctx context.Context, id int, r Request) (Change, e
 		// repairs it.
 		rows, err := tx.Query(ctx, `SELECT generation FROM index_generations WHERE status = '`+string(Active)+`' FOR UPDATE`)
 		if err != nil {
-			return fmt.Errorf("read the active generation: %w", err)
+			return nil, fmt.Errorf("read the active generation: %w", err)
 		}
 		active, err := pgx.CollectRows(rows, pgx.RowTo[int])
 		if err != nil {
-			return fmt.Errorf("read the active generation: %w", err)
+			return nil, fmt.Errorf("read the active generation: %w", err)
 		}
 		if len(active) > 0 {
 			c.Previous = active[0]
 		}
 		if r.Execute {
 			if err := switchActive(ctx, tx, id); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"previous": c.Previous, "owed": p.Owed, "parked": p.Parked, "stored": p.Stored, "backfill": p.Backfill})
+		return map[string]any{"previous": c.Previous, "owed": p.Owed, "parked": p.Parked, "stored": p.Stored, "backfill": p.Backfill}, nil
 	})
-	return c, err
 }
 
 // switchActive retires the active generation and activates id. The unique
@@ -267,25 +233,18 @@ func switchActive(ctx context.Context, tx pgx.Tx, id int) error {
 // the active generation (ErrActive) and generation 1, whose vectors the
 // pipeline writes (vectorstore.ErrFirstGeneration).
 func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error) {
-	if err := r.check(); err != nil {
-		return Change{}, err
-	}
-	c := Change{Action: ActionDrop, Generation: id, DryRun: !r.Execute}
-	err := pgx.BeginFunc(ctx, reg.pool, func(tx pgx.Tx) error {
-		g, err := lock(ctx, tx, id)
-		if err != nil {
-			return err
-		}
+	return reg.changeOne(ctx, id, ActionDrop, r, func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error) {
+		var err error
 		switch {
 		case g.Status == Active:
-			return fmt.Errorf("%w: generation %d is what search serves; activate another first (sluice index activate G)", ErrActive, id)
+			return nil, fmt.Errorf("%w: generation %d is what search serves; activate another first (sluice index activate G)", ErrActive, id)
 		case g.Status == Dropped:
-			return fmt.Errorf("%w: generation %d, already; nothing to do", ErrDropped, id)
+			return nil, fmt.Errorf("%w: generation %d, already; nothing to do", ErrDropped, id)
 		case g.ID == First:
-			return fmt.Errorf("generation 1 cannot be dropped: its vectors are chunk_embeddings, which the pipeline writes (%w)", vectorstore.ErrFirstGeneration)
+			return nil, fmt.Errorf("generation 1 cannot be dropped: its vectors are chunk_embeddings, which the pipeline writes (%w)", vectorstore.ErrFirstGeneration)
 		}
 		if c.IndexExisted, err = vectorstore.HasGenerationIndex(ctx, tx, id); err != nil {
-			return err
+			return nil, err
 		}
 		if c.IndexExisted {
 			c.Index = vectorstore.GenerationIndex(id)
@@ -293,21 +252,20 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 		if r.Execute {
 			// The index goes first: the delete need not maintain it.
 			if _, err := vectorstore.DropGenerationIndex(ctx, tx, id); err != nil {
-				return err
+				return nil, err
 			}
 			if c.VectorsDropped, err = vectorstore.DropGeneration(ctx, tx, id); err != nil {
-				return err
+				return nil, err
 			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE index_generations SET status = '`+string(Dropped)+`', dropped_at = now() WHERE generation = $1`, id); err != nil {
-				return fmt.Errorf("drop generation %d: %w", id, err)
+				return nil, fmt.Errorf("drop generation %d: %w", id, err)
 			}
 		} else if c.VectorsDropped, err = countVectors(ctx, tx, id); err != nil {
-			return err
+			return nil, err
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"status": g.Status, "vectors": c.VectorsDropped, "index": c.Index})
+		return map[string]any{"status": g.Status, "vectors": c.VectorsDropped, "index": c.Index}, nil
 	})
-	return c, err
 }
 
 // Build builds generation id's nearest-neighbour index
@@ -318,30 +276,71 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 // until it commits: build after a generation's backfill, before
 // activating it.
 func (reg *Registry) Build(ctx context.Context, id int, r Request) (Change, error) {
+	return reg.changeOne(ctx, id, ActionBuild, r, func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error) {
+		c.Index = vectorstore.GenerationIndex(id)
+		var err error
+		switch {
+		case g.ID == First:
+			return nil, fmt.Errorf("generation 1's vectors are chunk_embeddings, whose index (%s) the schema's owner builds (%w)", vectorstore.HNSWIndex, vectorstore.ErrFirstGeneration)
+		case g.Status == Dropped:
+			return nil, fmt.Errorf("%w: generation %d has no vectors to index", ErrDropped, id)
+		}
+		if c.IndexExisted, err = vectorstore.HasGenerationIndex(ctx, tx, id); err != nil {
+			return nil, err
+		}
+		if r.Execute && !c.IndexExisted {
+			if _, err := vectorstore.BuildGenerationIndex(ctx, tx, id); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]any{"index": c.Index, "existed": c.IndexExisted, "dims": g.Dims}, nil
+	})
+}
+
+// Retry clears the chunks generation id parked (generation_parked), so
+// that its backfill owes them again and embeds them on its next pass; a
+// dry run counts them. Chunks parked in the manifest are every
+// generation's: sluice dlq replay retries those. It refuses generation 1,
+// which parks in the manifest, and a dropped generation.
+func (reg *Registry) Retry(ctx context.Context, id int, r Request) (Change, error) {
+	return reg.changeOne(ctx, id, ActionRetry, r, func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error) {
+		switch {
+		case g.ID == First:
+			return nil, fmt.Errorf("generation 1 parks in the manifest: retry its chunks with sluice dlq replay (%w)", vectorstore.ErrFirstGeneration)
+		case g.Status == Dropped:
+			return nil, fmt.Errorf("%w: generation %d has nothing to retry", ErrDropped, id)
+		}
+		sql := `SELECT count(*) FROM generation_parked WHERE generation = $1`
+		if r.Execute {
+			sql = `WITH gone AS (DELETE FROM generation_parked WHERE generation = $1 RETURNING 1) SELECT count(*) FROM gone`
+		}
+		if err := tx.QueryRow(ctx, sql, id).Scan(&c.Retried); err != nil {
+			return nil, fmt.Errorf("retry generation %d's parked chunks: %w", id, err)
+		}
+		return map[string]any{"retried": c.Retried}, nil
+	})
+}
+
+// changeOne runs one audited change of generation id in one
+// transaction, with its registry row locked: do refuses, or makes the
+// change when r.Execute, and returns the audit's detail. Refusals are not
+// audited.
+func (reg *Registry) changeOne(ctx context.Context, id int, action string, r Request,
+	do func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error)) (Change, error) {
 	if err := r.check(); err != nil {
 		return Change{}, err
 	}
-	c := Change{Action: ActionBuild, Generation: id, DryRun: !r.Execute, Index: vectorstore.GenerationIndex(id)}
+	c := Change{Action: action, Generation: id, DryRun: !r.Execute}
 	err := pgx.BeginFunc(ctx, reg.pool, func(tx pgx.Tx) error {
 		g, err := lock(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		switch {
-		case g.ID == First:
-			return fmt.Errorf("generation 1's vectors are chunk_embeddings, whose index (%s) the schema's owner builds (%w)", vectorstore.HNSWIndex, vectorstore.ErrFirstGeneration)
-		case g.Status == Dropped:
-			return fmt.Errorf("%w: generation %d has no vectors to index", ErrDropped, id)
-		}
-		if c.IndexExisted, err = vectorstore.HasGenerationIndex(ctx, tx, id); err != nil {
+		detail, err := do(tx, g, &c)
+		if err != nil {
 			return err
 		}
-		if r.Execute && !c.IndexExisted {
-			if _, err := vectorstore.BuildGenerationIndex(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		return audit(ctx, tx, &c, r, map[string]any{"index": c.Index, "existed": c.IndexExisted, "dims": g.Dims})
+		return audit(ctx, tx, &c, r, detail)
 	})
 	return c, err
 }

@@ -30,12 +30,12 @@ type Cost struct {
 }
 
 // costSQL is the text generation 1 holds of each chunk a generation
-// owes, NULL where it holds none; %s is the generation's stored keys.
+// owes, NULL where it holds none; its arguments are chunksSQL's.
 const costSQL = `
 SELECT (SELECT e.text FROM chunk_embeddings e
         WHERE e.doc_id = m.doc_id AND e.chunk_index = m.chunk_index
           AND e.version = m.version AND e.content_hash = m.content_hash)` + chunksSQL + `
-  AND m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL`
+  AND m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NULL`
 
 // CostToFinish counts the tokens of the chunks generation g owes with
 // its model's tokenizer (a later generation always records its model). It reads
@@ -48,7 +48,7 @@ func CostToFinish(ctx context.Context, q manifest.Querier, g Generation) (Cost, 
 	}
 	counter, exact := tokens.ForModel(g.Model)
 	c.Encoding, c.Exact = counter.Encoding(), exact
-	rows, err := q.Query(ctx, fmt.Sprintf(costSQL, vectorstore.GenerationKeysSQL(g.ID)))
+	rows, err := q.Query(ctx, fmt.Sprintf(costSQL, chunksArgs(g.ID)...))
 	if err != nil {
 		return c, fmt.Errorf("cost of generation %d: %w", g.ID, err)
 	}

@@ -3,6 +3,7 @@ package generation
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,8 +24,9 @@ type Progress struct {
 	Stored int64 `json:"stored"`
 	// Owed have none yet and are not parked.
 	Owed int64 `json:"owed"`
-	// Parked are parked in the manifest: no generation can embed them
-	// until they are replayed or corrected.
+	// Parked are parked in the manifest, where no generation can embed
+	// them until they are replayed or corrected, or in this generation
+	// alone (generation_parked) until sluice index retry.
 	Parked int64 `json:"parked"`
 	// Vectors are the generation's rows, stale versions included.
 	Vectors int64 `json:"vectors"`
@@ -32,6 +34,13 @@ type Progress struct {
 	Percent float64 `json:"percent"`
 	// Backfill says what writes the generation's vectors.
 	Backfill string `json:"backfill"`
+	// State is a later generation's backfill; nil for generation 1.
+	State *BackfillState `json:"state,omitempty"`
+	// RecentPerSecond is the rate the generation's vectors were written
+	// at over the last ETAWindow, and ETASeconds what the owed chunks
+	// take at that rate (absent while none are written).
+	RecentPerSecond float64  `json:"recent_per_second"`
+	ETASeconds      *float64 `json:"eta_seconds,omitempty"`
 }
 
 // Complete reports whether nothing is owed or parked.
@@ -41,42 +50,52 @@ func (p Progress) Complete() bool { return p.Owed == 0 && p.Parked == 0 }
 const (
 	// BackfillPipeline is generation 1's: the pipeline writes it.
 	BackfillPipeline = "written by the pipeline"
-	// BackfillNotStarted is every later generation's for now: nothing
-	// writes a new generation's vectors yet, so every chunk it lacks is
-	// owed.
-	BackfillNotStarted = "not started: nothing writes this generation's vectors yet"
+	// BackfillRunning is a later generation's: the consumers' backfill
+	// writes it, from the chunk text generation 1 holds, and queues
+	// every chunk the pipeline stores for it.
+	BackfillRunning = "written by the backfill"
 	// BackfillDropped is a dropped generation's: its vectors are gone.
 	BackfillDropped = "none: the generation was dropped and its vectors removed"
 )
 
-// progressSQL counts a generation's chunks; %s is the generation's
-// stored keys (vectorstore.GenerationKeysSQL).
+// ETAWindow is the span Progress measures a generation's write rate
+// over.
+const ETAWindow = 5 * time.Minute
+
+// progressSQL counts a generation's chunks; see chunksSQL for its
+// arguments.
 const progressSQL = `
 SELECT count(*),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NOT NULL),
-       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL),
-       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + `)` + chunksSQL
+       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NULL),
+       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + ` OR (v.doc_id IS NULL AND gp.doc_id IS NOT NULL))` + chunksSQL
 
 // chunksSQL is the chunks a generation should hold, m, beside its
-// vector of the chunk's current version and content, v (NULL when it
-// has none); %s is the generation's stored keys.
+// vector of the chunk's current version and content, v, and its parked
+// row of them, gp (each NULL when there is none); %[1]s is the
+// generation's stored keys, %[2]d the generation.
 const chunksSQL = `
 FROM ingest_manifest m
 JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> ` + manifest.SQLDocDeleted + `
-LEFT JOIN %s v ON v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index
+LEFT JOIN %[1]s v ON v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index
                 AND v.version = m.version AND v.content_hash = m.content_hash
+LEFT JOIN generation_parked gp ON gp.generation = %[2]d AND gp.doc_id = m.doc_id AND gp.chunk_index = m.chunk_index
+                AND gp.version = m.version AND gp.content_hash = m.content_hash AND gp.released_at IS NULL
 WHERE m.status <> ` + manifest.SQLSuperseded
+
+// chunksArgs are chunksSQL's arguments for generation id.
+func chunksArgs(id int) []any { return []any{vectorstore.GenerationKeysSQL(id), id} }
 
 // ProgressOf measures generation g against the manifest.
 func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress, error) {
-	p := Progress{Generation: g.ID, Backfill: BackfillNotStarted}
+	p := Progress{Generation: g.ID, Backfill: BackfillRunning}
 	switch {
 	case g.Status == Dropped:
 		p.Backfill = BackfillDropped
 	case g.ID == First:
 		p.Backfill = BackfillPipeline
 	}
-	rows, err := q.Query(ctx, fmt.Sprintf(progressSQL, vectorstore.GenerationKeysSQL(g.ID)))
+	rows, err := q.Query(ctx, fmt.Sprintf(progressSQL, chunksArgs(g.ID)...))
 	if err != nil {
 		return p, fmt.Errorf("measure generation %d: %w", g.ID, err)
 	}
@@ -90,8 +109,32 @@ func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress
 	if p.Chunks > 0 {
 		p.Percent = float64(p.Stored) * 100 / float64(p.Chunks)
 	}
-	p.Vectors, err = countVectors(ctx, q, g.ID)
-	return p, err
+	if p.Vectors, err = countVectors(ctx, q, g.ID); err != nil {
+		return p, err
+	}
+	if g.ID == First || g.Status == Dropped {
+		return p, nil
+	}
+	st, err := StateOf(ctx, q, g.ID)
+	if err != nil {
+		return p, err
+	}
+	p.State = &st
+	rows, err = q.Query(ctx, `SELECT count(*) FROM generation_embeddings WHERE generation = $1 AND updated_at > now() - make_interval(secs => $2)`,
+		g.ID, ETAWindow.Seconds())
+	if err != nil {
+		return p, fmt.Errorf("measure generation %d's rate: %w", g.ID, err)
+	}
+	recent, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
+		return p, fmt.Errorf("measure generation %d's rate: %w", g.ID, err)
+	}
+	p.RecentPerSecond = float64(recent) / ETAWindow.Seconds()
+	if p.RecentPerSecond > 0 {
+		eta := float64(p.Owed) / p.RecentPerSecond
+		p.ETASeconds = &eta
+	}
+	return p, nil
 }
 
 // countVectors counts generation id's vectors, stale versions included.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/crashpoint"
 	"github.com/sluicehq/sluice/internal/embedder"
 	"github.com/sluicehq/sluice/internal/fleetbudget"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/service"
@@ -69,6 +71,59 @@ type Config struct {
 	PayloadRetention, EscalationRetention, RetentionMandate time.Duration
 
 	table *policy.Table
+	// backfill is set by Build: see Backfill.
+	backfill func(context.Context, int) (*pipeline.Pipeline, error)
+}
+
+// Backfill returns, once Build has run, the pipelines of later index
+// generations (package backfill's Pipelines): each bound to its
+// generation's store, model and dimension, sharing the live pipeline's
+// settings, policy, metrics and fleet budget.
+func (c *Config) Backfill() func(context.Context, int) (*pipeline.Pipeline, error) { return c.backfill }
+
+// generationPipelines builds a later generation's pipeline on first
+// use, and answers nil for a generation that is dropped or unknown.
+func (c *Config) generationPipelines(rt *service.Runtime, settings config.Embedder, budget *embedder.Budget,
+	pcfg pipeline.Config, deps pipeline.Deps) func(context.Context, int) (*pipeline.Pipeline, error) {
+	var mu sync.Mutex
+	built := map[int]*pipeline.Pipeline{}
+	return func(ctx context.Context, gen int) (*pipeline.Pipeline, error) {
+		g, err := generation.Get(ctx, rt.Pool, gen)
+		if errors.Is(err, generation.ErrUnknown) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if g.ID == generation.First || g.Status == generation.Dropped {
+			return nil, nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if p := built[gen]; p != nil {
+			return p, nil
+		}
+		store, err := vectorstore.OpenGeneration(ctx, rt.Pool, gen, g.Dims)
+		if err != nil {
+			return nil, err
+		}
+		counter := tokens.Select(g.Model, rt.Log)
+		s := settings
+		s.Model = g.Model
+		emb, err := NewEmbedder(s, g.Dims, budget, counter, nil, rt)
+		if err != nil {
+			return nil, err
+		}
+		cfg, d := pcfg, deps
+		cfg.Model = g.Model
+		d.Store, d.Embedder, d.Tokens = store, emb, counter
+		p, err := pipeline.New(cfg, d)
+		if err != nil {
+			return nil, err
+		}
+		built[gen] = p
+		return p, nil
+	}
 }
 
 // commitBudget is what a batch's deadline allows for its commits beyond
@@ -200,18 +255,19 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pipe, err := pipeline.New(pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
+	pcfg := pipeline.Config{MaxDeliveries: c.MaxDeliveries, AmbiguousRetries: c.AmbiguousRetries,
 		MaxReplays: c.MaxReplays, EmbedMaxInputs: c.EmbedMaxInputs, ParkRetryDelay: c.ParkRetryDelay,
 		EmbedMaxTokens: c.EmbedMaxTokens, MaxInputTokens: c.MaxInputTokens,
 		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
-		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay},
-		pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
-			Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
-			Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter})
+		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay}
+	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
+		Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
+		Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
+	pipe, err := pipeline.New(pcfg, deps)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Join last: a failure above must not leave a member heartbeating.
+	c.backfill = c.generationPipelines(rt, c.embedderSettings(def), budget, pcfg, deps)
 	leave, err := c.joinFleet(ctx, rt, budget)
 	if err != nil {
 		return nil, nil, nil, err

@@ -99,6 +99,15 @@ func LockDocuments(ctx context.Context, q Querier, docs []string) (reindexing bo
 	return pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
 }
 
+// ShareDocuments share-locks docs' rows in key order until the caller's
+// transaction ends: a transaction that writes what a document holds
+// without changing the document (a later generation's vectors) waits for
+// one that changes or deletes it, and the other way round.
+func ShareDocuments(ctx context.Context, q Querier, docs []string) error {
+	_, err := q.Exec(ctx, `SELECT 1 FROM documents WHERE doc_id = ANY($1) ORDER BY doc_id FOR SHARE`, docs)
+	return err
+}
+
 // FailDocuments marks each document docIDs[i] DocFailed at versions[i],
 // unless it is already, locking the documents in key order as every
 // other transaction that locks several does.

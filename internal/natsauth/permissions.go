@@ -71,7 +71,9 @@ func For(role Role) Permissions {
 	case Producer:
 		pub = append(pub, broker.ChunkSubjects)
 	case Consumer:
-		pub = append(pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer), budgetMember...)
+		pub = append(pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer, broker.BackfillConsumer), budgetMember...)
+		// the backfill publishes the chunks later index generations owe
+		pub = append(pub, broker.BackfillSubjects)
 	case Relay:
 		pub = append(pub, broker.DLQSubjects, broker.ChunkSubjects)
 	case Replayer:

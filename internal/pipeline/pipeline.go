@@ -130,9 +130,28 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		return p.undecide(jobs, err)
 	}
 	live = p.applyPolicy(live)
-	send, tw, err := p.reuse(ctx, live)
+	toStore, err := p.vectors(ctx, live)
 	if err != nil {
 		return p.undecide(jobs, err)
+	}
+	if err := p.storeAll(ctx, toStore); err != nil {
+		return p.undecide(jobs, err)
+	}
+	if err := p.parkAll(ctx, jobs); err != nil {
+		return p.undecide(jobs, err)
+	}
+	p.judgeRuns(ctx, jobs)
+	p.countOutcomes(jobs)
+	return nil
+}
+
+// vectors gives each live job a vector, reused or embedded, or a
+// failure, and returns those with a vector, to store. It fails only when
+// the store could not be asked for the vectors it holds.
+func (p *Pipeline) vectors(ctx context.Context, live []*Job) ([]*Job, error) {
+	send, tw, err := p.reuse(ctx, live)
+	if err != nil {
+		return nil, err
 	}
 	p.embedBySource(ctx, send)
 	p.share(tw)
@@ -142,20 +161,17 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 			toStore = append(toStore, j)
 		}
 	}
-	if err := p.storeAll(ctx, toStore); err != nil {
-		return p.undecide(jobs, err)
-	}
-	if err := p.parkAll(ctx, jobs); err != nil {
-		return p.undecide(jobs, err)
-	}
-	p.judgeRuns(ctx, jobs)
+	return toStore, nil
+}
+
+// countOutcomes counts a processed batch's outcomes and retries.
+func (p *Pipeline) countOutcomes(jobs []*Job) {
 	for _, j := range jobs {
 		p.metrics.Outcomes.WithLabelValues(j.Outcome.String()).Inc()
 		if j.Outcome == Retry && j.Failure != nil {
 			p.metrics.Retries.WithLabelValues(j.Failure.Decision.Class).Inc()
 		}
 	}
-	return nil
 }
 
 // embedBySource embeds each source's jobs side by side, each under its

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/internal/deadletter"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -20,10 +21,16 @@ import (
 // several rows is bisected like an embedder rejection. It returns an error
 // only for a failure to reach the database at all.
 func (p *Pipeline) storeAll(ctx context.Context, jobs []*Job) error {
+	return p.storeWith(ctx, jobs, p.storeTx)
+}
+
+// storeWith is storeAll with the transaction tx, which stores a batch or
+// fails it whole.
+func (p *Pipeline) storeWith(ctx context.Context, jobs []*Job, tx func(context.Context, []*Job) error) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	err := p.storeTx(ctx, jobs)
+	err := tx(ctx, jobs)
 	if err == nil {
 		p.crash("after-commit-before-ack")
 		return nil
@@ -34,14 +41,14 @@ func (p *Pipeline) storeAll(ctx context.Context, jobs []*Job) error {
 		p.fail(jobs[recErr.Index], StageStore, recErr.Err)
 		rest := make([]*Job, 0, len(jobs)-1)
 		rest = append(append(rest, jobs[:recErr.Index]...), jobs[recErr.Index+1:]...)
-		return p.storeAll(ctx, rest)
+		return p.storeWith(ctx, rest, tx)
 	case classify.IsDataError(err) && len(jobs) > 1:
 		p.metrics.Bisections.Inc()
 		half := len(jobs) / 2
-		if err := p.storeAll(ctx, jobs[:half]); err != nil {
+		if err := p.storeWith(ctx, jobs[:half], tx); err != nil {
 			return err
 		}
-		return p.storeAll(ctx, jobs[half:])
+		return p.storeWith(ctx, jobs[half:], tx)
 	}
 	for _, j := range jobs {
 		p.fail(j, StageStore, err)
@@ -60,13 +67,7 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		if err := p.lockDocuments(ctx, tx, docs, jobs); err != nil {
 			return err
 		}
-		recs := make([]vectorstore.Record, len(jobs))
-		for i, j := range jobs {
-			c := &j.chunk
-			recs[i] = vectorstore.Record{DocID: c.DocID, ChunkIndex: c.ChunkIndex, Version: c.DocVersion,
-				ContentHash: c.ContentHash, Model: p.cfg.Model, Embedding: j.vector, Text: c.Text, Metadata: c.Metadata}
-		}
-		if _, err := p.store.Upsert(ctx, tx, recs); err != nil {
+		if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
 			return err
 		}
 		chunks, attempts, published := chunksOf(jobs), make([]int32, len(jobs)), make([]time.Time, len(jobs))
@@ -77,6 +78,9 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 			return fmt.Errorf("mark stored: %w", err)
 		}
 		if _, err := deadletter.Resolve(ctx, tx, chunks, ""); err != nil {
+			return err
+		}
+		if err := generation.Enqueue(ctx, tx, laterOwed(jobs)); err != nil {
 			return err
 		}
 		var err error
@@ -155,9 +159,35 @@ func (p *Pipeline) complete(ctx context.Context, tx pgx.Tx, docs []string) ([]ma
 		if _, err := p.store.PruneVersion(ctx, tx, r.DocID, r.ChunkCount); err != nil {
 			return nil, fmt.Errorf("prune %s: %w", r.DocID, err)
 		}
+		if _, err := vectorstore.PruneLaterGenerations(ctx, tx, r.DocID, r.ChunkCount); err != nil {
+			return nil, err
+		}
 		released = append(released, r.DocID)
 	}
 	return ready, p.store.Release(ctx, tx, released)
+}
+
+// records are the store's records of jobs with their vectors.
+func (p *Pipeline) records(jobs []*Job) []vectorstore.Record {
+	recs := make([]vectorstore.Record, len(jobs))
+	for i, j := range jobs {
+		c := &j.chunk
+		recs[i] = vectorstore.Record{DocID: c.DocID, ChunkIndex: c.ChunkIndex, Version: c.DocVersion,
+			ContentHash: c.ContentHash, Model: p.cfg.Model, Embedding: j.vector, Text: c.Text, Metadata: c.Metadata}
+	}
+	return recs
+}
+
+// laterOwed is what the stored jobs owe every later index generation
+// (generation.Enqueue): the pipeline writes generation 1, and the
+// backfill the others, from the text this transaction stores.
+func laterOwed(jobs []*Job) []generation.Stored {
+	out := make([]generation.Stored, len(jobs))
+	for i, j := range jobs {
+		c := &j.chunk
+		out[i] = generation.Stored{DocID: c.DocID, ChunkIndex: c.ChunkIndex, Version: c.DocVersion, ContentHash: c.ContentHash, SourceID: c.SourceID}
+	}
+	return out
 }
 
 func distinctDocs(jobs []*Job) []string {

@@ -35,7 +35,7 @@ func (c *checker) stranded(ctx context.Context) error {
 		return fmt.Errorf("inspect INGEST: %w", err)
 	}
 	deliverable := uint64(0)
-	for _, name := range []string{broker.WorkersConsumer, broker.ReplayConsumer} {
+	for _, name := range []string{broker.WorkersConsumer, broker.ReplayConsumer, broker.BackfillConsumer} {
 		cons, err := stream.Consumer(ctx, name)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) {
 			continue
@@ -172,4 +172,21 @@ func deref(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// durableOutstanding counts durable's messages of INGEST not yet
+// acknowledged, delivered or not; 0 when the durable does not exist.
+func (c *checker) durableOutstanding(ctx context.Context, durable string) (int, error) {
+	cons, err := c.js.Consumer(ctx, broker.IngestStream, durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("inspect %s: %w", durable, err)
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("inspect %s: %w", durable, err)
+	}
+	return int(info.NumPending) + info.NumAckPending, nil
 }

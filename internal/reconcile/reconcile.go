@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/fleetbudget"
@@ -59,6 +60,12 @@ type Report struct {
 	// chunks are the pipeline's pending work, not a problem; empty
 	// otherwise.
 	ActiveOwes string `json:"active_owes,omitempty"`
+	// BackfillStranded lists the later generations that owe chunks
+	// stored more than StrandedAfter ago while their backfill has
+	// nothing queued, nothing in flight and no pass under way: nothing
+	// would bring the chunks there (invariant 11). --redrive starts
+	// another pass.
+	BackfillStranded []int `json:"backfill_stranded,omitempty"`
 	// Budgets are the fleet budgets' members; Overdrawn says which
 	// budgets' members spend more than the budget (invariant 12).
 	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
@@ -91,7 +98,8 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
-	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn)
+	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn) +
+		len(r.BackfillStranded)
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -129,6 +137,9 @@ func (r *Report) Named() []string {
 	}
 	for _, l := range r.Unerased {
 		out = append(out, "deleted document "+l.String())
+	}
+	for _, g := range r.BackfillStranded {
+		out = append(out, fmt.Sprintf("generation %d owes stored chunks that nothing queues or carries", g))
 	}
 	out = append(out, r.Overdrawn...)
 	if len(r.Failures) > 0 {
@@ -214,7 +225,17 @@ type GenerationReport struct {
 	// DeletedWithVectors are the deleted documents the generation still
 	// holds vectors of (before any --redrive); each is in Unerased too.
 	DeletedWithVectors int `json:"deleted_with_vectors"`
+	// Progress is the generation's against the manifest; absent for a
+	// dropped one.
+	Progress *generation.Progress `json:"progress,omitempty"`
 }
+
+// StrandedAfter is how long a chunk must have been stored before a
+// later generation that lacks it, with nothing queued or in flight for
+// any generation, counts as stranded there: longer than any store
+// transaction, so that a chunk whose queue row is not committed yet is
+// never counted.
+const StrandedAfter = 5 * time.Minute
 
 // generations checks that exactly one generation is active and reports
 // each generation, counting from the erasure check the deleted documents
@@ -245,7 +266,17 @@ func (c *checker) generations(ctx context.Context) error {
 				r.DeletedWithVectors++
 			}
 		}
+		if g.Status != generation.Dropped {
+			p, err := generation.ProgressOf(ctx, c.pool, g)
+			if err != nil {
+				return err
+			}
+			r.Progress = &p
+		}
 		c.rep.Generations[i] = r
+	}
+	if err := c.backfillStranded(ctx, gs); err != nil {
+		return err
 	}
 	if c.rep.NotOneActive != "" {
 		return nil
@@ -263,6 +294,51 @@ func (c *checker) generations(ctx context.Context) error {
 			c.rep.ActiveOwes = fmt.Sprintf("active generation %d owes %d chunks (backfill %s): search misses them; "+
 				"roll back with sluice index activate 1, or wait for its backfill", g.ID, p.Owed, p.Backfill)
 		}
+	}
+	return nil
+}
+
+// backfillStranded finds the later generations that owe chunks stored
+// StrandedAfter ago or earlier while their backfill carries nothing:
+// the queue is looked at before the backfill durable, so that a chunk
+// moving from one to the other is seen in one of them.
+func (c *checker) backfillStranded(ctx context.Context, gs []generation.Generation) error {
+	before := time.Now().Add(-StrandedAfter)
+	queued, err := generation.Backlog(ctx, c.pool)
+	if err != nil {
+		return err
+	}
+	inFlight, err := c.durableOutstanding(ctx, broker.BackfillConsumer)
+	if err != nil {
+		return err
+	}
+	for _, g := range gs {
+		if g.ID == generation.First || g.Status == generation.Dropped || queued[g.ID] > 0 || inFlight > 0 {
+			continue
+		}
+		st, err := generation.StateOf(ctx, c.pool, g.ID)
+		if err != nil {
+			return err
+		}
+		if st.Pass > 0 && !st.Scanned {
+			continue
+		}
+		owes, err := generation.OwesStored(ctx, c.pool, g.ID, before)
+		if err != nil {
+			return err
+		}
+		if !owes {
+			continue
+		}
+		c.rep.BackfillStranded = append(c.rep.BackfillStranded, g.ID)
+		if !c.opts.Redrive {
+			continue
+		}
+		if err := generation.NewPass(ctx, c.pool, g.ID); err != nil {
+			c.fail(fmt.Sprintf("start another pass of generation %d", g.ID), err)
+			continue
+		}
+		c.rep.Redriven["generations whose backfill stranded chunks"]++
 	}
 	return nil
 }

@@ -14,14 +14,18 @@ const (
 	// ReplaySubjectFilter matches every ReplaySubject; the replay durable,
 	// which is pausable on its own.
 	ReplaySubjectFilter = "ingest.replay.>"
+	// BackfillSubjectFilter matches every BackfillSubject; the backfill
+	// durable, which writes later index generations.
+	BackfillSubjectFilter = "ingest.backfill.>"
 	// DLQSubjectFilter matches every DLQSubject.
 	DLQSubjectFilter = "dlq.>"
 )
 
 const (
-	chunkSubjectPrefix  = "ingest.chunks."
-	replaySubjectPrefix = "ingest.replay."
-	dlqSubjectPrefix    = "dlq."
+	chunkSubjectPrefix    = "ingest.chunks."
+	replaySubjectPrefix   = "ingest.replay."
+	backfillSubjectPrefix = "ingest.backfill."
+	dlqSubjectPrefix      = "dlq."
 )
 
 // ChunkSubject is the subject a source's chunk jobs are published on. The
@@ -33,6 +37,11 @@ func ChunkSubject(sourceID string) string { return chunkSubjectPrefix + sourceID
 // published on. It is separate from ChunkSubject so that replays can be
 // paused without stopping fresh work.
 func ReplaySubject(sourceID string) string { return replaySubjectPrefix + sourceID }
+
+// BackfillSubject is the subject a source's chunks owed to a later index
+// generation are published on, apart from its fresh jobs so that a
+// backfill never queues in front of them.
+func BackfillSubject(sourceID string) string { return backfillSubjectPrefix + sourceID }
 
 // DLQSubject is the subject a dead letter is published on, so that DLQ
 // consumers can filter by disposition and source. The disposition is one of
@@ -52,6 +61,8 @@ func SourceFromSubject(subject string) (string, error) {
 		source = subject[len(chunkSubjectPrefix):]
 	case strings.HasPrefix(subject, replaySubjectPrefix):
 		source = subject[len(replaySubjectPrefix):]
+	case strings.HasPrefix(subject, backfillSubjectPrefix):
+		source = subject[len(backfillSubjectPrefix):]
 	case strings.HasPrefix(subject, dlqSubjectPrefix):
 		disposition, rest, ok := strings.Cut(subject[len(dlqSubjectPrefix):], ".")
 		if !ok || !isDisposition(disposition) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // GenerationTable holds the vectors of every index generation after the
@@ -162,4 +164,62 @@ CROSS JOIN LATERAL (`+realArrayScore+`) s
 WHERE c.generation = %d AND `+servedSQL+`
 ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`, gen)
+}
+
+// PruneLaterGenerations deletes a document's rows at index >= chunkCount
+// in every generation after the first: what an older, longer version
+// left there. Call it where PruneVersion is called, once the new
+// version is complete.
+func PruneLaterGenerations(ctx context.Context, db DB, docID string, chunkCount int) (int64, error) {
+	tag, err := db.Exec(ctx, `DELETE FROM generation_embeddings WHERE doc_id = $1 AND chunk_index >= $2`, docID, chunkCount)
+	if err != nil {
+		return 0, fmt.Errorf("vectorstore: prune %s in later generations: %w", docID, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// HeldKey names a chunk at one version and content.
+type HeldKey struct {
+	DocID       string
+	ChunkIndex  int
+	Version     int64
+	ContentHash string
+}
+
+// Held is the text and metadata generation 1 holds of a chunk.
+type Held struct {
+	Text     string
+	Metadata []byte
+}
+
+// HeldTexts returns the text and metadata generation 1 (chunk_embeddings)
+// holds of each key at exactly its version and content: what a later
+// generation embeds without reading the source again. Keys it holds no
+// such row of are absent: the chunk changed or went since it was owed.
+func HeldTexts(ctx context.Context, db DB, keys []HeldKey) (map[HeldKey]Held, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	docs, indexes, versions, hashes := make([]string, len(keys)), make([]int32, len(keys)), make([]int64, len(keys)), make([]string, len(keys))
+	for i, k := range keys {
+		docs[i], indexes[i], versions[i], hashes[i] = k.DocID, int32(k.ChunkIndex), k.Version, k.ContentHash
+	}
+	rows, err := db.Query(ctx, `
+		SELECT c.doc_id, c.chunk_index, c.version, c.content_hash, c.text, c.metadata
+		FROM unnest($1::text[], $2::int4[], $3::int8[], $4::text[]) AS u(doc_id, chunk_index, version, content_hash)
+		JOIN chunk_embeddings c ON c.doc_id = u.doc_id AND c.chunk_index = u.chunk_index
+		                       AND c.version = u.version AND c.content_hash = u.content_hash`, docs, indexes, versions, hashes)
+	if err != nil {
+		return nil, fmt.Errorf("vectorstore: read %d held texts: %w", len(keys), err)
+	}
+	out := make(map[HeldKey]Held, len(keys))
+	var k HeldKey
+	var h Held
+	if _, err := pgx.ForEachRow(rows, []any{&k.DocID, &k.ChunkIndex, &k.Version, &k.ContentHash, &h.Text, &h.Metadata}, func() error {
+		out[k] = Held{Text: h.Text, Metadata: append([]byte(nil), h.Metadata...)}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("vectorstore: read %d held texts: %w", len(keys), err)
+	}
+	return out, nil
 }

@@ -141,14 +141,13 @@ func (p *Postgres) PruneVersion(ctx context.Context, db DB, docID string, chunkC
 }
 
 // DeleteDocuments deletes every row of the documents docIDs, served or
-// retained (see Retain): for documents left with nothing to search, such
-// as a new version that is empty or unreadable.
+// retained (see Retain), in every generation: for documents left with
+// nothing to search, such as a new version that is empty or unreadable.
 func DeleteDocuments(ctx context.Context, db DB, docIDs []string) error {
-	if _, err := db.Exec(ctx, `DELETE FROM chunk_embeddings WHERE doc_id = ANY($1)`, docIDs); err != nil {
-		return fmt.Errorf("vectorstore: delete documents: %w", err)
-	}
-	if _, err := db.Exec(ctx, `DELETE FROM chunk_embeddings_previous WHERE doc_id = ANY($1)`, docIDs); err != nil {
-		return fmt.Errorf("vectorstore: delete documents: %w", err)
+	for _, table := range []string{"chunk_embeddings", "chunk_embeddings_previous", GenerationTable} {
+		if _, err := db.Exec(ctx, `DELETE FROM `+table+` WHERE doc_id = ANY($1)`, docIDs); err != nil {
+			return fmt.Errorf("vectorstore: delete documents: %w", err)
+		}
 	}
 	return nil
 }

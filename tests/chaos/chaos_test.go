@@ -49,11 +49,14 @@ func (l *faultLog) String() string {
 // embed-sim) while faults land at random for -chaos.duration: kill -9 of
 // every service, the producer included; kill -9 of nats-server; immediate
 // PostgreSQL stops, one a 15 s outage (5 s in the short run); embedder
-// outages and hangs on top of random 429s; and an operator deletes a
-// random document every second or so. Then, with no operator action,
+// outages and hangs on top of random 429s; an operator deletes a random
+// document every second or so; and a quarter into the run the operator
+// creates an index generation of another model and size, which the
+// consumers backfill through the rest. Then, with no operator action,
 // everything must converge: nothing pending, INGEST empty, 0 lost, 0
-// duplicated, every vector the embedder's for its text, no deleted
-// document with data anywhere, reconcile exit 0.
+// duplicated, every vector the embedder's for its text in every
+// generation, the new generation holding every stored chunk (or parking
+// it), no deleted document with data anywhere, reconcile exit 0.
 // Every service runs twice, as a scaled-out deployment would.
 func TestChaos(t *testing.T) {
 	t.Parallel()
@@ -124,6 +127,29 @@ func TestChaos(t *testing.T) {
 			if code, _ := f.sluice("docs", "delete", "--source", source, "--id", docID, "--reason", "chaos: removed at the source", "--execute"); code == 0 {
 				deletes.Add(1)
 			}
+		}
+	})
+
+	// A model change: a quarter into the run, an operator creates a
+	// generation of another model and size, whose backfill then runs
+	// through every fault beside live work; refused while PostgreSQL is
+	// down, the create is simply tried again.
+	var created atomic.Bool
+	producers.Go(func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(*chaosDuration / 4):
+		}
+		for ctx.Err() == nil {
+			code, out := f.sluice("index", "create", "--model", "embed-sim-large", "--dims", fmt.Sprint(2*dims),
+				"--chunk-size", "200", "--chunk-unit", "chars", "--chunk-overlap", "0", "--reason", "chaos: a larger model", "--execute")
+			if code == 0 {
+				created.Store(true)
+				return
+			}
+			t.Logf("index create refused (%d), again: %s", code, strings.TrimSpace(out))
+			time.Sleep(time.Second)
 		}
 	})
 
@@ -212,6 +238,11 @@ func TestChaos(t *testing.T) {
 	if deletes.Load() == 0 {
 		t.Error("no delete succeeded during the run: the delete traffic did not happen")
 	}
+	if !created.Load() {
+		t.Error("no index generation was created during the run: the backfill did not happen")
+	}
+	_, status := f.sluice("index", "status", "2")
+	t.Logf("the generation backfilled under the faults:\n%s", status)
 	t.Logf("chaos: %d documents (%d deletes, %d deleted now), %d chunks (%d stored, %d parked), %s, converged %s after the last fault",
 		v.documents, deletes.Load(), v.deleted, v.stored+v.parked, v.stored, v.parked, faults, time.Since(end).Round(100*time.Millisecond))
 }

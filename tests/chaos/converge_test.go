@@ -16,7 +16,8 @@ import (
 )
 
 // quiet reports whether nothing is left to do: no chunk pending, no
-// outbox row unpublished, every parked chunk triaged, INGEST empty.
+// outbox row unpublished, nothing queued for a later index generation,
+// every parked chunk triaged, INGEST empty.
 func (f *fleet) quiet() bool {
 	pending, ok := f.tryCount(`SELECT count(*) FROM ingest_manifest WHERE status = 'pending'`)
 	if !ok || pending > 0 {
@@ -24,6 +25,10 @@ func (f *fleet) quiet() bool {
 	}
 	unpublished, ok := f.tryCount(`SELECT count(*) FROM outbox WHERE published_at IS NULL`)
 	if !ok || unpublished > 0 {
+		return false
+	}
+	queued, ok := f.tryCount(`SELECT count(*) FROM generation_backfill_queue`)
+	if !ok || queued > 0 {
 		return false
 	}
 	untriaged, ok := f.tryCount(`
@@ -95,6 +100,15 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 	if v.lost != 0 || v.duplicated != 0 || v.wrongVectors != 0 {
 		f.t.Errorf("after convergence: %d lost, %d duplicated, %d stored vectors not the embedder's for their text", v.lost, v.duplicated, v.wrongVectors)
 	}
+	// Invariant 11: every later generation not dropped holds a vector of
+	// every stored chunk at its version, or has parked it; a backfill
+	// pass may still be under way when the rest is quiet.
+	if !localenv.Poll(2*time.Minute, func() bool { n, ok := f.tryCount(laterOwedSQL); return ok && n == 0 }) {
+		f.t.Errorf("later index generations still owe %d stored chunks 2m after the system was quiet", f.count(laterOwedSQL))
+	}
+	if n := f.wrongLaterVectors(); n != 0 {
+		f.t.Errorf("%d vectors of later generations are not the embedder's for their text at their generation's size", n)
+	}
 	if code, out := f.sluice("reconcile"); code != 0 {
 		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
 	}
@@ -121,7 +135,24 @@ SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FRO
      + (SELECT count(*) FROM dead_letters WHERE doc_id IN (SELECT doc_id FROM gone) AND length(coalesce(payload, '')) > 0)
      + (SELECT count(*) FROM dead_letter_payloads p WHERE p.doc_id IN (SELECT doc_id FROM gone)
            OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))
-     + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')`
+     + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')
+     + (SELECT count(*) FROM generation_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))`
+
+// laterOwedSQL counts, over every later index generation not dropped,
+// the chunks stored at their document's current version that the
+// generation has no vector of at that version and content and has not
+// parked.
+const laterOwedSQL = `
+SELECT count(*)
+FROM index_generations g
+JOIN ingest_manifest m ON m.status = 'stored'
+JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> 'deleted'
+WHERE g.generation > 1 AND g.status <> 'dropped'
+  AND NOT EXISTS (SELECT 1 FROM generation_embeddings v WHERE v.generation = g.generation AND v.doc_id = m.doc_id
+                  AND v.chunk_index = m.chunk_index AND v.version = m.version AND v.content_hash = m.content_hash)
+  AND NOT EXISTS (SELECT 1 FROM generation_parked p WHERE p.generation = g.generation AND p.doc_id = m.doc_id
+                  AND p.chunk_index = m.chunk_index AND p.version = m.version AND p.content_hash = m.content_hash
+                  AND p.released_at IS NULL)`
 
 // randomDocument picks a document not deleted, at random, and returns
 // its source and doc id; false while PostgreSQL does not answer or none
@@ -150,6 +181,36 @@ func (f *fleet) openRuns() string {
 		return err.Error()
 	}
 	return strings.Join(open, ", ")
+}
+
+// wrongLaterVectors counts the vectors of later generations that differ
+// from embed-sim's deterministic vector for the chunk's text at the
+// generation's dimension.
+func (f *fleet) wrongLaterVectors() int {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rows, err := f.db.Pool.Query(ctx, `SELECT text, embedding::real[] FROM generation_embeddings`)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	wrong := 0
+	var text string
+	var got []float32
+	if _, err := pgx.ForEachRow(rows, []any{&text, &got}, func() error {
+		want := make([]float32, len(got))
+		embedsim.EmbedInto(want, text)
+		for i := range want {
+			if math.Abs(float64(want[i]-got[i])) > 1e-5 {
+				wrong++
+				break
+			}
+		}
+		return nil
+	}); err != nil {
+		f.t.Fatal(err)
+	}
+	return wrong
 }
 
 // wrongVectors counts stored vectors that differ from embed-sim's

@@ -249,10 +249,15 @@ func (f *fleet) stopAll() {
 	}
 }
 
+// chunking is the producer's chunking, which the CLI's environment
+// shares, as a deployment's .env gives it to both: sluice index create
+// checks a generation's chunking against it.
+var chunking = []string{"CHUNK_SIZE=200", "CHUNK_UNIT=chars", "CHUNK_OVERLAP=0"}
+
 // produce runs the producer as a one-shot process over dir.
 func (f *fleet) produce(source, dir string, extra ...string) *proc {
 	f.t.Helper()
-	env := f.env("producer", freeAddr(f.t), append([]string{"CHUNK_SIZE=200", "CHUNK_UNIT=chars", "CHUNK_OVERLAP=0"}, extra...)...)
+	env := f.env("producer", freeAddr(f.t), append(append([]string(nil), chunking...), extra...)...)
 	return f.spawn("producer", env, "--source", source, dir)
 }
 
@@ -260,7 +265,7 @@ func (f *fleet) produce(source, dir string, extra ...string) *proc {
 func (f *fleet) sluice(args ...string) (int, string) {
 	f.t.Helper()
 	cmd := exec.Command(filepath.Join(f.bin, "sluice"), args...)
-	cmd.Env = append(os.Environ(), f.env("sluice", "")...)
+	cmd.Env = append(os.Environ(), f.env("sluice", "", chunking...)...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

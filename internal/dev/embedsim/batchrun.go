@@ -35,7 +35,7 @@ func (s *Server) embedBody(rb *responseBuf, body []byte) (int, []byte, int) {
 	if aerr != nil {
 		return errorBody(*aerr)
 	}
-	poison, _, aerr := inputFaults(s.faults.Load(), inputs)
+	poison, _, aerr := inputFaults(s.faults.Load(), req.Model, inputs)
 	if aerr != nil {
 		return errorBody(*aerr)
 	}

@@ -96,7 +96,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) (int, string, *r
 	if o.status != http.StatusOK {
 		return writeError(w, o.status, o.apiErr, fs.RetryAfterSeconds), o.fault, rec
 	}
-	poison, fault, aerr := inputFaults(fs, inputs)
+	poison, fault, aerr := inputFaults(fs, req.Model, inputs)
 	if aerr != nil {
 		return writeError(w, http.StatusBadRequest, *aerr, 0), fault, rec
 	}
@@ -259,9 +259,10 @@ func containsKey(keys []seqKey, k seqKey) bool {
 	return false
 }
 
-// inputFaults applies the per-input rules: rejections come back as an API
-// error, corruptions as one PoisonKind per input (nil when none).
-func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError) {
+// inputFaults applies the per-input rules of a request naming model:
+// rejections come back as an API error, corruptions as one PoisonKind per
+// input (nil when none).
+func inputFaults(fs *faultSet, model string, inputs []string) ([]PoisonKind, string, *apiError) {
 	var kinds []PoisonKind
 	for i, in := range inputs {
 		if fs.MaxInputChars > 0 {
@@ -271,7 +272,7 @@ func inputFaults(fs *faultSet, inputs []string) ([]PoisonKind, string, *apiError
 			}
 		}
 		for _, p := range fs.poison {
-			if !p.match.matches(in) {
+			if (p.model != "" && p.model != model) || !p.match.matches(in) {
 				continue
 			}
 			switch p.kind {

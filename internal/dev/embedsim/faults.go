@@ -95,6 +95,10 @@ type PoisonRule struct {
 	Regex bool
 	// Kind is what happens to a matching input.
 	Kind PoisonKind
+	// Model, when set, limits the rule to requests naming that model: one
+	// model rejects an input another takes (a shorter context, another
+	// tokenizer), as when an index moves to a new model.
+	Model string
 }
 
 // Step outcomes that are not HTTP statuses.
@@ -137,6 +141,7 @@ type compiledSequence struct {
 type compiledPoison struct {
 	match matcher
 	kind  PoisonKind
+	model string
 }
 
 func (f Faults) compile() (*faultSet, error) {
@@ -179,7 +184,7 @@ func (f Faults) compile() (*faultSet, error) {
 		default:
 			return nil, fmt.Errorf("faults: poison %d: kind %q, want one of invalid_input, context_length, wrong_dims, nan", i, r.Kind)
 		}
-		fs.poison = append(fs.poison, compiledPoison{match: m, kind: r.Kind})
+		fs.poison = append(fs.poison, compiledPoison{match: m, kind: r.Kind, model: r.Model})
 	}
 	return fs, nil
 }
@@ -247,6 +252,7 @@ type faultsFile struct {
 		Match string     `json:"match"`
 		Regex bool       `json:"regex"`
 		Kind  PoisonKind `json:"kind"`
+		Model string     `json:"model"`
 	} `json:"poison"`
 	Rate429           float64 `json:"rate_429"`
 	Rate5xx           float64 `json:"rate_5xx"`
@@ -307,7 +313,7 @@ func ParseFaults(data []byte) (Faults, error) {
 		f.Sequences = append(f.Sequences, SequenceRule{Match: s.Match, Regex: s.Regex, Sequence: s.Sequence})
 	}
 	for _, p := range ff.Poison {
-		f.Poison = append(f.Poison, PoisonRule{Match: p.Match, Regex: p.Regex, Kind: p.Kind})
+		f.Poison = append(f.Poison, PoisonRule{Match: p.Match, Regex: p.Regex, Kind: p.Kind, Model: p.Model})
 	}
 	var err error
 	for _, d := range []struct {

@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/generation"
+	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// Backfill writes chunks a later index generation owes (owed[i] is
+// jobs[i]'s) into the pipeline's store, which must be that generation's
+// (vectorstore.OpenGeneration), with the pipeline's embedder, which must
+// be its model's. Each chunk's text is the one generation 1 holds at the
+// chunk's version and content; a chunk that changed or went since it
+// was owed is Superseded, its new version being owed on its own. The
+// rest goes through the live path's stages: reuse of the generation's
+// vectors of the same text, the embedder under each source's budget, the
+// same classification and delivery budget, and an upsert under the same
+// version guard, committed with the chunks' documents locked against a
+// concurrent delete. A chunk the generation cannot embed is parked in
+// the generation alone (generation.Park): it stays stored in the others.
+//
+// Like Process, it returns an error only when the database could not
+// answer or commit; then no job may be acknowledged.
+func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.Owed) error {
+	if len(jobs) != len(owed) {
+		return fmt.Errorf("backfill: %d jobs for %d owed chunks", len(jobs), len(owed))
+	}
+	gen := p.generation()
+	keys := make([]vectorstore.HeldKey, len(owed))
+	for i, o := range owed {
+		if o.Generation != gen {
+			return fmt.Errorf("backfill: a chunk owed to generation %d given to generation %d's pipeline", o.Generation, gen)
+		}
+		keys[i] = vectorstore.HeldKey{DocID: o.DocID, ChunkIndex: o.ChunkIndex, Version: o.Version, ContentHash: o.ContentHash}
+	}
+	held, err := vectorstore.HeldTexts(ctx, p.pool, keys)
+	if err != nil {
+		return p.undecide(jobs, err)
+	}
+	var live []*Job
+	for i, j := range jobs {
+		h, ok := held[keys[i]]
+		if !ok {
+			j.Outcome = Superseded
+			continue
+		}
+		o := owed[i]
+		j.chunk = messages.ChunkJob{DocID: o.DocID, ChunkIndex: o.ChunkIndex, DocVersion: o.Version, ContentHash: o.ContentHash,
+			SourceID: o.SourceID, Text: h.Text, Metadata: h.Metadata}
+		live = append(live, j)
+	}
+	toStore, err := p.vectors(ctx, live)
+	if err != nil {
+		return p.undecide(jobs, err)
+	}
+	if err := p.storeWith(ctx, toStore, p.storeGenerationTx); err != nil {
+		return p.undecide(jobs, err)
+	}
+	if err := p.parkInGeneration(ctx, gen, jobs); err != nil {
+		return p.undecide(jobs, err)
+	}
+	p.countOutcomes(jobs)
+	return nil
+}
+
+// generation is the index generation of the pipeline's store.
+func (p *Pipeline) generation() int {
+	if r, ok := p.store.(vectorstore.Reuser); ok {
+		return r.Generation()
+	}
+	return generation.First
+}
+
+// storeGenerationTx stores a later generation's vectors, or nothing once
+// the generation is dropped (its jobs are Superseded): the generation's
+// registry row and the documents are share-locked in key order first, so that a delete committing
+// meanwhile either waits for this commit (and then erases what it
+// wrote) or commits first (and then the version guard refuses every
+// record of it). The manifest is generation 1's and is not touched.
+func (p *Pipeline) storeGenerationTx(ctx context.Context, jobs []*Job) error {
+	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		live, err := generation.LockForWrite(ctx, tx, p.generation())
+		if err != nil {
+			return err
+		}
+		if !live {
+			for _, j := range jobs {
+				j.Outcome = Superseded
+			}
+			return nil
+		}
+		if err := manifest.ShareDocuments(ctx, tx, distinctDocs(jobs)); err != nil {
+			return fmt.Errorf("lock documents: %w", err)
+		}
+		if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
+			return err
+		}
+		ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
+		for i, j := range jobs {
+			ids[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+		}
+		if err := generation.Unpark(ctx, tx, p.generation(), ids, indexes); err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			j.Outcome = Stored
+		}
+		return nil
+	})
+}
+
+// parkInGeneration records the parked jobs in generation gen's
+// generation_parked, in one transaction.
+func (p *Pipeline) parkInGeneration(ctx context.Context, gen int, jobs []*Job) error {
+	var chunks []generation.ParkedChunk
+	for _, j := range jobs {
+		if j.Outcome != Parked || j.chunk.DocID == "" {
+			continue
+		}
+		c := &j.chunk
+		detail := ""
+		if j.Failure.Err != nil {
+			detail = messages.TruncateDetail(config.Redact(j.Failure.Err.Error()))
+		}
+		chunks = append(chunks, generation.ParkedChunk{
+			Owed: generation.Owed{Generation: gen, DocID: c.DocID, ChunkIndex: c.ChunkIndex, Version: c.DocVersion,
+				ContentHash: c.ContentHash, SourceID: c.SourceID},
+			ErrorClass: j.Failure.ParkedClass, ErrorDetail: detail, Attempts: j.Delivered})
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	sort.Slice(chunks, func(a, b int) bool {
+		if chunks[a].DocID != chunks[b].DocID {
+			return chunks[a].DocID < chunks[b].DocID
+		}
+		return chunks[a].ChunkIndex < chunks[b].ChunkIndex
+	})
+	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error { return generation.Park(ctx, tx, chunks) }); err != nil {
+		return fmt.Errorf("park in generation %d: %w", gen, err)
+	}
+	return nil
+}
+
+// FailUndecodable parks a backfill message that cannot be decoded: it
+// names no chunk, so nothing records it but the message's termination
+// and the log.
+func FailUndecodable(j *Job, err error) {
+	err = classify.Permanent(classify.ClassInvalidMessage, err)
+	d := classify.Classify(err)
+	j.Outcome, j.Failure = Parked, &Failure{Decision: d, Stage: StageDecode, Err: err, ParkedClass: d.Class}
+}
