@@ -65,6 +65,9 @@ func (b *Builder) Pass(ctx context.Context) error {
 	var errs []error
 	for _, id := range ids {
 		if _, err := withLock(ctx, b.pool, id, func() error { return b.send(ctx, id) }); err != nil {
+			if crashed(err) {
+				return err
+			}
 			recordError(ctx, b.pool, id, b.deps.Now(), err)
 			errs = append(errs, fmt.Errorf("bulk batch %d: %w", id, err))
 		}
@@ -122,7 +125,7 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	if err != nil {
 		return err
 	}
-	if err := b.deps.Crash(CrashBuilt); err != nil {
+	if err := b.deps.crash(CrashBuilt); err != nil {
 		return err
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -133,7 +136,7 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	if err != nil {
 		return err
 	}
-	if err := b.deps.Crash(CrashUploaded); err != nil {
+	if err := b.deps.crash(CrashUploaded); err != nil {
 		return err
 	}
 	now := b.deps.Now()
@@ -200,7 +203,7 @@ func (b *Builder) create(ctx context.Context, bt *batch) error {
 	if tag.RowsAffected() == 0 {
 		return nil // cancelled meanwhile: the next pass sees it
 	}
-	if err := b.deps.Crash(CrashCreateRequested); err != nil {
+	if err := b.deps.crash(CrashCreateRequested); err != nil {
 		return err
 	}
 	b.deps.Metrics.request(opCreate)
@@ -209,7 +212,7 @@ func (b *Builder) create(ctx context.Context, bt *batch) error {
 	if err != nil {
 		return err
 	}
-	if err := b.deps.Crash(CrashCreated); err != nil {
+	if err := b.deps.crash(CrashCreated); err != nil {
 		return err
 	}
 	return b.recordCreated(ctx, bt, created)

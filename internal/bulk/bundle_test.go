@@ -347,3 +347,23 @@ func (tb *testBundle) metric(t *testing.T, name, label string) float64 {
 	t.Fatalf("no %s{%s}", name, label)
 	return 0
 }
+
+// state is the ledger state of batch id.
+func (tb *testBundle) state(t *testing.T, id int64) string {
+	t.Helper()
+	var st string
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT state FROM bulk_batches WHERE batch_id = $1`, id).Scan(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// providerID is the provider's id of batch id, "" before it is created.
+func (tb *testBundle) providerID(t *testing.T, id int64) string {
+	t.Helper()
+	var pid string
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT coalesce(provider_batch_id, '') FROM bulk_batches WHERE batch_id = $1`, id).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}

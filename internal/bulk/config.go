@@ -131,6 +131,30 @@ func (d *Deps) applyDefaults() {
 	}
 }
 
+// crash calls the crash hook at point; an error it returns stops the
+// whole pass, as the kill it stands for would.
+func (d *Deps) crash(point string) error {
+	if err := d.Crash(point); err != nil {
+		return &crashError{point: point, err: err}
+	}
+	return nil
+}
+
+// crashError is a crash hook's error: the pass stops where it is.
+type crashError struct {
+	point string
+	err   error
+}
+
+func (e *crashError) Error() string { return "crash point " + e.point + ": " + e.err.Error() }
+func (e *crashError) Unwrap() error { return e.err }
+
+// crashed reports whether err stops the pass.
+func crashed(err error) bool {
+	var c *crashError
+	return errors.As(err, &c)
+}
+
 // Crash points, where Deps.Crash is called.
 const (
 	// CrashBuilt: the builder wrote the request file, before uploading.

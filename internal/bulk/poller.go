@@ -56,6 +56,9 @@ func (p *Poller) Pass(ctx context.Context) error {
 	var errs []error
 	for _, id := range ids {
 		if _, err := withLock(ctx, p.pool, id, func() error { return p.follow(ctx, id) }); err != nil {
+			if crashed(err) {
+				return err
+			}
 			recordError(ctx, p.pool, id, p.deps.Now(), err)
 			errs = append(errs, fmt.Errorf("bulk batch %d: %w", id, err))
 		}
@@ -100,7 +103,7 @@ func (p *Poller) follow(ctx context.Context, id int64) error {
 			}
 		}
 	}
-	if err := p.deps.Crash(CrashApplied); err != nil {
+	if err := p.deps.crash(CrashApplied); err != nil {
 		return err
 	}
 	return p.settle(ctx, bt.id)
@@ -137,7 +140,7 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 		}
 		bt.outputFileID, bt.errorFileID = pb.OutputFileID, pb.ErrorFileID
 	}
-	if err := p.deps.Crash(CrashPolled); err != nil {
+	if err := p.deps.crash(CrashPolled); err != nil {
 		return nil, err
 	}
 	if next == bt.state {
@@ -177,7 +180,7 @@ func (p *Poller) applyFile(ctx context.Context, bt *batch, fileID, cursor string
 			return err
 		}
 		slice, done = slice[:0], last
-		return p.deps.Crash(CrashSliceApplied)
+		return p.deps.crash(CrashSliceApplied)
 	}
 	for {
 		res, err := r.Next()
