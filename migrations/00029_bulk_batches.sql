@@ -66,7 +66,8 @@ CREATE TABLE bulk_batches (
     cancel_requested_at timestamptz,
     updated_at          timestamptz NOT NULL,
     last_error          text,
-    CHECK (state = 'open' OR sealed_at IS NOT NULL OR state = 'cancelled'),
+    -- A batch cancelled while open was never sealed.
+    CHECK (state IN ('open', 'cancelled', 'requeued') OR sealed_at IS NOT NULL),
     CHECK (state NOT IN ('uploaded', 'created') OR input_file_id IS NOT NULL),
     CHECK (state NOT IN ('created', 'validating', 'in_progress', 'finalizing', 'cancelling', 'completed', 'applied')
            OR provider_batch_id IS NOT NULL)
