@@ -367,3 +367,15 @@ func (tb *testBundle) providerID(t *testing.T, id int64) string {
 	}
 	return pid
 }
+
+// mustBegin begins a transaction on tb's pool, rolled back when the test
+// ends.
+func mustBegin(t *testing.T, tb *testBundle) pgx.Tx {
+	t.Helper()
+	tx, err := tb.pool.Begin(tb.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(context.Background()) })
+	return tx
+}
