@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -209,6 +210,9 @@ func (b *Builder) create(ctx context.Context, bt *batch) error {
 	b.deps.Metrics.request(opCreate)
 	created, err := b.client.CreateBatch(ctx, batchapi.CreateParams{InputFileID: bt.inputFileID, Metadata: map[string]string{
 		MetaBatch: strconv.FormatInt(bt.id, 10), MetaGeneration: strconv.Itoa(bt.generation)}})
+	if refused(err) {
+		return b.reupload(ctx, bt, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -216,6 +220,28 @@ func (b *Builder) create(ctx context.Context, bt *batch) error {
 		return err
 	}
 	return b.recordCreated(ctx, bt, created)
+}
+
+// refused reports whether the provider answered a create with a client
+// error other than 429: it created nothing, and asking again for the same
+// file will not change its mind (its input file expired or was deleted).
+func refused(err error) bool {
+	var api *batchapi.APIError
+	return errors.As(err, &api) && api.Status.StatusCode >= 400 && api.Status.StatusCode < 500 &&
+		api.Status.StatusCode != http.StatusTooManyRequests
+}
+
+// reupload sends a batch whose create was refused back to sealed, to be
+// built and uploaded again on the next pass.
+func (b *Builder) reupload(ctx context.Context, bt *batch, cause error) error {
+	now := b.deps.Now()
+	if _, err := b.pool.Exec(ctx, `
+		UPDATE bulk_batches SET state = 'sealed', input_file_id = NULL, create_requested_at = NULL, last_error = $2, updated_at = $3
+		WHERE batch_id = $1 AND state = 'uploaded'`, bt.id, cause.Error(), now); err != nil {
+		return fmt.Errorf("send back to sealed: %w", err)
+	}
+	b.deps.Log.Warn().Int64("batch", bt.id).Err(cause).Msg("bulk batch refused at create: uploading it again")
+	return nil
 }
 
 // find looks for a provider batch an earlier attempt created for bt: one

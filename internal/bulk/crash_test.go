@@ -1,6 +1,7 @@
 package bulk_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -126,5 +127,75 @@ func TestApplyingAFileTwiceChangesNothing(t *testing.T) {
 	}
 	if twice := tb.handedTwice(t); len(twice) > 0 {
 		t.Errorf("handed to the Applier twice: %v", twice)
+	}
+}
+
+// An input file the provider lost before the batch was created (expired,
+// deleted) is built and uploaded again, and the load converges with one
+// provider batch.
+func TestInputFileGoneIsUploadedAgain(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, embedsim.Config{}, bulk.Config{})
+	members := corpus("wiki", 20, plain)
+	tb.admit(t, members)
+	crash, hit := crashAt(bulk.CrashCreateRequested)
+	tb.clock.Advance(tb.cfg.MaxAge)
+	if err := tb.builder(t, crash).Pass(tb.ctx); !errors.Is(err, errCrash) || !*hit {
+		t.Fatalf("builder = %v, want killed after recording the create request", err)
+	}
+	var file string
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT input_file_id FROM bulk_batches WHERE batch_id = 1`).Scan(&file); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.client.DeleteFile(tb.ctx, file); err != nil {
+		t.Fatal(err)
+	}
+	tb.converge(t, tb.builder(t, nil), tb.poller(t, nil))
+	for k, v := range tb.outcomes(t, members) {
+		if v != "stored" {
+			t.Errorf("%s: %s, want stored", k, v)
+		}
+	}
+	if n := tb.providerBatches(t); len(n) != 1 || n["1"] != 1 {
+		t.Errorf("provider batches by ledger id %v, want one for 1", n)
+	}
+}
+
+// Two builders and two pollers running at once move each batch once:
+// nothing is sent or handed to the Applier twice.
+func TestTwoProcessesMoveEachBatchOnce(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, embedsim.Config{Faults: poisonFaults()}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 15}, SliceSize: 4})
+	members := corpus("wiki", 90, poisoned)
+	tb.admit(t, members)
+	b1, p1, b2, p2 := tb.builder(t, nil), tb.poller(t, nil), tb.builder(t, nil), tb.poller(t, nil)
+	for i := 0; !tb.quiet(t); i++ {
+		if i == 40 {
+			t.Fatalf("not quiet: %v", tb.batchStates(t))
+		}
+		tb.clock.Advance(tb.cfg.MaxAge)
+		errs := make(chan error, 4)
+		for _, pass := range []func(context.Context) error{b1.Pass, b2.Pass, p1.Pass, p2.Pass} {
+			go func() { errs <- pass(tb.ctx) }()
+		}
+		for range 4 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		tb.clock.Advance(4 * time.Minute)
+	}
+	for k, v := range tb.outcomes(t, members) {
+		if v == "missing" {
+			t.Errorf("%s lost", k)
+		}
+	}
+	if twice := tb.handedTwice(t); len(twice) > 0 {
+		t.Errorf("handed to the Applier twice: %v", twice)
+	}
+	for id, n := range tb.providerBatches(t) {
+		if n != 1 {
+			t.Errorf("ledger batch %s has %d provider batches, want 1", id, n)
+		}
 	}
 }
