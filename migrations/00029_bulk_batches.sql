@@ -22,7 +22,8 @@
 -- its request line again and to store or park it, its text included
 -- (readable by sluice_readonly as chunk_embeddings' is). A member is
 -- pending until its result is applied (applied, parked) or it is handed
--- back as owed work (requeued). A chunk version is pending in at most
+-- back as owed work (requeued); then it keeps its keys and state but no
+-- text. A chunk version is pending in at most
 -- one batch of a generation, so a redelivered job is admitted once.
 --
 -- Grants: sluice_consumer admits members and runs the builder and poller
@@ -91,6 +92,9 @@ CREATE TABLE bulk_members (
     state        text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'applied', 'parked', 'requeued')),
     error_class  text,
     updated_at   timestamptz NOT NULL,
+    -- A member that left pending was handed on with its text, and keeps
+    -- none.
+    CHECK (state = 'pending' OR text = ''),
     PRIMARY KEY (batch_id, custom_id)
 );
 CREATE UNIQUE INDEX bulk_members_pending_once ON bulk_members (generation, doc_id, chunk_index, version) WHERE state = 'pending';

@@ -10,13 +10,30 @@ import (
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// memberReturning are the columns of a member a statement hands back.
-const memberReturning = `m.batch_id, m.custom_id, m.generation, m.source_id, m.doc_id, m.chunk_index, m.version, m.content_hash, m.text`
+// memberColumns are the columns of a member as Member holds them.
+const memberColumns = `m.batch_id, m.custom_id, m.generation, m.source_id, m.doc_id, m.chunk_index, m.version, m.content_hash, m.text`
 
 func scanMember(rows pgx.CollectableRow) (Member, error) {
 	var m Member
 	err := rows.Scan(&m.BatchID, &m.CustomID, &m.Generation, &m.SourceID, &m.DocID, &m.ChunkIndex, &m.Version, &m.ContentHash, &m.Text)
 	return m, err
+}
+
+// takePending reads and locks the pending members of batch id, those of
+// customIDs only unless it is nil.
+func takePending(ctx context.Context, tx pgx.Tx, id int64, customIDs []string) ([]Member, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT `+memberColumns+` FROM bulk_members m
+		WHERE m.batch_id = $1 AND m.state = 'pending' AND ($2::text[] IS NULL OR m.custom_id = ANY($2))
+		ORDER BY m.custom_id FOR UPDATE`, id, customIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read pending members: %w", err)
+	}
+	members, err := pgx.CollectRows(rows, scanMember)
+	if err != nil {
+		return nil, fmt.Errorf("read pending members: %w", err)
+	}
+	return members, nil
 }
 
 // routed is a result line and what it does to its member.
@@ -51,16 +68,16 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 		byID[res.CustomID] = routed{res, st, err, d}
 		ids, states, classes = append(ids, res.CustomID), append(states, string(st)), append(classes, d.Class)
 	}
-	rows, err := tx.Query(ctx, `
-		UPDATE bulk_members m SET state = u.st, error_class = nullif(u.cls, ''), updated_at = $5
-		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(c, st, cls)
-		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'
-		RETURNING `+memberReturning, id, ids, states, classes, p.deps.Now())
+	members, err := takePending(ctx, tx, id, ids)
 	if err != nil {
-		return fmt.Errorf("apply: mark members: %w", err)
+		return fmt.Errorf("apply: %w", err)
 	}
-	members, err := pgx.CollectRows(rows, scanMember)
-	if err != nil {
+	// A member that leaves pending keeps no text: the Applier and the
+	// Requeuer have it, and the ledger no longer needs it.
+	if _, err := tx.Exec(ctx, `
+		UPDATE bulk_members m SET state = u.st, error_class = nullif(u.cls, ''), text = '', updated_at = $5
+		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(c, st, cls)
+		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'`, id, ids, states, classes, p.deps.Now()); err != nil {
 		return fmt.Errorf("apply: mark members: %w", err)
 	}
 	var apply []Result
@@ -125,15 +142,13 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 		detail = ""
 	}
 	now := p.deps.Now()
-	rows, err := tx.Query(ctx, `
-		UPDATE bulk_members m SET state = 'requeued', updated_at = $2
-		WHERE m.batch_id = $1 AND m.state = 'pending'
-		RETURNING `+memberReturning, id, now)
+	members, err := takePending(ctx, tx, id, nil)
 	if err != nil {
-		return fmt.Errorf("settle: mark members: %w", err)
+		return fmt.Errorf("settle: %w", err)
 	}
-	members, err := pgx.CollectRows(rows, scanMember)
-	if err != nil {
+	if _, err := tx.Exec(ctx, `
+		UPDATE bulk_members SET state = 'requeued', text = '', updated_at = $2
+		WHERE batch_id = $1 AND state = 'pending'`, id, now); err != nil {
 		return fmt.Errorf("settle: mark members: %w", err)
 	}
 	if len(members) > 0 {

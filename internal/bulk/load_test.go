@@ -78,6 +78,10 @@ func TestBulkLoadWithPoisonConverges(t *testing.T) {
 	if twice := tb.handedTwice(t); len(twice) > 0 {
 		t.Errorf("handed to the Applier twice: %v", twice)
 	}
+	var kept int
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT count(*) FROM bulk_members WHERE text <> ''`).Scan(&kept); err != nil || kept != 0 {
+		t.Errorf("%d settled members keep their text (%v), want none", kept, err)
+	}
 	members := tb.memberStates(t)
 	parked := want[classify.ClassBadRequest] + want[classify.ClassDimensionMismatch] + want[classify.ClassContextLength]
 	if members["applied"] != len(wiki)+len(docs)-parked || members["parked"] != parked || members["pending"] != 0 || members["requeued"] != 0 {
