@@ -80,9 +80,29 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'`, id, ids, states, classes, p.deps.Now()); err != nil {
 		return fmt.Errorf("apply: mark members: %w", err)
 	}
+	stored, parked, owed, err := p.hand(ctx, tx, members, byID)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5, updated_at = $6
+		WHERE batch_id = $1`, id, last, stored, parked, owed, p.deps.Now()); err != nil {
+		return fmt.Errorf("apply: record lines applied: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("apply: commit: %w", err)
+	}
+	p.deps.Metrics.member(outcomeApplied, stored)
+	p.deps.Metrics.member(outcomeParked, parked)
+	p.deps.Metrics.member(outcomeRequeued, owed)
+	return nil
+}
+
+// hand gives the members that took a result to the Applier (a vector or a
+// parking error) and the Requeuer (owed again), and counts them.
+func (p *Poller) hand(ctx context.Context, tx pgx.Tx, members []Member, byID map[string]routed) (stored, parked, owed int, err error) {
 	var apply []Result
-	var owed []Owed
-	var stored, parked int
+	var again []Owed
 	for _, m := range members {
 		r := byID[m.CustomID]
 		switch r.state {
@@ -93,31 +113,20 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 			apply = append(apply, Result{Member: m, Err: r.err, Decision: r.decision, PromptTokens: r.res.PromptTokens})
 			parked++
 		default:
-			owed = append(owed, Owed{Member: m, Cause: r.err})
+			again = append(again, Owed{Member: m, Cause: r.err})
 		}
 	}
 	if len(apply) > 0 {
 		if err := p.applier.Apply(ctx, tx, apply); err != nil {
-			return fmt.Errorf("apply: %w", err)
+			return 0, 0, 0, fmt.Errorf("apply: %w", err)
 		}
 	}
-	if len(owed) > 0 {
-		if err := p.requeuer.Requeue(ctx, tx, owed); err != nil {
-			return fmt.Errorf("requeue: %w", err)
+	if len(again) > 0 {
+		if err := p.requeuer.Requeue(ctx, tx, again); err != nil {
+			return 0, 0, 0, fmt.Errorf("requeue: %w", err)
 		}
 	}
-	if _, err := tx.Exec(ctx, `
-		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5, updated_at = $6
-		WHERE batch_id = $1`, id, last, stored, parked, len(owed), p.deps.Now()); err != nil {
-		return fmt.Errorf("apply: record lines applied: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("apply: commit: %w", err)
-	}
-	p.deps.Metrics.member(outcomeApplied, stored)
-	p.deps.Metrics.member(outcomeParked, parked)
-	p.deps.Metrics.member(outcomeRequeued, len(owed))
-	return nil
+	return stored, parked, len(again), nil
 }
 
 // settle ends a batch the provider is done with: every member still
