@@ -46,6 +46,13 @@
 // generation to ready (audited), and nothing else of the registry. The
 // operator clears a generation's parked chunks (sluice index retry).
 //
+// Migration 29 is bulk mode's ledger (bulk_batches, bulk_members): chunk
+// jobs held in PostgreSQL while the provider's Batch API embeds them.
+// The consumer admits, builds, polls and applies; the operator reads and
+// cancels a source's batches; the console reads the batches' counts; the
+// erasing roles delete a deleted document's members, whose text is
+// otherwise kept only while they are pending.
+//
 // Migration 26 adds text_hash, the SHA-256 of a vector's text, to every
 // table of vectors, fills it for the rows already stored and indexes it:
 // the key on which the pipeline reuses a stored vector instead of paying

@@ -109,7 +109,21 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		eraseParked    = `DELETE FROM generation_parked WHERE doc_id = 'gone'`
 		markReady      = `SELECT mark_generation_ready(99, '{}')`
 		lockGen        = `SELECT lock_generation_for_write(2)`
+		openBulk       = `INSERT INTO bulk_batches (source_id, opened_at, updated_at) VALUES ('s', now(), now())`
+		admitBulk      = `WITH b AS (INSERT INTO bulk_batches (source_id, opened_at, updated_at) VALUES ('s', now(), now()) RETURNING batch_id) INSERT INTO bulk_members (batch_id, custom_id, generation, source_id, doc_id, chunk_index, version, content_hash, text, tokens, bytes, updated_at) SELECT batch_id, 'd:0:1', 1, 's', 'd', 0, 1, 'h', 'text', 1, 1, now() FROM b`
+		readBulkText   = `SELECT text FROM bulk_members`
+		readBulk       = `SELECT state, requests, stored, parked, requeued FROM bulk_batches`
+		cancelBulk     = `UPDATE bulk_batches SET state = 'cancelled', cancel_requested_at = now(), finished_at = now(), updated_at = now() WHERE false`
+		applyBulk      = `UPDATE bulk_members SET state = 'applied' WHERE false`
+		uploadBulk     = `UPDATE bulk_batches SET input_file_id = 'f' WHERE false`
+		forgetBulk     = `DELETE FROM bulk_batches WHERE false`
+		forgetMembers  = `DELETE FROM bulk_members WHERE false`
+		eraseBulkDoc   = `DELETE FROM bulk_members WHERE doc_id = 'gone'`
 	)
+	// Bulk mode's ledger: the consumer runs it, the operator reads it and
+	// cancels, the console reads the batches' counts; the erasing roles
+	// delete a deleted document's members.
+	bulkWrites := []string{openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk}
 	writeOutbox := func(subject string) string {
 		return `INSERT INTO outbox (subject, headers, payload) VALUES ('` + subject + `', '` + headers + `', '` + strings.ReplaceAll(payload, "'", "''") + `')`
 	}
@@ -120,54 +134,58 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 	// Every role is denied these: audit and history are append-only, and
 	// nobody reads a secret but the operator, through its function.
 	common := []string{readSecret, eraseAudit, rewriteAudit, eraseHistory, rewriteHistory, forgeHistory,
-		eraseReveals, rewriteOutbox, preRefused, renameGen, forgetGen, rewriteGenLog, eraseGenLog}
+		eraseReveals, rewriteOutbox, preRefused, renameGen, forgetGen, rewriteGenLog, eraseGenLog, forgetBulk}
 	for _, tc := range []struct {
 		role            string
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
 			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
-				findGenDocs, eraseGenDoc, takeOwed, eraseParked},
+				findGenDocs, eraseGenDoc, takeOwed, eraseParked, eraseBulkDoc},
 			[]string{readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, readBackfill, parkInGen, markReady, lockGen}},
+				writeGen, queueOwed, readBackfill, parkInGen, markReady, lockGen,
+				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
-				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen},
+				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
+				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex}},
+				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
-			[]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
+			append([]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen}},
+				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
+				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed},
-			[]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
+			append([]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
-				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen}},
+				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
+				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.OperatorRole,
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
-				takeOwed, readBackfill, retryGen},
+				takeOwed, readBackfill, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
-				purgeHistory, writeGen, queueOwed, parkInGen, markReady, lockGen}},
+				purgeHistory, writeGen, queueOwed, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill},
-			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
+			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen}},
+				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.ReadonlyRole,
-			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill},
-			[]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
+			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText},
+			append([]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
 				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen}},
+				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers}, bulkWrites...)},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

@@ -29,6 +29,8 @@ var owners = map[string]string{
 	"generation_backfill":       "internal/generation",
 	"generation_backfill_queue": "internal/generation",
 	"generation_parked":         "internal/generation",
+	"bulk_batches":              "internal/bulk",
+	"bulk_members":              "internal/bulk",
 	"ingest_runs":               "internal/runs",
 	"deletion_requests":         "internal/erase",
 	"document_deletions":        "internal/erase",

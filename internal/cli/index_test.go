@@ -377,7 +377,6 @@ func TestReconcileChecksEveryGeneration(t *testing.T) {
 	}
 }
 
-
 // reconcile measures the active generation: a later one that owes chunks
 // (a document ingested after it was activated) is a problem, named with
 // its count and fix; generation 1 active, converged, is none.

@@ -50,12 +50,13 @@ const GenerationLeakPrefix = "generation_embeddings.g"
 // leakTables are the places a deleted document's data could be, in the
 // order a leak names them.
 var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "ingest_manifest.job", "ingest_manifest.live",
-	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload"}
+	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload", "bulk_members"}
 
 // leaksSQL finds, for every deleted document, what is left of it: a
 // vector or chunk text of any index generation, a manifest row with job bytes or not superseded
 // at the tombstone's version, escalated text, a dead letter with its
-// payload or still open, a payload kept by reference.
+// payload or still open, a payload kept by reference, a bulk member's
+// text.
 const leaksSQL = `
 WITH gone AS (SELECT doc_id, version FROM documents WHERE status = ` + manifest.SQLDocDeleted + `)
 SELECT doc_id, what, n FROM (
@@ -82,6 +83,8 @@ SELECT doc_id, what, n FROM (
 	UNION ALL
 	SELECT o.payload->>'doc_id', 'outbox.payload', count(*) FROM outbox o JOIN gone g ON g.doc_id = o.payload->>'doc_id'
 	WHERE coalesce(o.payload->>'payload', '') <> '' GROUP BY 1
+	UNION ALL
+	SELECT b.doc_id, 'bulk_members', count(*) FROM bulk_members b JOIN gone USING (doc_id) WHERE b.text <> '' GROUP BY 1
 ) leaks ORDER BY doc_id, what`
 
 // Check returns every deleted document of which PostgreSQL still holds

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/bulk/erasure"
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
@@ -215,6 +216,9 @@ func erasePieces(ctx context.Context, tx pgx.Tx, ts []manifest.Tombstone, gone [
 		return e, err
 	}
 	if err := generation.Erase(ctx, tx, gone); err != nil {
+		return e, err
+	}
+	if _, err := erasure.Members(ctx, tx, gone); err != nil {
 		return e, err
 	}
 	e.letters, err = deadletter.Erase(ctx, tx, gone)

@@ -136,7 +136,8 @@ SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FRO
      + (SELECT count(*) FROM dead_letter_payloads p WHERE p.doc_id IN (SELECT doc_id FROM gone)
            OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))
      + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')
-     + (SELECT count(*) FROM generation_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))`
+     + (SELECT count(*) FROM generation_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))
+     + (SELECT count(*) FROM bulk_members WHERE doc_id IN (SELECT doc_id FROM gone) AND text <> '')`
 
 // laterOwedSQL counts, over every later index generation not dropped,
 // the chunks stored at their document's current version that the
