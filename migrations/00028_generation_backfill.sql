@@ -121,7 +121,9 @@ GRANT SELECT ON index_generations TO sluice_consumer, sluice_replayer;
 GRANT SELECT, DELETE ON generation_embeddings TO sluice_replayer;
 GRANT SELECT, INSERT, UPDATE, DELETE ON generation_embeddings TO sluice_consumer;
 GRANT INSERT ON generation_backfill_queue TO sluice_replayer;
-GRANT SELECT, INSERT, DELETE ON generation_backfill_queue TO sluice_consumer;
+-- UPDATE only for the row locks of a page being published (FOR UPDATE
+-- SKIP LOCKED): no statement changes a queued row.
+GRANT SELECT, INSERT, UPDATE, DELETE ON generation_backfill_queue TO sluice_consumer;
 GRANT SELECT, INSERT, UPDATE ON generation_backfill TO sluice_consumer;
 GRANT SELECT, INSERT, UPDATE, DELETE ON generation_parked TO sluice_consumer;
 

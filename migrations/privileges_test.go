@@ -103,6 +103,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		dropGenIndex   = `SELECT drop_generation_index(2)`
 		queueOwed      = `INSERT INTO generation_backfill_queue (generation, doc_id, chunk_index, version, content_hash, source_id) SELECT 2, 'd', 0, 1, 'h', 's' WHERE false`
 		takeOwed       = `DELETE FROM generation_backfill_queue WHERE false`
+		lockOwed       = `SELECT id FROM generation_backfill_queue ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`
 		readBackfill   = `SELECT pass, planned FROM generation_backfill`
 		parkInGen      = `INSERT INTO generation_parked (generation, doc_id, chunk_index, version, content_hash, source_id, error_class, attempts) SELECT 2, 'd', 0, 1, 'h', 's', 'c', 1 WHERE false`
 		retryGen       = `DELETE FROM generation_parked WHERE generation = 2`
@@ -149,7 +150,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
-				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
+				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
 				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
@@ -174,7 +175,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
 				takeOwed, readBackfill, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
-				purgeHistory, writeGen, queueOwed, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
+				purgeHistory, writeGen, queueOwed, lockOwed, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
 			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,

@@ -141,14 +141,16 @@ func TestChaos(t *testing.T) {
 			return
 		case <-time.After(*chaosDuration / 4):
 		}
-		for ctx.Err() == nil {
+		for refused := 0; ctx.Err() == nil; refused++ {
 			code, out := f.sluice("index", "create", "--model", "embed-sim-large", "--dims", fmt.Sprint(2*dims),
 				"--chunk-size", "200", "--chunk-unit", "chars", "--chunk-overlap", "0", "--reason", "chaos: a larger model", "--execute")
 			if code == 0 {
 				created.Store(true)
 				return
 			}
-			t.Logf("index create refused (%d), again: %s", code, strings.TrimSpace(out))
+			if refused == 0 {
+				t.Logf("index create refused (%d), trying again every second: %s", code, strings.TrimSpace(out))
+			}
 			time.Sleep(time.Second)
 		}
 	})
