@@ -220,7 +220,7 @@ func (f *fleet) wrongVectors() int {
 	f.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	store, err := vectorstore.Open(ctx, f.db.Pool, dims)
+	store, err := vectorstore.Open(ctx, f.db.Pool, f.opts.dims)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func (f *fleet) wrongVectors() int {
 		f.t.Fatal(err)
 	}
 	wrong := 0
-	want := make([]float32, dims)
+	want := make([]float32, f.opts.dims)
 	var text string
 	var got []float32
 	if _, err := pgx.ForEachRow(rows, []any{&text, &got}, func() error {

@@ -74,6 +74,8 @@ type fleetOptions struct {
 	// topology is what the owner declares before any service starts; set
 	// its AckWait where env sets the consumers' ACK_WAIT.
 	topology broker.Topology
+	// dims is generation 1's dimension, EMBEDDING_DIMS. Defaults to dims.
+	dims int
 }
 
 // fleet is one test's whole deployment: private PostgreSQL and NATS
@@ -102,9 +104,12 @@ type fleet struct {
 
 func newFleet(t *testing.T, opts fleetOptions) *fleet {
 	t.Helper()
+	if opts.dims == 0 {
+		opts.dims = dims
+	}
 	f := &fleet{t: t, bin: binaries(t), dir: t.TempDir(), opts: opts}
 	f.pg = testenv.NewPostgres(t)
-	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(dims))
+	f.db = testenv.NewDatabase(t, testenv.OnServer(f.pg), testenv.WithDims(opts.dims))
 	f.nats, f.js = testenv.NewJetStream(t, opts.topology)
 	f.natsURLFor = f.nats.URLFor
 	f.dbURLFor = f.db.RoleURL
@@ -138,7 +143,7 @@ func (f *fleet) env(binary, metricsAddr string, extra ...string) []string {
 	}
 	env := append([]string{"NATS_URL=" + f.natsURLFor(role)},
 		"DATABASE_URL="+f.dbURLFor(pgRole), "EMBEDDER_URL="+f.simURL,
-		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
+		fmt.Sprintf("EMBEDDING_DIMS=%d", f.opts.dims), "METRICS_ADDR="+metricsAddr, "LOG_FORMAT=json", "LOG_LEVEL=info",
 		"HOUSEKEEPING_INTERVAL=1s", "OWED_INTERVAL=1s", "RELAY_POLL_INTERVAL=200ms",
 		// A killed producer's run ends interrupted once silent this long.
 		"RUN_HEARTBEAT_INTERVAL=1s", "RUN_HEARTBEAT_TIMEOUT=5s",
@@ -185,7 +190,7 @@ func (f *fleet) waitHTTP(p *proc, url string) {
 func (f *fleet) startSim(args ...string) {
 	f.t.Helper()
 	addr := strings.TrimPrefix(f.simURL, "http://")
-	f.sim = f.spawn("embed-sim", nil, append([]string{"--addr", addr, "--dims", fmt.Sprint(dims), "--log-level", "warn"}, args...)...)
+	f.sim = f.spawn("embed-sim", nil, append([]string{"--addr", addr, "--dims", fmt.Sprint(f.opts.dims), "--log-level", "warn"}, args...)...)
 	f.waitHTTP(f.sim, f.simURL+"/healthz")
 }
 
