@@ -5,6 +5,7 @@ import (
 
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // Outcome is what the caller must do with a job's message.
@@ -61,6 +62,8 @@ type Job struct {
 
 	chunk  messages.ChunkJob
 	vector []float32
+	// textHash is vectorstore.HashText of the chunk's text, set by reuse.
+	textHash vectorstore.TextHash
 	// prevClass is the error class recorded by an earlier delivery.
 	prevClass string
 	// held says this delivery goes back without spending the job's
@@ -72,7 +75,7 @@ type Job struct {
 // can be processed again as if new.
 func (j *Job) Reset() {
 	j.Outcome, j.Delay, j.Failure = Undecided, 0, nil
-	j.chunk, j.vector, j.prevClass, j.held = messages.ChunkJob{}, nil, "", false
+	j.chunk, j.vector, j.prevClass, j.held, j.textHash = messages.ChunkJob{}, nil, "", false, vectorstore.TextHash{}
 }
 
 // Chunk returns the decoded job; valid once Process has run and the job

@@ -44,6 +44,8 @@ type Pipeline struct {
 	// rejects an input.
 	rejections rejectionRate
 	tokens     tokens.Counter
+	// flights are the texts this pipeline's batches are embedding now.
+	flights flights
 	// reused, providerInputs and providerTokens are the metrics' series
 	// of the store's index generation.
 	reused, providerInputs, providerTokens prometheus.Counter
@@ -153,7 +155,14 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) ([]*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.embedBySource(ctx, send)
+	own, waiting := p.flights.claim(send)
+	func() {
+		defer p.flights.land(own)
+		p.embedBySource(ctx, own)
+	}()
+	if again := p.await(ctx, waiting); len(again) > 0 {
+		p.embedBySource(ctx, again)
+	}
 	p.share(tw)
 	var toStore []*Job
 	for _, j := range live {

@@ -28,6 +28,7 @@ func (p *Pipeline) reuse(ctx context.Context, jobs []*Job) ([]*Job, twins, error
 	distinct := make([]vectorstore.TextHash, 0, len(jobs))
 	for i, j := range jobs {
 		hashes[i] = vectorstore.HashText(j.chunk.Text)
+		j.textHash = hashes[i]
 		if _, ok := first[hashes[i]]; !ok {
 			first[hashes[i]] = j
 			distinct = append(distinct, hashes[i])

@@ -394,3 +394,64 @@ func TestTwinsShareARejection(t *testing.T) {
 	}
 	b.checkVectors(2)
 }
+
+// slowEmbedder answers after delay, so that batches overlap in flight.
+type slowEmbedder struct {
+	pipeline.Embedder
+	delay time.Duration
+}
+
+func (s slowEmbedder) Embed(ctx context.Context, inputs []string) ([][]float32, error) {
+	time.Sleep(s.delay)
+	return s.Embedder.Embed(ctx, inputs)
+}
+
+// Two batches in flight at once that share their texts send each text
+// once: the one that claims a text embeds it, the other waits for that
+// answer instead of paying for it again. Every chunk is stored with the
+// provider's vector of its text.
+func TestBatchesInFlightShareTheirTexts(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 40
+	docs := map[string]string{}
+	for n := range distinct {
+		docs[fmt.Sprintf("a%03d.txt", n)] = passage(n)
+		docs[fmt.Sprintf("b%03d.txt", n)] = passage(n)
+	}
+	b.produce("inflight", docs)
+	var one, two []*pipeline.Job
+	for _, g := range byText(t, b.jobs(1)) {
+		if len(g) != 2 {
+			t.Fatalf("a text is in %d jobs, want 2", len(g))
+		}
+		one, two = append(one, g[0]), append(two, g[1])
+	}
+	reg := prometheus.NewRegistry()
+	p := b.pipelineMeasured(slowEmbedder{Embedder: b.client(), delay: 300 * time.Millisecond}, pipeline.NewMetrics(reg))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.process(p, one)
+	}()
+	b.process(p, two)
+	<-done
+
+	for _, j := range append(one, two...) {
+		if j.Outcome != pipeline.Stored {
+			t.Errorf("%s: outcome %v (failure %+v), want stored", j.Chunk().DocID, j.Outcome, j.Failure)
+		}
+	}
+	if inputs := b.sim.Counts().Inputs; inputs != distinct {
+		t.Errorf("the provider was sent %d inputs for %d texts in two batches in flight at once, want %d", inputs, distinct, distinct)
+	}
+	for n := range distinct {
+		if c := b.sim.SeenCount(passage(n)); c != 1 {
+			t.Errorf("text %d sent %d times, want once", n, c)
+		}
+	}
+	b.checkVectors(2 * distinct)
+	if got := generationOne(t, reg, "sluice_embedding_reuse_total"); got != distinct {
+		t.Errorf("sluice_embedding_reuse_total = %v, want %d", got, distinct)
+	}
+}
