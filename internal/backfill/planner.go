@@ -199,15 +199,35 @@ func (p *Planner) Step(ctx context.Context) error {
 	if released > 0 {
 		p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
 	}
-	if outstanding > 0 {
-		return nil
+	// Another pass, or readiness, only while nothing is queued or in
+	// flight for any generation: the queue is read before the durable,
+	// both afresh, so that a chunk another consumer moves from one to
+	// the other meanwhile is seen in one of them.
+	if idle, err := p.idle(ctx); err != nil || !idle {
+		return err
 	}
 	for _, g := range kept {
-		if err := p.check(ctx, g, backlog[g.ID]); err != nil {
+		if err := p.check(ctx, g); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// idle reports whether nothing is queued and the backfill durable has
+// nothing outstanding.
+func (p *Planner) idle(ctx context.Context) (bool, error) {
+	backlog, err := generation.Backlog(ctx, p.pool)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range backlog {
+		if n > 0 {
+			return false, nil
+		}
+	}
+	outstanding, err := p.outstanding(ctx)
+	return outstanding == 0, err
 }
 
 // outstanding counts the backfill durable's messages not yet
@@ -291,12 +311,12 @@ func (p *Planner) plan(ctx context.Context, gen int) (generation.Plan, error) {
 // check looks at a generation whose scan has ended, with nothing queued
 // and nothing outstanding: another pass if something stored is still
 // owed, ready if a building one is complete.
-func (p *Planner) check(ctx context.Context, g generation.Generation, queued int64) error {
+func (p *Planner) check(ctx context.Context, g generation.Generation) error {
 	st, err := generation.StateOf(ctx, p.pool, g.ID)
 	if err != nil {
 		return err
 	}
-	if queued > 0 || (st.Pass > 0 && !st.Scanned) {
+	if st.Pass > 0 && !st.Scanned {
 		return nil
 	}
 	owes, err := generation.OwesStored(ctx, p.pool, g.ID, time.Time{})

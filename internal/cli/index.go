@@ -190,6 +190,9 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
 	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
 		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
+	if p.ParkedHere > 0 {
+		fmt.Fprintf(w, "  of the parked, %d in this generation alone\n", p.ParkedHere)
+	}
 	fmt.Fprintf(w, "  backfill: %s", p.Backfill)
 	if st := p.State; st != nil {
 		fmt.Fprintf(w, "; pass %d", st.Pass)
@@ -206,7 +209,7 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 			fmt.Fprintf(w, "  rate: nothing written in the last %s; is a consumer running?\n", generation.ETAWindow)
 		}
 	}
-	if p.Parked > 0 && g.ID != generation.First {
+	if p.ParkedHere > 0 && g.ID != generation.First {
 		fmt.Fprintf(w, "  parked: see why with sluice index status %d --json; retry with sluice index retry %d --reason R --execute\n", g.ID, g.ID)
 	}
 	switch {

@@ -88,8 +88,8 @@ type IncompleteError struct {
 
 // Error says what is missing and how to go on.
 func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("generation %d is incomplete: %d chunks owed, %d parked of %d (backfill %s); wait until it is complete, or pass --force with a --reason to serve it as it is",
-		e.Progress.Generation, e.Progress.Owed, e.Progress.Parked, e.Progress.Chunks, e.Progress.Backfill)
+	return fmt.Sprintf("generation %d is incomplete: %d chunks owed, %d parked in it alone, of %d (backfill %s); wait until it is complete, or pass --force with a --reason to serve it as it is",
+		e.Progress.Generation, e.Progress.Owed, e.Progress.ParkedHere, e.Progress.Chunks, e.Progress.Backfill)
 }
 
 // Is matches ErrIncomplete.

@@ -28,6 +28,10 @@ type Progress struct {
 	// them until they are replayed or corrected, or in this generation
 	// alone (generation_parked) until sluice index retry.
 	Parked int64 `json:"parked"`
+	// ParkedHere are those of Parked parked in this generation alone:
+	// every other generation holds them. A chunk parked in the manifest
+	// is missing from every generation alike.
+	ParkedHere int64 `json:"parked_here"`
 	// Vectors are the generation's rows, stale versions included.
 	Vectors int64 `json:"vectors"`
 	// Percent is Stored of Chunks, 100 when there are none.
@@ -43,8 +47,11 @@ type Progress struct {
 	ETASeconds      *float64 `json:"eta_seconds,omitempty"`
 }
 
-// Complete reports whether nothing is owed or parked.
-func (p Progress) Complete() bool { return p.Owed == 0 && p.Parked == 0 }
+// Complete reports whether the generation holds every chunk the others
+// hold: nothing owed, nothing parked in it alone. A chunk parked in the
+// manifest is missing from every generation, so it does not hold back
+// one generation against another.
+func (p Progress) Complete() bool { return p.Owed == 0 && p.ParkedHere == 0 }
 
 // Backfill states of Progress.
 const (
@@ -68,7 +75,8 @@ const progressSQL = `
 SELECT count(*),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NOT NULL),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NULL),
-       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + ` OR (v.doc_id IS NULL AND gp.doc_id IS NOT NULL))` + chunksSQL
+       count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + ` OR (v.doc_id IS NULL AND gp.doc_id IS NOT NULL)),
+       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NOT NULL)` + chunksSQL
 
 // chunksSQL is the chunks a generation should hold, m, beside its
 // vector of the chunk's current version and content, v, and its parked
@@ -100,7 +108,7 @@ func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress
 		return p, fmt.Errorf("measure generation %d: %w", g.ID, err)
 	}
 	_, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (struct{}, error) {
-		return struct{}{}, r.Scan(&p.Chunks, &p.Stored, &p.Owed, &p.Parked)
+		return struct{}{}, r.Scan(&p.Chunks, &p.Stored, &p.Owed, &p.Parked, &p.ParkedHere)
 	})
 	if err != nil {
 		return p, fmt.Errorf("measure generation %d: %w", g.ID, err)
