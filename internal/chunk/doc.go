@@ -17,5 +17,10 @@
 // Cuts fall at the most natural boundary available in the second half of a
 // chunk: a paragraph break, else a line break, else the end of a sentence,
 // else whitespace, and only as a last resort between two runes (never
-// inside a combining sequence when avoidable).
+// inside a combining sequence when avoidable). Which paragraph break is
+// decided by the text, not by where the chunk began: the first one past
+// half the chunk's reach that the text before it makes an anchor (a hash
+// of that text, one break in four), else the highest-ranked one in reach.
+// An edit of one paragraph then changes the chunks around it and few
+// others: the cuts after it fall back onto the unedited text's.
 package chunk

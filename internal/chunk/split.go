@@ -201,7 +201,14 @@ func (s *splitter) window(start int) (cut int, final bool) {
 		}
 		if r == '\n' {
 			if lineBlank && prevNL > start && usedAtPrevNL >= s.minUsed {
-				b.para = prevNL
+				rank := anchorRank(text, start, prevNL)
+				if rank%anchorEvery == 0 {
+					// An anchor: the text alone says to cut here.
+					return prevNL, false
+				}
+				if b.para < 0 || rank >= b.paraRank {
+					b.para, b.paraRank = prevNL, rank
+				}
 			}
 			prevNL, usedAtPrevNL, lineBlank = i, used, true
 		} else if !space {
@@ -219,6 +226,30 @@ func (s *splitter) window(start int) (cut int, final bool) {
 	return len(text), true
 }
 
+// anchorText bounds the text before a paragraph break that ranks it.
+const anchorText = 64
+
+// anchorEvery makes one paragraph break in anchorEvery, by rank, an
+// anchor: a chunk ends at the first anchor past minUsed.
+const anchorEvery = 4
+
+// anchorRank ranks the paragraph break at i by the text just before it,
+// from no earlier than start: a hash, so that which break of a window
+// ends a chunk is decided by the text around the breaks, not by where the
+// window begins. After an edit moves a window's start, the breaks in
+// reach are mostly the same and the highest-ranked one with them, so the
+// cuts fall back onto the unedited text's within a chunk or two instead
+// of shifting every cut after the edit.
+func anchorRank(text string, start, i int) uint64 {
+	from := max(start, i-anchorText)
+	h := uint64(14695981039346656037)
+	for k := from; k < i; k++ {
+		h ^= uint64(text[k])
+		h *= 1099511628211
+	}
+	return h
+}
+
 // asciiSpace is unicode.IsSpace for ASCII, as a table: the window loop
 // asks it of every byte.
 var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
@@ -227,6 +258,9 @@ var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': t
 // where there is none. All but early leave the chunk at least minUsed full.
 type boundaries struct {
 	para, line, sentence, space int
+	// paraRank is anchorRank of para: of the paragraph breaks in reach,
+	// the chunk ends at the one of highest rank, not the last.
+	paraRank uint64
 	// early is the last whitespace or full stop before the chunk is minUsed
 	// full: a short chunk is better than a word cut in two.
 	early int

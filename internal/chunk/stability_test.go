@@ -11,20 +11,19 @@ import (
 // most of its chunks as they were: the producer re-publishes a changed
 // document whole, and the consumer embeds again only the chunks whose
 // text no stored vector has. Issue 30's target is at most targetNew new
-// chunks of about 50 for any edit of one paragraph. The chunker misses
-// it: a cut is the last paragraph break within a chunk's reach, and an
-// insertion or a deletion moves that reach past other breaks, so the
-// cuts after an edit can take several chunks to fall back onto the
-// unedited document's (measured: up to 7 of about 60 chunks with the
-// estimate, 5 of 50 with cl100k_base). The test holds the chunker to
-// what it does now, so that stability cannot get worse unnoticed;
-// content-defined boundaries (each cut decided by the text around it
-// alone) would bring every case within targetNew.
+// chunks of about 50 for any edit of one paragraph. Cuts are
+// content-defined (anchorRank): a chunk ends at the first paragraph
+// break past half its reach that its text makes an anchor, else at the
+// highest-ranked break in reach, so the cuts after an edit fall back onto
+// the unedited document's within a chunk or two. Measured over these 160
+// edits: 1 new chunk in 81, 2 in 52, 3 in 10, 4 in 7 (with cuts at the
+// last break in reach, as before, the tail ran to 24). The test holds
+// the chunker to maxNew and logs the edits over the target.
 func TestSplitStableUnderOneParagraphEdit(t *testing.T) {
 	t.Parallel()
 	const (
 		targetNew = 3
-		maxNew    = 7
+		maxNew    = 4
 	)
 	configs := map[string]Config{
 		"estimate":    DefaultConfig(),
@@ -32,7 +31,7 @@ func TestSplitStableUnderOneParagraphEdit(t *testing.T) {
 	}
 	for name, cfg := range configs {
 		for _, e := range paragraphEdits {
-			for seed := range uint64(5) {
+			for seed := range uint64(20) {
 				t.Run(fmt.Sprintf("%s/%s/doc%d", name, e.name, seed), func(t *testing.T) {
 					t.Parallel()
 					paras := prose(rand.New(rand.NewPCG(seed, 50)), 50, cfg)
