@@ -39,10 +39,12 @@ func TestOverviewShowsWorstAttempts(t *testing.T) {
 }
 
 // The overview shows each generation that is not dropped with its
-// status, model, dims and progress as sluice index status measures it,
-// read with the console's own role: here four ready documents stored in
-// generation 1, one of them in generation 2 too, beside the fixture's
-// parked chunks.
+// status, model, dims, progress and backfill as sluice index status
+// measures them, read with the console's own role: here four ready
+// documents stored in generation 1; in generation 2 one of them stored
+// (a minute ago, a rate of 1 in 5 minutes), one parked by generation 2
+// alone, on its backfill's second pass with two chunks queued, beside
+// the fixture's parked chunks.
 func TestOverviewShowsGenerationProgress(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -59,6 +61,12 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 		 SELECT 'gen-' || i, 0, 1, 'h', 'sim', 384, array_fill(0.1::real, ARRAY[384]), 't' FROM generate_series(1, 4) i`,
 		`INSERT INTO generation_embeddings (generation, doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
 		 VALUES (2, 'gen-1', 0, 1, 'h', 'small-model', 4, array_fill(0.1::real, ARRAY[4]), 't')`,
+		`UPDATE generation_embeddings SET updated_at = now() - interval '1 minute' WHERE generation = 2`,
+		`INSERT INTO generation_parked (generation, doc_id, chunk_index, version, content_hash, source_id, error_class, attempts)
+		 VALUES (2, 'gen-2', 0, 1, 'h', 'gamma', 'context_length_exceeded', 1)`,
+		`INSERT INTO generation_backfill (generation, pass, scanned, planned) VALUES (2, 2, true, 3)`,
+		`INSERT INTO generation_backfill_queue (generation, doc_id, chunk_index, version, content_hash, source_id)
+		 SELECT 2, 'gen-' || i, 0, 1, 'h', 'gamma' FROM generate_series(3, 4) i`,
 	} {
 		if _, err := b.db.Pool.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
@@ -72,8 +80,11 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf(`<tr id="generation-1"><td>1</td><td>active</td><td class="clip">(EMBEDDER_MODEL)</td><td class="n">384</td><td class="n">4</td><td class="n">0</td><td class="n">%d</td>`, alphaStored),
 		fmt.Sprintf(`<progress max="100" value="%.1f" title="4 of %d chunks stored">`, 400/float64(chunks), chunks),
-		fmt.Sprintf(`<tr id="generation-2"><td>2</td><td>building</td><td class="clip">small-model</td><td class="n">4</td><td class="n">1</td><td class="n">3</td><td class="n">%d</td>`, alphaStored),
+		`%</td><td>written by the pipeline</td></tr>`,
+		fmt.Sprintf(`<tr id="generation-2"><td>2</td><td>building</td><td class="clip">small-model</td><td class="n">4</td><td class="n">1</td><td class="n">2</td><td class="n">%d</td>`, alphaStored+1),
 		fmt.Sprintf(`<progress max="100" value="%.1f" title="1 of %d chunks stored">`, 100/float64(chunks), chunks),
+		// Two owed at one chunk in five minutes: ten minutes to go.
+		fmt.Sprintf(`%%</td><td>pass 2 scanned · 2 queued · 0.0033/s · about 10m0s left<br>%d parked: <code>sluice index retry 2 --reason R --execute</code></td></tr>`, alphaStored+1),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s\n%s", want, body[strings.Index(body, `id="generations"`):])

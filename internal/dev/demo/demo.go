@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/drill"
 	"github.com/sluicehq/sluice/internal/erase"
@@ -121,6 +122,14 @@ func Run(ctx context.Context, o Config) error {
 	}
 	if sy.Deleted != SyncDeletes || sy.Left != (erase.Left{}) || sy.Leaks != 0 {
 		return fmt.Errorf("the sync run deleted %d documents, want %d, and left %+v of them (%d erasure leaks)", sy.Deleted, SyncDeletes, sy.Left, sy.Leaks)
+	}
+	mig, err := s.migrate(ctx, pool, filepath.Join(s.dir, "corpus"))
+	if err != nil {
+		return fmt.Errorf("model change: %w", err)
+	}
+	writeMigration(o.Stdout, mig)
+	if !mig.Reconcile.OK {
+		return errors.New("reconcile after the model change found leaked, duplicated or stale chunks, or a generation nothing carries")
 	}
 	if o.Drill {
 		s.say("running the fault drill against the running system …")
@@ -325,6 +334,10 @@ func (s *stack) env(binary, metricsAddr string) ([]string, error) {
 		// the demo.
 		"BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "MAX_DELIVERIES=2", "AMBIGUOUS_RETRIES=1", "PARK_RETRY_DELAY=4s",
 		"BREAKER_DELAY=2s", "BREAKER_FAILURES=5", "HOUSEKEEPING_INTERVAL=1s",
+		// The producer's chunking, shared with the CLI as a deployment's
+		// .env shares it: sluice index create refuses another.
+		fmt.Sprintf("CHUNK_SIZE=%d", chunk.DefaultSize), fmt.Sprintf("CHUNK_OVERLAP=%d", chunk.DefaultOverlap),
+		"CHUNK_UNIT="+string(chunk.DefaultUnit),
 	), nil
 }
 

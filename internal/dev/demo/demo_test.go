@@ -16,8 +16,9 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/demo"
 )
 
-// The demo converges, reports no leak and no duplicate, passes the fault
-// drill run against its running processes afterwards, and while it runs
+// The demo converges, reports no leak and no duplicate, changes the
+// model through the CLI (see checkMigration), passes the fault drill run
+// against its running processes afterwards, and while it runs
 // every service's /metrics carries the series operators and alerts
 // depend on, with the ones the demo must move above zero.
 func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
@@ -43,6 +44,7 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
 	}
+	checkMigration(t, report)
 	byService := map[string][]string{}
 	for name, body := range scraped {
 		svc := name[:strings.LastIndex(name, "-")]
@@ -103,6 +105,42 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 		if total <= 0 {
 			t.Errorf("%s = %v over %v, want it to have moved", name, total, services)
 		}
+	}
+}
+
+// checkMigration asserts the report's model change: generation 2
+// backfilled and ready, paid for and compared, served after its
+// activation and generation 1 again after the rollback, with reconcile
+// clean.
+func checkMigration(t *testing.T, report string) {
+	t.Helper()
+	for _, want := range []string{
+		"Model change — generation 2, embed-sim-large at 768 dims, ready in ",
+		"activated     search served generation 2\n",
+		"rolled back   search served generation 1\n",
+		"reconcile     OK: 0 leaked, 0 duplicated, 0 unpublished, 0 lost, 0 stranded, 0 generations nothing carries",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+	figures := regexp.MustCompile(`backfilled\s+(\d+) chunks by[\s\S]*provider\s+(\d+) inputs, (\d+) tokens for generation 2; (\d+) chunks reused` +
+		`[\s\S]*overlap@10 ([\d.]+), MRR ([\d.]+) over (\d+) queries`).FindStringSubmatch(report)
+	if figures == nil {
+		t.Fatalf("report lacks the model change's figures:\n%s", report)
+	}
+	n := make([]float64, len(figures))
+	for i, f := range figures[1:] {
+		n[i+1], _ = strconv.ParseFloat(f, 64)
+	}
+	backfilled, inputs, tokens, reused, overlap, mrr, queries := n[1], n[2], n[3], n[4], n[5], n[6], n[7]
+	if backfilled <= 0 || inputs <= 0 || tokens <= inputs || queries <= 0 || overlap <= 0 || mrr <= 0 {
+		t.Errorf("model change figures: %v backfilled, %v inputs, %v tokens, overlap@10 %v, MRR %v over %v queries; want each above zero (and tokens above inputs)",
+			backfilled, inputs, tokens, overlap, mrr, queries)
+	}
+	// Every chunk backfilled was embedded by the provider or reused.
+	if inputs+reused < backfilled {
+		t.Errorf("%v inputs and %v reused for %v chunks backfilled: some chunks got a vector from nowhere", inputs, reused, backfilled)
 	}
 }
 

@@ -136,6 +136,29 @@ func writeReport(w io.Writer, st status, sy synced, rep *reconcile.Report, took 
 	}
 	fmt.Fprintf(w, "\nExplore next (with --keep, against the running system):\n")
 	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.operatorURL())
+	fmt.Fprintf(w, "  sluice index ls --database-url '%s'\n", s.operatorURL())
 	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.operatorURL(), s.simURL)
 	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url '%s'\n", s.operatorURL(), s.nats.URLFor(natsauth.Operator))
+}
+
+// writeMigration prints the model change's section of the report.
+func writeMigration(w io.Writer, m *migration) {
+	fmt.Fprintf(w, "\nModel change — generation %d, %s at %d dims, ready in %s\n", m.Generation, m.Model, m.Dims, m.Took.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "  backfilled    %d chunks by the running consumers (%d queued by the scan over %d passes)\n", m.Backfilled, m.Planned, m.Passes)
+	fmt.Fprintf(w, "  provider      %.0f inputs, %.0f tokens for generation %d; %.0f chunks reused\n", m.Inputs, m.Tokens, m.Generation, m.Reused)
+	index := "none (no pgvector: searches scan its rows)"
+	if m.Indexed {
+		index = "HNSW, built before activating"
+	}
+	fmt.Fprintf(w, "  index         %s\n", index)
+	fmt.Fprintf(w, "  compare 1 %d   overlap@10 %.2f, MRR %.2f over %d queries from the corpus\n", m.Generation, m.Overlap, m.MRR, m.Queries)
+	fmt.Fprintf(w, "  activated     search served generation %d\n", m.Served)
+	fmt.Fprintf(w, "  rolled back   search served generation %d\n", m.RolledBack)
+	r := m.Reconcile
+	result := "OK"
+	if !r.OK {
+		result = "NOT OK"
+	}
+	fmt.Fprintf(w, "  reconcile     %s: %d leaked, %d duplicated, %d unpublished, %d lost, %d stranded, %d generations nothing carries\n",
+		result, r.Leaked.Total(), r.Duplicated, r.Unpublished, r.Lost, r.Stranded, len(r.BackfillStranded))
 }
