@@ -141,18 +141,24 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 
 // queryEmbedder embeds queries as generation g's vectors were: with its
 // model (the settings' for a generation 1 that never recorded one) at its
-// dimension.
-func queryEmbedder(g generation.Generation, cfg config.Embedder) (*embedder.OpenAI, error) {
-	return embedder.NewOpenAI(embedder.Config{
+// dimension. A blip is retried and a 429 waited out (its Retry-After, up
+// to the resilient client's ThrottleMaxWait), as the pipeline's calls
+// are: one throttled answer does not fail a search.
+func queryEmbedder(g generation.Generation, cfg config.Embedder) (*embedder.Resilient, error) {
+	client, err := embedder.NewOpenAI(embedder.Config{
 		URL: cfg.URL, Model: cmp.Or(g.Model, cfg.Model), APIKey: cfg.APIKey,
 		Dims: g.Dims, Encoding: cfg.Encoding,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return embedder.NewResilient(client, embedder.ResilientConfig{Timeout: cfg.Timeout})
 }
 
-// embedQueries embeds queries in one request bounded by the settings'
-// timeout.
-func embedQueries(ctx context.Context, emb *embedder.OpenAI, cfg config.Embedder, queries []string) ([][]float32, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+// embedQueries embeds queries in one call bounded by the settings'
+// timeout and the resilient client's retries.
+func embedQueries(ctx context.Context, emb *embedder.Resilient, cfg config.Embedder, queries []string) ([][]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, embedder.ResilientConfig{Timeout: cfg.Timeout}.WorstCase())
 	defer cancel()
 	vecs, err := emb.Embed(ctx, queries)
 	if err != nil {

@@ -24,6 +24,13 @@ type searchDoc struct {
 // returns the environment that points sluice at both.
 func seedSearch(t *testing.T, docs ...searchDoc) map[string]string {
 	t.Helper()
+	env, _ := seedSearchSim(t, docs...)
+	return env
+}
+
+// seedSearchSim is seedSearch, returning the simulator too.
+func seedSearchSim(t *testing.T, docs ...searchDoc) (map[string]string, *embedsim.Server) {
+	t.Helper()
 	ctx := context.Background()
 	sim := embedsim.StartTest(t, embedsim.Config{Dims: searchDims})
 	db := testenv.NewDatabase(t, testenv.WithDims(searchDims))
@@ -57,7 +64,7 @@ func seedSearch(t *testing.T, docs ...searchDoc) map[string]string {
 	if _, err := store.Upsert(ctx, db.Pool, recs); err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"DATABASE_URL": db.URL, "EMBEDDER_URL": sim.URL(), "EMBEDDING_DIMS": "16"}
+	return map[string]string{"DATABASE_URL": db.URL, "EMBEDDER_URL": sim.URL(), "EMBEDDING_DIMS": "16"}, sim
 }
 
 type searchOut struct {
@@ -102,6 +109,25 @@ func TestSearchFindsTheLexicallyNearestReadyChunk(t *testing.T) {
 	first := regexp.MustCompile(`(?m)^1\s+(\d\.\d{3})\s+wiki\s+db/postgres\.md\s+0\s+postgres vacuum reclaims`)
 	if !first.MatchString(out) {
 		t.Errorf("text output lacks rank 1 for the postgres chunk:\n%s", out)
+	}
+}
+
+// A query answered 429 (with Retry-After), then 503, is retried as the
+// pipeline's calls are: the search succeeds on the third answer.
+func TestSearchWaitsOutAThrottledQuery(t *testing.T) {
+	t.Parallel()
+	env, sim := seedSearchSim(t, searchDoc{"wiki", "animals/fox.md", "ready", "the quick brown fox jumps over the lazy dog"})
+	if err := sim.SetFaults(embedsim.Faults{RetryAfterSeconds: 1,
+		Sequences: []embedsim.SequenceRule{{Match: "quick brown fox", Sequence: "429,503,200"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var res searchOut
+	sluiceDecode(t, env, &res, "search", "quick brown fox")
+	if len(res.Hits) != 1 || res.Hits[0].SourceNativeID != "animals/fox.md" {
+		t.Fatalf("hits %+v; want the fox", res.Hits)
+	}
+	if n := sim.SeenCount("quick brown fox"); n != 3 {
+		t.Errorf("the query was sent %d times, want 3 (429, 503, then its answer)", n)
 	}
 }
 

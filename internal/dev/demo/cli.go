@@ -2,12 +2,10 @@ package demo
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 )
@@ -51,30 +49,3 @@ func (s *stack) sluiceJSON(v any, args ...string) error {
 	return nil
 }
 
-// readAttempts bounds the runs of a read-only command that embeds a
-// query: the CLI sends it once, and embed-sim's sprinkle of 429s can
-// refuse it, so the demo runs it again, as an operator would.
-const readAttempts = 5
-
-// sluiceRead runs a read-only sluice command that embeds queries, with
-// --json, up to readAttempts times, and decodes what it printed into v.
-func (s *stack) sluiceRead(ctx context.Context, v any, args ...string) error {
-	var err error
-	for range readAttempts {
-		if err = s.sluiceJSON(v, args...); err == nil {
-			return nil
-		}
-		s.say("sluice %s failed, running it again: %v", args[0], firstLine(err))
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
-		}
-	}
-	return err
-}
-
-func firstLine(err error) string {
-	line, _, _ := strings.Cut(err.Error(), "\n")
-	return line
-}

@@ -190,7 +190,7 @@ func (s *stack) compareAndSwitch(ctx context.Context, pool *pgxpool.Pool, m *mig
 	var cmp struct {
 		Overall generation.Summary `json:"overall"`
 	}
-	if err := s.sluiceRead(ctx, &cmp, "index", "compare", "1", gen, "--queries", queries); err != nil {
+	if err := s.sluiceJSON(&cmp, "index", "compare", "1", gen, "--queries", queries); err != nil {
 		return err
 	}
 	m.Queries, m.Overlap, m.MRR = cmp.Overall.Queries, cmp.Overall.MeanOverlap, cmp.Overall.MRR
@@ -214,7 +214,7 @@ func (s *stack) servedGeneration(ctx context.Context) (int, error) {
 		Generation int        `json:"generation"`
 		Hits       []struct{} `json:"hits"`
 	}
-	if err := s.sluiceRead(ctx, &res, "search", "who regulates the spring meltwater"); err != nil {
+	if err := s.sluiceJSON(&res, "search", "who regulates the spring meltwater"); err != nil {
 		return 0, err
 	}
 	if len(res.Hits) == 0 {
