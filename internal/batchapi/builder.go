@@ -176,16 +176,31 @@ func (b *Builder) Add(customID string, inputs []string) error {
 
 // encode renders one request line, newline included, into b.line.
 func (b *Builder) encode(customID string, inputs []string) ([]byte, error) {
-	rl := requestLine{
-		CustomID: customID, Method: "POST", URL: EndpointEmbeddings,
-		Body: requestBody{Model: b.cfg.Model, Input: inputs, EncodingFormat: b.cfg.Encoding, Dimensions: b.cfg.Dims},
-	}
-	enc, err := json.Marshal(rl)
+	enc, err := encodeLine(customID, b.cfg.Model, b.cfg.Encoding, b.cfg.Dims, inputs)
 	if err != nil {
-		return nil, fmt.Errorf("encode request %q: %w", customID, err)
+		return nil, err
 	}
 	b.line = append(append(b.line[:0], enc...), '\n')
 	return b.line, nil
+}
+
+func encodeLine(customID, model, encoding string, dims int, inputs []string) ([]byte, error) {
+	enc, err := json.Marshal(requestLine{
+		CustomID: customID, Method: "POST", URL: EndpointEmbeddings,
+		Body: requestBody{Model: model, Input: inputs, EncodingFormat: encoding, Dimensions: dims},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("encode request %q: %w", customID, err)
+	}
+	return enc, nil
+}
+
+// LineSize is the bytes, newline included, of the request line a Builder
+// of model, encoding and dims writes for customID and inputs: what the
+// request takes of a file's byte limit.
+func LineSize(customID, model, encoding string, dims int, inputs []string) (int64, error) {
+	enc, err := encodeLine(customID, model, encoding, dims, inputs)
+	return int64(len(enc)) + 1, err
 }
 
 // fits checks a request of inputs, tokens and size against the limits:

@@ -1,7 +1,6 @@
 package bulk
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/sluicehq/sluice/internal/batchapi"
@@ -48,30 +47,12 @@ func full(b size, l batchapi.Limits) bool {
 	return b.requests >= l.MaxRequests || b.inputs >= l.MaxInputs
 }
 
-// requestLine mirrors the line batchapi.Builder writes, to measure it.
-type requestLine struct {
-	CustomID string      `json:"custom_id"`
-	Method   string      `json:"method"`
-	URL      string      `json:"url"`
-	Body     requestBody `json:"body"`
-}
-
-type requestBody struct {
-	Model          string   `json:"model"`
-	Input          []string `json:"input"`
-	EncodingFormat string   `json:"encoding_format"`
-	Dimensions     int      `json:"dimensions,omitempty"`
-}
-
 // measure is the size of a member's request line: one request, one input,
 // its tokens, and the bytes of the line the builder will write for it.
 func (c Config) measure(customID, text string) (size, error) {
-	line, err := json.Marshal(requestLine{
-		CustomID: customID, Method: "POST", URL: batchapi.EndpointEmbeddings,
-		Body: requestBody{Model: c.Model, Input: []string{text}, EncodingFormat: c.Encoding, Dimensions: c.Dims},
-	})
+	n, err := batchapi.LineSize(customID, c.Model, c.Encoding, c.Dims, []string{text})
 	if err != nil {
 		return size{}, fmt.Errorf("measure %s: %w", customID, err)
 	}
-	return size{requests: 1, inputs: 1, bytes: int64(len(line)) + 1, tokens: int64(c.Counter.Count(text))}, nil
+	return size{requests: 1, inputs: 1, bytes: n, tokens: int64(c.Counter.Count(text))}, nil
 }
