@@ -85,7 +85,11 @@ type Planner struct {
 	now       func() time.Time
 	published prometheus.Counter
 	planned   *prometheus.CounterVec
+	// lastCheck is when transient parked chunks were last released;
+	// checked, when each generation was last checked and found neither
+	// ready nor owing another pass.
 	lastCheck time.Time
+	checked   map[int]time.Time
 }
 
 // Deps are a Planner's collaborators.
@@ -115,6 +119,7 @@ func NewPlanner(cfg Config, deps Deps) *Planner {
 	if p.now == nil {
 		p.now = time.Now
 	}
+	p.checked = map[int]time.Time{}
 	if deps.Registry != nil {
 		deps.Registry.MustRegister(p.published, p.planned)
 	}
@@ -188,16 +193,19 @@ func (p *Planner) Step(ctx context.Context) error {
 		}
 		queued += int64(plan.Queued)
 	}
-	if p.now().Sub(p.lastCheck) < p.cfg.CheckInterval {
+	if p.now().Sub(p.lastCheck) >= p.cfg.CheckInterval {
+		p.lastCheck = p.now()
+		released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
+		if err != nil {
+			return err
+		}
+		if released > 0 {
+			p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
+		}
+	}
+	due := p.due(kept)
+	if len(due) == 0 {
 		return nil
-	}
-	p.lastCheck = p.now()
-	released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
-	if err != nil {
-		return err
-	}
-	if released > 0 {
-		p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
 	}
 	// Another pass, or readiness, only while nothing is queued or in
 	// flight for any generation: the queue is read before the durable,
@@ -206,12 +214,31 @@ func (p *Planner) Step(ctx context.Context) error {
 	if idle, err := p.idle(ctx); err != nil || !idle {
 		return err
 	}
-	for _, g := range kept {
-		if err := p.check(ctx, g); err != nil {
+	for _, g := range due {
+		moved, err := p.check(ctx, g)
+		if err != nil {
 			return err
+		}
+		if !moved {
+			p.checked[g.ID] = p.now()
 		}
 	}
 	return nil
+}
+
+// due are the generations to check on this step: a building one as
+// soon as its backfill is idle, so that it is ready within a step of its
+// last vector, unless a check found it stuck (parked chunks) less than
+// CheckInterval ago; any other every CheckInterval, since its check
+// scans the manifest for what it may lack.
+func (p *Planner) due(kept []generation.Generation) []generation.Generation {
+	var out []generation.Generation
+	for _, g := range kept {
+		if g.Status == generation.Building && p.checked[g.ID].IsZero() || p.now().Sub(p.checked[g.ID]) >= p.cfg.CheckInterval {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // idle reports whether nothing is queued and the backfill durable has
@@ -308,38 +335,36 @@ func (p *Planner) plan(ctx context.Context, gen int) (generation.Plan, error) {
 	return plan, err
 }
 
-// check looks at a generation whose scan has ended, with nothing queued
-// and nothing outstanding: another pass if something stored is still
-// owed, ready if a building one is complete.
-func (p *Planner) check(ctx context.Context, g generation.Generation) error {
+// check looks at a generation while its backfill is idle (nothing
+// queued, nothing outstanding): another pass if something stored is
+// still owed, ready if a building one is complete. moved says it did
+// either, or that the generation's pass is still under way.
+func (p *Planner) check(ctx context.Context, g generation.Generation) (moved bool, err error) {
 	st, err := generation.StateOf(ctx, p.pool, g.ID)
 	if err != nil {
-		return err
+		return false, err
 	}
-	if st.Pass > 0 && !st.Scanned {
-		return nil
+	if st.Pass == 0 || !st.Scanned {
+		return true, nil // the scan goes on with the next steps
 	}
 	owes, err := generation.OwesStored(ctx, p.pool, g.ID, time.Time{})
 	if err != nil {
-		return err
+		return false, err
 	}
 	if owes {
-		if st.Pass == 0 {
-			return nil // the first pass starts with the next scan step
-		}
 		p.log.Info().Int("generation", g.ID).Int("pass", st.Pass+1).Msg("generation still owes stored chunks: another backfill pass")
-		return generation.NewPass(ctx, p.pool, g.ID)
+		return true, generation.NewPass(ctx, p.pool, g.ID)
 	}
 	if g.Status != generation.Building {
-		return nil
+		return false, nil
 	}
 	prog, err := generation.ProgressOf(ctx, p.pool, g)
 	if err != nil || !prog.Complete() {
-		return err
+		return false, err
 	}
 	ok, err := generation.MarkReady(ctx, p.pool, g.ID, prog)
 	if ok {
 		p.log.Info().Int("generation", g.ID).Int64("stored", prog.Stored).Msg("index generation complete: ready to activate")
 	}
-	return err
+	return ok, err
 }
