@@ -54,6 +54,9 @@ type Report struct {
 	// Reuse is the reuse run's corpus and what it sent to the embedder;
 	// absent without that run.
 	Reuse *ReuseStats `json:"reuse,omitempty"`
+	// Migration is the model migration beside the re-ingest of the same
+	// corpus; absent without the migration run.
+	Migration *MigrationStats `json:"migration,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -169,6 +172,9 @@ type RepResult struct {
 	// Reuse is what the reuse scenario sent to the embedder; reuse runs
 	// only.
 	Reuse *ReuseRep `json:"reuse,omitempty"`
+	// Migration is what the migration scenario counted; migration runs
+	// only.
+	Migration *MigrationRep `json:"migration,omitempty"`
 }
 
 // Summary holds the medians of a scenario's repetitions.
