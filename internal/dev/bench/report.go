@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/producer"
@@ -44,6 +45,7 @@ var TargetRatios = []Ratio{
 	{Name: RatioReuseInputs, Target: "≤ 0.72"},
 	{Name: RatioReuseEdit, Target: "≤ 0.06"},
 	{Name: RatioMigrationCPU, Target: "≤ 1"},
+	{Name: RatioBackfillLatencyP99, Target: "≤ " + strconv.FormatFloat(backfillLatencyTarget, 'f', -1, 64)},
 }
 
 // targetOf is the target of the named ratio of TargetRatios.
@@ -122,6 +124,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add(RatioMigrationCPU, cpu, 1, targetOf(RatioMigrationCPU), atMost(1))
 	add(RatioMigrationWall, wall, 1, "", nil)
 	add(RatioMigrationVectors, vectors, 1, "", nil)
+	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -188,6 +191,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeStorm(&b, r)
 	writeReuse(&b, r)
 	writeMigration(&b, r)
+	writeBackfillLatency(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)

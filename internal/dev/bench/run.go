@@ -67,6 +67,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	report.StormIdeal = stormIdeal(report)
 	report.Reuse = reuseStats(report, r.reuse)
 	report.Migration = migrationStats(report)
+	report.BackfillLatency = backfillLatencyStats(report)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -238,6 +239,9 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	}
 	if cfg.selected(ScenarioMigration) {
 		out = append(out, r.migrationScenario())
+	}
+	if cfg.selected(ScenarioBackfillLatency) {
+		out = append(out, r.backfillLatencyScenario())
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})
