@@ -40,6 +40,9 @@ const (
 	// generation's last vector rather than to ready: without the wait
 	// for the planner's next check (backfill.DefaultCheckInterval).
 	RatioMigrationVectors = "model migration / re-ingest, wall time to the last vector (384 → 768 dims)"
+	// RatioMigrationVectorsCPU is RatioMigrationCPU up to the new
+	// generation's last vector, for the same reason.
+	RatioMigrationVectorsCPU = "model migration / re-ingest, CPU per chunk to the last vector (384 → 768 dims)"
 )
 
 // MigrationRep is what one repetition of the migration measured beyond
@@ -88,11 +91,12 @@ type MigrationStats struct {
 	ReingestSeconds      float64 `json:"reingest_seconds,omitempty"`
 	ReingestChunksPerSec float64 `json:"reingest_chunks_per_sec,omitempty"`
 	ReingestCPUPer1k     float64 `json:"reingest_total_cpu_s_per_1k,omitempty"`
-	// CPURatio, WallRatio and VectorsRatio are the migration's over the
-	// re-ingest's; 0 without both runs.
-	CPURatio     float64 `json:"cpu_ratio,omitempty"`
-	WallRatio    float64 `json:"wall_ratio,omitempty"`
-	VectorsRatio float64 `json:"vectors_ratio,omitempty"`
+	// CPURatio, WallRatio, VectorsRatio and VectorsCPURatio are the
+	// migration's over the re-ingest's; 0 without both runs.
+	CPURatio        float64 `json:"cpu_ratio,omitempty"`
+	WallRatio       float64 `json:"wall_ratio,omitempty"`
+	VectorsRatio    float64 `json:"vectors_ratio,omitempty"`
+	VectorsCPURatio float64 `json:"vectors_cpu_ratio,omitempty"`
 }
 
 // migrationStats is the migration run's MigrationStats in r, or nil
@@ -132,16 +136,17 @@ func migrationStats(r *Report) *MigrationStats {
 	}
 	if s.ReingestCPUPer1k > 0 {
 		s.CPURatio = s.TotalCPUPer1k / s.ReingestCPUPer1k
+		s.VectorsCPURatio = s.VectorsCPUPer1k / s.ReingestCPUPer1k
 	}
 	return s
 }
 
-// migrationRatios are the migration's three ratios, 0 without its runs.
-func migrationRatios(s *MigrationStats) (cpu, wall, vectors float64) {
+// migrationRatios are the migration's ratios, 0 without its runs.
+func migrationRatios(s *MigrationStats) (cpu, wall, vectors, vectorsCPU float64) {
 	if s == nil {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
-	return s.CPURatio, s.WallRatio, s.VectorsRatio
+	return s.CPURatio, s.WallRatio, s.VectorsRatio, s.VectorsCPURatio
 }
 
 // migrationScenario is the migration's scenario.
@@ -288,9 +293,9 @@ func writeMigration(b *strings.Builder, r *Report) {
 		s.Chunks, s.FromDims, s.ToDims, s.ReadySeconds, s.VectorsSeconds, num(s.ChunksPerSec), s.TotalCPUPer1k, s.ServiceCPUPer1k,
 		s.VectorsCPUPer1k, s.ProviderInputs, s.Owed, s.Parked)
 	if s.ReingestChunksPerSec > 0 {
-		fmt.Fprintf(b, ". Re-ingest (%s): %.1f s, %s chunks/s, %.3f CPU s per 1k chunks; migration / re-ingest: CPU %.2f, "+
-			"wall time %.2f to ready, %.2f to the last vector", ScenarioPipeline768, s.ReingestSeconds, num(s.ReingestChunksPerSec),
-			s.ReingestCPUPer1k, s.CPURatio, s.WallRatio, s.VectorsRatio)
+		fmt.Fprintf(b, ". Re-ingest (%s): %.1f s, %s chunks/s, %.3f CPU s per 1k chunks; migration / re-ingest: CPU %.2f to ready, "+
+			"%.2f to the last vector; wall time %.2f to ready, %.2f to the last vector", ScenarioPipeline768, s.ReingestSeconds,
+			num(s.ReingestChunksPerSec), s.ReingestCPUPer1k, s.CPURatio, s.VectorsCPURatio, s.WallRatio, s.VectorsRatio)
 	}
 	b.WriteString("\n")
 }

@@ -35,9 +35,10 @@ func TestMigrationRatios(t *testing.T) {
 		value float64
 		met   *bool
 	}{
-		RatioMigrationCPU:     {0.8, ptr(true)},
-		RatioMigrationWall:    {5, nil},
-		RatioMigrationVectors: {1, nil},
+		RatioMigrationCPU:        {0.8, ptr(true)},
+		RatioMigrationVectorsCPU: {1.0 / 3, nil},
+		RatioMigrationWall:       {5, nil},
+		RatioMigrationVectors:    {1, nil},
 	} {
 		q := got[name]
 		if math.Abs(q.Value-want.value) > 1e-9 || (q.Met == nil) != (want.met == nil) || (q.Met != nil && *q.Met != *want.met) {
@@ -47,7 +48,7 @@ func TestMigrationRatios(t *testing.T) {
 	var b strings.Builder
 	writeMigration(&b, r)
 	for _, want := range []string{"ready 25.0 s after its creation (last vector at 5.0 s)", "0 owed, 2 parked",
-		"migration / re-ingest: CPU 0.80, wall time 5.00 to ready, 1.00 to the last vector"} {
+		"migration / re-ingest: CPU 0.80 to ready, 0.33 to the last vector; wall time 5.00 to ready, 1.00 to the last vector"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report line lacks %q: %s", want, b.String())
 		}
