@@ -153,7 +153,7 @@ func migrationRatios(s *MigrationStats) (cpu, wall, vectors, vectorsCPU float64)
 func (r *runner) migrationScenario() scenario {
 	return scenario{name: ScenarioMigration, dims: migrationDims, chunks: r.cfg.Chunks,
 		description: fmt.Sprintf("%d chunks stored at %d dims, then a generation at %d dims (%s) backfilled by the %d consumers "+
-			"to ready, measured from its creation; against pipeline-768", r.cfg.Chunks, migrationFromDims, migrationDims,
+			"to ready, measured from its creation (no latency: no fresh chunk); against pipeline-768", r.cfg.Chunks, migrationFromDims, migrationDims,
 			migrationModel, consumers),
 		run: func(ctx context.Context, _ int) (RepResult, error) { return r.runMigration(ctx) }}
 }
