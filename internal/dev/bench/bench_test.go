@@ -38,7 +38,8 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latest.json")
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
-		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse"}
+		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse," +
+			"migration,backfill-latency"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -56,6 +57,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkScale(t, &r)
 	checkSearch(t, &r)
 	checkReuse(t, &r)
+	checkModelChange(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
@@ -64,7 +66,9 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"| pipeline-docs |", bench.RatioSingleChunkCPU, bench.RatioDocsCPU,
 		"| scale-out-1 |", "| scale-out-4 |", "4 / 1 consumer processes", "| latency-100ms |", "| latency-100ms-bound |", "| latency-100ms-raised |",
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
-		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit} {
+		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit,
+		"| migration |", "\nmigration: ", bench.RatioMigrationCPU, bench.RatioMigrationWall, "| backfill-latency |", "\nbackfill-latency: ",
+		bench.RatioBackfillLatencyP99} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -125,14 +129,17 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	t.Helper()
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "pipeline-docs": true, "poison": true, "storm-429": true,
 		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
-		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true, "reuse": true}
+		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true, "reuse": true,
+		"migration": true, "backfill-latency": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median
 		// A latency runs from a message's stream timestamp to its later
 		// store: the bench refuses a negative one (measure), so P50 is
-		// above zero by definition, not by luck.
-		if len(run.Reps) != 1 || m.ChunksPerSec <= 0 || m.P50Ms <= 0 || m.P99Ms < m.P50Ms ||
+		// above zero by definition, not by luck. The migration stores no
+		// fresh chunk and has none.
+		latency := m.P50Ms > 0 || run.Scenario == "migration"
+		if len(run.Reps) != 1 || m.ChunksPerSec <= 0 || !latency || m.P99Ms < m.P50Ms ||
 			m.ServiceCPUPer1k <= 0 || m.TotalCPUPer1k < m.ServiceCPUPer1k {
 			t.Errorf("%s: implausible figures %+v", run.Scenario, m)
 		}
@@ -255,5 +262,19 @@ func checkReuse(t *testing.T, r *bench.Report) {
 	if c.RepeatedChunks <= 0 || c.DistinctChunks >= c.Chunks || s.ProviderInputs < float64(c.DistinctChunks) ||
 		s.ProviderInputs > float64(c.Chunks) || s.EditInputs < float64(c.EditedNewChunks) || s.EditInputs >= s.ProviderInputs {
 		t.Errorf("reuse: implausible figures %+v", s)
+	}
+}
+
+// checkModelChange checks what the migration and backfill-latency runs
+// add: a generation backfilled to ready with nothing owed or parked, and
+// fresh documents' latency measured with and without a backfill.
+func checkModelChange(t *testing.T, r *bench.Report) {
+	t.Helper()
+	if m := r.Migration; m == nil || m.Owed != 0 || m.Parked != 0 || m.ProviderInputs < float64(m.Chunks) ||
+		m.VectorsSeconds <= 0 || m.ReadySeconds < m.VectorsSeconds || m.CPURatio <= 0 || m.WallRatio <= 0 {
+		t.Errorf("migration %+v: want a generation ready with nothing owed or parked, every chunk sent, and both ratios", m)
+	}
+	if b := r.BackfillLatency; b == nil || b.WithoutP99Ms <= 0 || b.WithP99Ms <= 0 || b.Backfilled <= 0 || b.P99Ratio <= 0 {
+		t.Errorf("backfill latency %+v: want both loads' latency and vectors backfilled during the second", b)
 	}
 }

@@ -45,7 +45,7 @@ const (
 var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
 	ScenarioPipelineDocs, ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
-	ScenarioLatency, ScenarioSearch, ScenarioQuota, ScenarioReuse,
+	ScenarioLatency, ScenarioSearch, ScenarioQuota, ScenarioReuse, ScenarioMigration, ScenarioBackfillLatency,
 }
 
 // Config configures a benchmark invocation.
@@ -59,8 +59,9 @@ type Config struct {
 	// Chunks is the corpus size of every run but the scale run. Defaults to
 	// 10,000, or 200 in quick mode.
 	Chunks int
-	// ScaleChunks is the corpus size of the scale run. Defaults to 100,000,
-	// or 2,000 in quick mode.
+	// ScaleChunks is the corpus size of the scale run, and of the stored
+	// corpus whose backfill the backfill-latency run's fresh documents
+	// meet. Defaults to 100,000, or 2,000 in quick mode.
 	ScaleChunks int
 	// Scale1M adds the scale-1m run (and the scale run it is compared
 	// with) to the selected scenarios. Defaults to false: at 1,000,000
@@ -215,7 +216,7 @@ func ParseFlags(args []string, stderr io.Writer) (Config, error) {
 	fs.BoolVar(&c.Quick, "quick", false, "smoke mode: 200 chunks, 1 repetition, no River or scale run unless --only names them")
 	fs.IntVar(&c.Reps, "reps", 0, "repetitions per scenario; chunks/s is their median (default 3, quick 1)")
 	fs.IntVar(&c.Chunks, "chunks", 0, "chunks per run (default 10000, quick 200)")
-	fs.IntVar(&c.ScaleChunks, "scale-chunks", 0, "chunks in the scale run (default 100000, quick 2000)")
+	fs.IntVar(&c.ScaleChunks, "scale-chunks", 0, "chunks in the scale run and stored under the backfill-latency run (default 100000, quick 2000)")
 	fs.BoolVar(&c.Scale1M, "scale-1m", false, "add the scale-1m run: 1,000,000 chunks, compared with the scale run (about 15 minutes of both cores a repetition, and tens of minutes for its vector index)")
 	fs.IntVar(&c.Scale1MChunks, "scale-1m-chunks", 0, "") // hidden: see Config.Scale1MChunks
 	fs.Func("search-sizes", "comma-separated row counts the search scenario measures at (default 100000,1000000, quick 2000)", func(v string) error {

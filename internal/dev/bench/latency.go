@@ -113,23 +113,33 @@ func (l latencyRun) verdict() (string, func(float64) bool) {
 	return "≥ " + strconv.FormatFloat(l.target, 'f', -1, 64), func(v float64) bool { return v >= l.target }
 }
 
+// spec is the run's pipeline under cfg.
+func (l latencyRun) spec(cfg Config) pipelineSpec {
+	batch, maxInputs := l.batchSizes()
+	spec := pipelineSpec{dims: 384, chunks: latencyChunks(cfg, l.ideal()), consumers: l.processes,
+		faults: simFaults{latency: "fixed:" + latencyBound.String()}}
+	// Only what differs from the consumers' defaults is set.
+	if l.workers != consumer.DefaultWorkers {
+		spec.consumerEnv = append(spec.consumerEnv, "CONSUMER_WORKERS="+strconv.Itoa(l.workers))
+	}
+	if l.batch != 0 {
+		spec.consumerEnv = append(spec.consumerEnv, "BATCH_SIZE="+strconv.Itoa(batch), "EMBED_MAX_INPUTS="+strconv.Itoa(maxInputs))
+	}
+	return spec
+}
+
+// describe says what the run's pipeline is.
+func (l latencyRun) describe() string {
+	batch, maxInputs := l.batchSizes()
+	return fmt.Sprintf("384 dims, embed-sim %s a request, %d consumer process(es) × CONSUMER_WORKERS %d × BATCH_SIZE %d "+
+		"(EMBED_MAX_INPUTS %d): ideal %s chunks/s", latencyBound, l.processes, l.workers, batch, maxInputs, num(l.ideal()))
+}
+
 // latencyScenarios are the scenarios of the latency-bound runs.
 func (r *runner) latencyScenarios() []scenario {
 	var out []scenario
 	for _, l := range latencyRuns() {
-		batch, maxInputs := l.batchSizes()
-		spec := pipelineSpec{dims: 384, chunks: latencyChunks(r.cfg, l.ideal()), consumers: l.processes,
-			faults: simFaults{latency: "fixed:" + latencyBound.String()}}
-		// Only what differs from the consumers' defaults is set.
-		if l.workers != consumer.DefaultWorkers {
-			spec.consumerEnv = append(spec.consumerEnv, "CONSUMER_WORKERS="+strconv.Itoa(l.workers))
-		}
-		if l.batch != 0 {
-			spec.consumerEnv = append(spec.consumerEnv, "BATCH_SIZE="+strconv.Itoa(batch), "EMBED_MAX_INPUTS="+strconv.Itoa(maxInputs))
-		}
-		desc := fmt.Sprintf("384 dims, embed-sim %s a request, %d consumer process(es) × CONSUMER_WORKERS %d × BATCH_SIZE %d "+
-			"(EMBED_MAX_INPUTS %d): ideal %s chunks/s", latencyBound, l.processes, l.workers, batch, maxInputs, num(l.ideal()))
-		out = append(out, r.pipeline(l.name, desc, spec))
+		out = append(out, r.pipeline(l.name, l.describe(), l.spec(r.cfg)))
 	}
 	return out
 }

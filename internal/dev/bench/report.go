@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/producer"
@@ -43,6 +44,8 @@ var TargetRatios = []Ratio{
 	{Name: RatioSearchP99, Target: fmt.Sprintf("≤ %d ms", searchP99TargetMs)},
 	{Name: RatioReuseInputs, Target: "≤ 0.72"},
 	{Name: RatioReuseEdit, Target: "≤ 0.06"},
+	{Name: RatioMigrationCPU, Target: "≤ 1"},
+	{Name: RatioBackfillLatencyP99, Target: "≤ " + strconv.FormatFloat(backfillLatencyTarget, 'f', -1, 64)},
 }
 
 // targetOf is the target of the named ratio of TargetRatios.
@@ -117,6 +120,12 @@ func ratios(r *Report, cfg Config) []Ratio {
 	inputs, edit := reuseRatios(r.Reuse)
 	add(RatioReuseInputs, inputs, 1, targetOf(RatioReuseInputs), atMost(0.72))
 	add(RatioReuseEdit, edit, 1, targetOf(RatioReuseEdit), atMost(0.06))
+	cpu, wall, vectors, vectorsCPU := migrationRatios(r.Migration)
+	add(RatioMigrationCPU, cpu, 1, targetOf(RatioMigrationCPU), atMost(1))
+	add(RatioMigrationVectorsCPU, vectorsCPU, 1, "", nil)
+	add(RatioMigrationWall, wall, 1, "", nil)
+	add(RatioMigrationVectors, vectors, 1, "", nil)
+	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -182,6 +191,8 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeRuns(&b, r)
 	writeStorm(&b, r)
 	writeReuse(&b, r)
+	writeMigration(&b, r)
+	writeBackfillLatency(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)

@@ -54,6 +54,12 @@ type Report struct {
 	// Reuse is the reuse run's corpus and what it sent to the embedder;
 	// absent without that run.
 	Reuse *ReuseStats `json:"reuse,omitempty"`
+	// Migration is the model migration beside the re-ingest of the same
+	// corpus; absent without the migration run.
+	Migration *MigrationStats `json:"migration,omitempty"`
+	// BackfillLatency is fresh documents' latency with and without a
+	// backfill running; absent without the backfill-latency run.
+	BackfillLatency *BackfillLatencyStats `json:"backfill_latency,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -169,6 +175,12 @@ type RepResult struct {
 	// Reuse is what the reuse scenario sent to the embedder; reuse runs
 	// only.
 	Reuse *ReuseRep `json:"reuse,omitempty"`
+	// Migration is what the migration scenario counted; migration runs
+	// only.
+	Migration *MigrationRep `json:"migration,omitempty"`
+	// BackfillLatency is the backfill-latency scenario's two loads;
+	// backfill-latency runs only.
+	BackfillLatency *BackfillLatencyRep `json:"backfill_latency,omitempty"`
 }
 
 // Summary holds the medians of a scenario's repetitions.

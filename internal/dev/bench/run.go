@@ -66,6 +66,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	report.DocsCorpus = r.docs
 	report.StormIdeal = stormIdeal(report)
 	report.Reuse = reuseStats(report, r.reuse)
+	report.Migration = migrationStats(report)
+	report.BackfillLatency = backfillLatencyStats(report)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -171,7 +173,9 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	if cfg.selected(ScenarioPipeline384) || cfg.selected(ScenarioScale) {
 		pipe(ScenarioPipeline384, "producer → 2 consumers → stored, 384 dims", pipelineSpec{dims: 384, chunks: cfg.Chunks})
 	}
-	if cfg.selected(ScenarioPipeline768) {
+	// The migration is set against re-ingesting its corpus, so it brings
+	// that run along.
+	if cfg.selected(ScenarioPipeline768) || cfg.selected(ScenarioMigration) {
 		pipe(ScenarioPipeline768, "as pipeline-384, 768 dims", pipelineSpec{dims: 768, chunks: cfg.Chunks})
 	}
 	if cfg.selected(ScenarioPoison) {
@@ -232,6 +236,12 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 		} else {
 			out = append(out, s)
 		}
+	}
+	if cfg.selected(ScenarioMigration) {
+		out = append(out, r.migrationScenario())
+	}
+	if cfg.selected(ScenarioBackfillLatency) {
+		out = append(out, r.backfillLatencyScenario())
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})

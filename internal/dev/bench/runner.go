@@ -113,6 +113,9 @@ type pipelineSpec struct {
 	// corpus is the run's corpus file; empty for the generated corpus of
 	// one chunk a record.
 	corpus string
+	// source is the producer's --source; empty for benchSource. Runs
+	// that feed one database several corpora tell them apart by it.
+	source string
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -131,7 +134,7 @@ func (r *runner) processes(s pipelineSpec, env []string, corpus string) (procSpe
 		return prod, cons
 	}
 	prod := procSpec{role: "producer", path: r.bins.path(binProducer),
-		args: []string{"--source", benchSource, "--jsonl", "--json", corpus}, env: env}
+		args: []string{"--source", cmp.Or(s.source, benchSource), "--jsonl", "--json", corpus}, env: env}
 	if s.profile != "" {
 		prod.path = r.bins.self
 		prod.env = append(env[:len(env):len(env)], RoleEnv+"="+roleProfiledProducer, profileEnv+"="+s.profile+"-producer")
@@ -288,25 +291,7 @@ func settleTimeout(chunks int) time.Duration {
 func waitSettled(ctx context.Context, db *database, chunks int, timeout time.Duration, prod *proc, watch []*proc) error {
 	deadline := time.Now().Add(timeout)
 	poll := func(cond func() (bool, error), what string) error {
-		for {
-			done, err := cond()
-			if err != nil || done {
-				return err
-			}
-			for _, p := range watch {
-				if p.exited() && p.exitErr() != nil {
-					return fmt.Errorf("%s failed during the run: %w", p.role, p.exitErr())
-				}
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s after %s", what, timeout)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
+		return pollUntil(ctx, deadline, watch, what, cond)
 	}
 	err := poll(func() (bool, error) { return prod.exited(), nil }, "producer still running")
 	if err != nil {
@@ -328,6 +313,31 @@ func waitSettled(ctx context.Context, db *database, chunks int, timeout time.Dur
 		err = fmt.Errorf("%d chunks recorded, %d expected", total, chunks)
 	}
 	return err
+}
+
+// pollUntil calls cond every 50 ms until it holds or fails, a watched
+// process fails, or deadline passes, when it says what it waited for.
+func pollUntil(ctx context.Context, deadline time.Time, watch []*proc, what string, cond func() (bool, error)) error {
+	start := time.Now()
+	for {
+		done, err := cond()
+		if err != nil || done {
+			return err
+		}
+		for _, p := range watch {
+			if p.exited() && p.exitErr() != nil {
+				return fmt.Errorf("%s failed during the run: %w", p.role, p.exitErr())
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s after %s", what, time.Since(start).Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // measure reads a settled run's outcome from the database: its duration up
@@ -353,6 +363,14 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 		return res, fmt.Errorf("measure: last chunk settled %v before the producer started", -end.Sub(start))
 	}
 	res.ChunksPerSec = float64(chunks) / res.Seconds
+	res.P50Ms, res.P99Ms, err = latencyOf(ctx, db, "")
+	return res, err
+}
+
+// latencyOf is the latency percentiles, in milliseconds, of the stored
+// chunks of source's documents, or of every stored chunk for source "",
+// as measure defines them.
+func latencyOf(ctx context.Context, db *database, source string) (p50, p99 float64, err error) {
 	var negative int
 	var earliest float64
 	err = db.pool.QueryRow(ctx, `
@@ -361,15 +379,16 @@ func measure(ctx context.Context, db *database, start time.Time, chunks int) (Re
 		       count(*) FILTER (WHERE ms < 0), coalesce(min(ms), 0)
 		FROM (SELECT extract(epoch FROM ce.updated_at - m.published_at) * 1000 AS ms
 		      FROM chunk_embeddings ce JOIN ingest_manifest m USING (doc_id, chunk_index)
-		      WHERE m.status = $1) t`, manifest.Stored).Scan(&res.P50Ms, &res.P99Ms, &negative, &earliest)
+		      JOIN documents d ON d.doc_id = m.doc_id
+		      WHERE m.status = $1 AND ($2 = '' OR d.source_id = $2)) t`, manifest.Stored, source).Scan(&p50, &p99, &negative, &earliest)
 	if err != nil {
-		return res, fmt.Errorf("measure latency: %w", err)
+		return 0, 0, fmt.Errorf("measure latency: %w", err)
 	}
 	if negative > 0 {
-		return res, fmt.Errorf("measure latency: %d chunks stored before JetStream took their message (down to %.3f ms): "+
+		return 0, 0, fmt.Errorf("measure latency: %d chunks stored before JetStream took their message (down to %.3f ms): "+
 			"published_at is not the delivered message's stream timestamp", negative, earliest)
 	}
-	return res, nil
+	return p50, p99, nil
 }
 
 // The servers' keys in RepResult.CPUPer1kByProcess, beside the roles of
