@@ -36,8 +36,8 @@
 -- (sluice_consumer, sluice_replayer) read the registry, queue chunks and
 -- prune a document's older rows in every later generation; sluice_consumer
 -- also runs the backfill (writes later generations' vectors, scans,
--- publishes, parks). sluice_operator reads everything and clears parked
--- chunks (audited); the erasing roles delete a document's rows;
+-- publishes, parks). sluice_operator reads everything, clears parked
+-- chunks (audited) and starts another pass (reconcile --redrive); the erasing roles delete a document's rows;
 -- sluice_console reads the backfill's state for the overview.
 
 -- +goose Up
@@ -131,6 +131,9 @@ GRANT SELECT ON generation_backfill, generation_backfill_queue, generation_parke
 -- The overview's rate of a generation's writes (internal/generation.ProgressOf).
 GRANT SELECT (updated_at) ON generation_embeddings TO sluice_console;
 GRANT DELETE ON generation_parked TO sluice_operator;
+-- `sluice reconcile --redrive` starts another pass of a generation whose backfill
+-- stranded a chunk (generation.NewPass).
+GRANT UPDATE (cursor_doc, cursor_chunk, scanned, pass, updated_at) ON generation_backfill TO sluice_operator;
 GRANT SELECT (doc_id), DELETE ON generation_backfill_queue, generation_parked TO sluice_producer, sluice_operator;
 
 -- +goose Down

@@ -105,6 +105,8 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		takeOwed       = `DELETE FROM generation_backfill_queue WHERE false`
 		lockOwed       = `SELECT id FROM generation_backfill_queue ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED`
 		readBackfill   = `SELECT pass, planned FROM generation_backfill`
+		newPass        = `UPDATE generation_backfill SET cursor_doc = NULL, cursor_chunk = NULL, scanned = false, pass = pass + 1, updated_at = now() WHERE generation = 2 AND scanned`
+		replan         = `UPDATE generation_backfill SET planned = 0 WHERE false`
 		parkInGen      = `INSERT INTO generation_parked (generation, doc_id, chunk_index, version, content_hash, source_id, error_class, attempts) SELECT 2, 'd', 0, 1, 'h', 's', 'c', 1 WHERE false`
 		retryGen       = `DELETE FROM generation_parked WHERE generation = 2`
 		eraseParked    = `DELETE FROM generation_parked WHERE doc_id = 'gone'`
@@ -150,7 +152,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
-				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
+				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, newPass, replan, parkInGen, retryGen, markReady, lockGen,
 				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
@@ -173,15 +175,15 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
-				takeOwed, readBackfill, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc},
+				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
-				purgeHistory, writeGen, queueOwed, lockOwed, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
+				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
 			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers}, bulkWrites...)},
+				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.ReadonlyRole,
 			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText},
 			append([]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,

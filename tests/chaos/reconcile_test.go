@@ -48,8 +48,8 @@ func (f *fleet) strandOne() {
 	}
 }
 
-// Each fault reconcile knows of, injected into a quiet system, makes it
-// exit 1 naming the problem; --redrive repairs each one, and once the
+// Each fault reconcile knows of, injected into a quiet system (a later
+// index generation included), makes it exit 1 naming the problem; --redrive repairs each one, and once the
 // services have done the re-driven work (and the producer has run again
 // over the source of the chunk that lost its vector: its job was cleared
 // when it was stored) the system converges and reconcile exits 0.
@@ -60,10 +60,19 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	recDir := f.writeCorpus("rec", 12, 30)
 	f.runProducer("rec", recDir)
 	f.converge(2*time.Minute, 12)
+	if code, out := f.sluice("index", "create", "--model", largeModel, "--dims", "32", "--reason", "a later generation to strand a chunk of", "--execute"); code != 0 {
+		t.Fatalf("index create exited %d:\n%s", code, out)
+	}
+	f.eventually(time.Minute, "generation 2 to become ready", func() bool { return f.generationStatus(2) == "ready" })
 	f.stopServices()
 
 	// A leak: a stored chunk loses its vector.
 	f.sqlExec(`DELETE FROM chunk_embeddings WHERE (doc_id, chunk_index) IN (SELECT doc_id, chunk_index FROM chunk_embeddings LIMIT 1)`)
+	// A later generation that lost a vector of a chunk stored long ago,
+	// with nothing queued or in flight to bring it back.
+	f.sqlExec(`DELETE FROM generation_embeddings WHERE generation = 2 AND (doc_id, chunk_index) IN (
+		SELECT doc_id, chunk_index FROM generation_embeddings WHERE generation = 2 ORDER BY doc_id DESC, chunk_index LIMIT 1)`)
+	f.sqlExec(`UPDATE ingest_manifest SET updated_at = now() - interval '10 minutes' WHERE status = 'stored'`)
 	// A stored chunk whose dead letter was never resolved.
 	f.sqlExec(`
 		INSERT INTO dead_letters (dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, disposition,
@@ -96,7 +105,8 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("reconcile over injected faults exited %d, want 1:\n%s", code, out)
 	}
-	for _, want := range []string{"stored without vector 1", "of which 1 had their job cleared", "stored with an open dead letter: 1", "unpublished (recorded, never confirmed by NATS): ", "stranded in INGEST (no durable will deliver them): 1"} {
+	for _, want := range []string{"stored without vector 1", "of which 1 had their job cleared", "stored with an open dead letter: 1", "unpublished (recorded, never confirmed by NATS): ", "stranded in INGEST (no durable will deliver them): 1",
+		"generation 2: owes chunks stored over 5m0s ago that nothing queues or carries"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("reconcile output lacks %q:\n%s", want, out)
 		}
@@ -108,7 +118,8 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("reconcile --redrive exited %d, want 0:\n%s", code, out)
 	}
-	for _, want := range []string{"redriven marked_for_reingest: 1", "redriven stored_with_open_dead_letter: 1", "redriven stranded: ", "redriven unpublished: "} {
+	for _, want := range []string{"redriven marked_for_reingest: 1", "redriven stored_with_open_dead_letter: 1", "redriven stranded: ", "redriven unpublished: ",
+		"redriven generations whose backfill stranded chunks: 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("reconcile --redrive output lacks %q:\n%s", want, out)
 		}
