@@ -44,7 +44,7 @@ func TestMsgIDNamesTheQueueRow(t *testing.T) {
 	if MsgID(a) == MsgID(b) {
 		t.Errorf("two queue rows of one chunk share the message id %q: a chunk owed again would be dropped as a duplicate", MsgID(a))
 	}
-	if MsgID(a) != MsgID(a) || !strings.HasPrefix(MsgID(a), "bf:") {
+	if again := a; MsgID(again) != MsgID(a) || !strings.HasPrefix(MsgID(a), "bf:") {
 		t.Errorf("MsgID(%+v) = %q, want a stable bf: id", a, MsgID(a))
 	}
 }

@@ -64,7 +64,7 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 	byID := make(map[string]routed, len(results))
 	ids, states, classes := make([]string, 0, len(results)), make([]string, 0, len(results)), make([]string, 0, len(results))
 	for _, res := range results {
-		st, err, d := route(res)
+		st, d, err := route(res)
 		byID[res.CustomID] = routed{res, st, err, d}
 		ids, states, classes = append(ids, res.CustomID), append(states, string(st)), append(classes, d.Class)
 	}

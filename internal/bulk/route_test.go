@@ -32,7 +32,7 @@ func TestRoute(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			st, err, d := route(tc.res)
+			st, d, err := route(tc.res)
 			if st != tc.want || (tc.class != "" && d.Class != tc.class) {
 				t.Errorf("route = %s (%s), want %s (%s)", st, d.Class, tc.want, tc.class)
 			}

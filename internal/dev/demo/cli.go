@@ -48,4 +48,3 @@ func (s *stack) sluiceJSON(v any, args ...string) error {
 	}
 	return nil
 }
-
