@@ -145,8 +145,8 @@ func (p *Planner) Run(ctx context.Context) {
 
 // Step publishes what is queued, as far as the backlog allows, scans
 // the next page of each generation whose pass has not ended when the
-// queue runs low, and
-// every CheckInterval starts another pass or marks a generation ready.
+// queue runs low, and checks the generations that are due (see due):
+// another pass, or ready.
 func (p *Planner) Step(ctx context.Context) error {
 	gens, err := generation.List(ctx, p.pool)
 	if err != nil {
@@ -163,11 +163,9 @@ func (p *Planner) Step(ctx context.Context) error {
 		return err
 	}
 	if room := p.cfg.Backlog - outstanding; room > 0 {
-		n, err := p.publish(ctx, room)
-		if err != nil {
+		if err := p.publish(ctx, room); err != nil {
 			return err
 		}
-		outstanding += n
 	}
 	if len(kept) == 0 {
 		return nil
@@ -274,7 +272,7 @@ func (p *Planner) outstanding(ctx context.Context) (int, error) {
 // publish publishes up to limit queued chunks and removes them from the
 // queue once every one is acknowledged, in one transaction; nothing is
 // removed if any publish fails.
-func (p *Planner) publish(ctx context.Context, limit int) (int, error) {
+func (p *Planner) publish(ctx context.Context, limit int) error {
 	var n int
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		owed, err := generation.Take(ctx, tx, limit)
@@ -289,7 +287,7 @@ func (p *Planner) publish(ctx context.Context, limit int) (int, error) {
 			}
 			msg := &nats.Msg{Subject: messages.BackfillSubject(o.SourceID), Data: body, Header: nats.Header{}}
 			msg.Header.Set(jetstream.MsgIDHeader, MsgID(o))
-			f, err := p.js.PublishMsgAsync(msg)
+			f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream))
 			if err != nil {
 				return fmt.Errorf("publish a chunk owed to generation %d: %w", o.Generation, err)
 			}
@@ -308,10 +306,10 @@ func (p *Planner) publish(ctx context.Context, limit int) (int, error) {
 		return generation.Remove(ctx, tx, owed)
 	})
 	if err != nil {
-		return 0, err
+		return err
 	}
 	p.published.Add(float64(n))
-	return n, nil
+	return nil
 }
 
 // MsgID names a queued chunk by its queue row: a publish repeated after

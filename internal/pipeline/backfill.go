@@ -34,7 +34,7 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 	if len(jobs) != len(owed) {
 		return fmt.Errorf("backfill: %d jobs for %d owed chunks", len(jobs), len(owed))
 	}
-	gen := p.generation()
+	gen := p.gen
 	keys := make([]vectorstore.HeldKey, len(owed))
 	for i, o := range owed {
 		if o.Generation != gen {
@@ -72,14 +72,6 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 	return nil
 }
 
-// generation is the index generation of the pipeline's store.
-func (p *Pipeline) generation() int {
-	if r, ok := p.store.(vectorstore.Reuser); ok {
-		return r.Generation()
-	}
-	return generation.First
-}
-
 // storeGenerationTx stores a later generation's vectors, or nothing once
 // the generation is dropped (its jobs are Superseded): the generation's
 // registry row and the documents are share-locked in key order first, so that a delete committing
@@ -88,7 +80,7 @@ func (p *Pipeline) generation() int {
 // record of it). The manifest is generation 1's and is not touched.
 func (p *Pipeline) storeGenerationTx(ctx context.Context, jobs []*Job) error {
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		live, err := generation.LockForWrite(ctx, tx, p.generation())
+		live, err := generation.LockForWrite(ctx, tx, p.gen)
 		if err != nil {
 			return err
 		}
@@ -108,7 +100,7 @@ func (p *Pipeline) storeGenerationTx(ctx context.Context, jobs []*Job) error {
 		for i, j := range jobs {
 			ids[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
 		}
-		if err := generation.Unpark(ctx, tx, p.generation(), ids, indexes); err != nil {
+		if err := generation.Unpark(ctx, tx, p.gen, ids, indexes); err != nil {
 			return err
 		}
 		for _, j := range jobs {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -44,6 +45,8 @@ type Pipeline struct {
 	// rejects an input.
 	rejections rejectionRate
 	tokens     tokens.Counter
+	// gen is the index generation of the store.
+	gen int
 	// flights are the texts this pipeline's batches are embedding now.
 	flights flights
 	// reused, providerInputs and providerTokens are the metrics' series
@@ -100,11 +103,11 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if p.now == nil {
 		p.now = time.Now
 	}
-	gen := 1
+	p.gen = generation.First
 	if r, ok := p.store.(vectorstore.Reuser); ok {
-		gen = r.Generation()
+		p.gen = r.Generation()
 	}
-	p.bindGeneration(gen)
+	p.bindGeneration(p.gen)
 	if p.crash == nil {
 		p.crash = func(string) {}
 	}

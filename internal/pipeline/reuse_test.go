@@ -428,7 +428,7 @@ func TestBatchesInFlightShareTheirTexts(t *testing.T) {
 		one, two = append(one, g[0]), append(two, g[1])
 	}
 	reg := prometheus.NewRegistry()
-	p := b.pipelineMeasured(slowEmbedder{Embedder: b.client(), delay: 300 * time.Millisecond}, pipeline.NewMetrics(reg))
+	p := b.pipelineMeasured(slowEmbedder{Embedder: b.client(), delay: time.Second}, pipeline.NewMetrics(reg))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
