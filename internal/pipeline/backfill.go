@@ -47,12 +47,21 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 		return p.undecide(jobs, err)
 	}
 	var live []*Job
+	// A chunk can be owed twice at once (queued by its store transaction
+	// and by a scan): the batch stores it once, and its other messages
+	// are acknowledged as duplicates.
+	seen := make(map[vectorstore.HeldKey]bool, len(keys))
 	for i, j := range jobs {
 		h, ok := held[keys[i]]
-		if !ok {
+		switch {
+		case !ok:
 			j.Outcome = Superseded
 			continue
+		case seen[keys[i]]:
+			j.Outcome = Duplicate
+			continue
 		}
+		seen[keys[i]] = true
 		o := owed[i]
 		j.chunk = messages.ChunkJob{DocID: o.DocID, ChunkIndex: o.ChunkIndex, DocVersion: o.Version, ContentHash: o.ContentHash,
 			SourceID: o.SourceID, Text: h.Text, Metadata: h.Metadata}
