@@ -303,7 +303,7 @@ func (c *Consumer) settle(durable string, m jetstream.Msg, j *pipeline.Job) {
 	var err error
 	result := "ack"
 	switch j.Outcome {
-	case pipeline.Stored, pipeline.Duplicate, pipeline.Superseded:
+	case pipeline.Stored, pipeline.Duplicate, pipeline.Superseded, pipeline.Batched:
 		err = m.Ack()
 	case pipeline.Parked:
 		result = "term"

@@ -42,6 +42,8 @@ type bundle struct {
 	sim  *embedsim.Server
 	reg  *prometheus.Registry
 	topo broker.Topology
+	// pipe is the pipeline startConsumer runs.
+	pipe *pipeline.Pipeline
 }
 
 type options struct {
@@ -57,6 +59,8 @@ type options struct {
 	ackWait time.Duration
 	// log receives the consumer's JSON log; nil discards it.
 	log io.Writer
+	// ledger admits the jobs of bulk-mode sources; nil embeds all live.
+	ledger pipeline.Ledger
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -94,10 +98,11 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 		log = zerolog.New(o.log)
 	}
 	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Compliance: compliance.NewChecker(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg)})
+		Compliance: compliance.NewChecker(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg), Ledger: o.ledger})
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.pipe = pipe
 	// The service's heartbeat: a quarter of the durables' AckWait.
 	cfg := consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond, AckWait: b.topo.AckWait, Heartbeat: b.topo.AckWait / 4}
 	c := consumer.New(cfg, consumer.Deps{JS: b.js, Pipeline: pipe, Gate: emb, Log: log, Registry: b.reg})

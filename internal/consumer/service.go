@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/backfill"
+	"github.com/sluicehq/sluice/internal/batchapi"
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/ingest"
+	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/internal/service"
 )
@@ -57,6 +61,7 @@ const DefaultBackfillWorkers = 1
 // Register registers the consumer's settings on l.
 func (c *ServiceConfig) Register(l *config.Loader) {
 	c.Config.Register(l, "127.0.0.1:9101")
+	c.Config.RegisterBulk(l)
 	l.Int(&c.Workers, "workers", "CONSUMER_WORKERS", DefaultWorkers, "concurrent pull loops per durable")
 	l.Int(&c.BatchSize, "batch-size", "BATCH_SIZE", DefaultBatchSize, "messages per fetch")
 	l.Duration(&c.FetchWait, "fetch-wait", "FETCH_WAIT", DefaultFetchWait, "how long a fetch waits to fill a batch")
@@ -133,8 +138,39 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}()
 		defer func() { stopPlanning(); <-planned }()
 	}
+	if b := cfg.Bulk(); b != nil {
+		stop, err := runBulk(ctx, rt, cfg.Embedder, b, pipe)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")
 	return err
+}
+
+// runBulk runs bulk mode's builder, which sends sealed batches to the
+// provider, and its poller, which follows them and applies their results
+// through pipe, until the returned stop is called.
+func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *ingest.Bulk, pipe *pipeline.Pipeline) (stop func(), err error) {
+	client, err := batchapi.New(batchapi.Config{URL: emb.URL, APIKey: emb.APIKey})
+	if err != nil {
+		return nil, service.UsageError(err)
+	}
+	builder, err := bulk.NewBuilder(rt.Pool, client, b.Config, b.Deps)
+	if err != nil {
+		return nil, service.UsageError(err)
+	}
+	poller, err := bulk.NewPoller(rt.Pool, client, pipe, pipe, b.Config, b.Deps)
+	if err != nil {
+		return nil, service.UsageError(err)
+	}
+	bulkCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { builder.Run(bulkCtx) })
+	wg.Go(func() { poller.Run(bulkCtx) })
+	rt.Log.Info().Dur("interval", b.Config.Interval).Dur("max_age", b.Config.MaxAge).Msg("bulk mode: builder and poller started")
+	return func() { cancel(); wg.Wait() }, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/compliance"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/crashpoint"
@@ -70,9 +71,74 @@ type Config struct {
 	// take the policy package's defaults.
 	PayloadRetention, EscalationRetention, RetentionMandate time.Duration
 
+	// BulkMaxAge and BulkInterval are bulk mode's: how long a batch
+	// takes members before it is sent, and the pace of the builder and
+	// poller. Only the consumer registers them (RegisterBulk): it alone
+	// admits jobs to the ledger and runs its builder and poller.
+	BulkMaxAge, BulkInterval time.Duration
+
 	table *policy.Table
 	// backfill is set by Build: see Backfill.
 	backfill func(context.Context, int) (*pipeline.Pipeline, error)
+	// bulkOn is set by RegisterBulk; bulk by Build: see Bulk.
+	bulkOn bool
+	bulk   *Bulk
+}
+
+// Bulk is bulk mode as Build set it up: the ledger's configuration and
+// collaborators, shared by the pipeline's admission and the builder and
+// poller the consumer runs.
+type Bulk struct {
+	Config bulk.Config
+	Deps   bulk.Deps
+}
+
+// Bulk returns, once Build has run, bulk mode's setup, or nil when no
+// source's policy says mode batch or the service does not admit to the
+// ledger.
+func (c *Config) Bulk() *Bulk { return c.bulk }
+
+// RegisterBulk registers bulk mode's settings on l: the service admits
+// the jobs of bulk-mode sources to the ledger.
+func (c *Config) RegisterBulk(l *config.Loader) {
+	c.bulkOn = true
+	l.Duration(&c.BulkMaxAge, "bulk-max-age", "BULK_MAX_AGE", bulk.DefaultMaxAge, "longest a bulk batch takes members before it is sent however full it is")
+	l.Duration(&c.BulkInterval, "bulk-interval", "BULK_INTERVAL", bulk.DefaultInterval, "pace of the bulk builder, which sends sealed batches, and of the poller, which follows them")
+}
+
+// bulkSources reports whether any source's policy says mode batch.
+func bulkSources(t *policy.Table) bool {
+	if t.Default().Mode == policy.ModeBatch {
+		return true
+	}
+	for _, s := range t.Sources() {
+		if t.For(s).Mode == policy.ModeBatch {
+			return true
+		}
+	}
+	return false
+}
+
+// setUpBulk builds bulk mode's ledger when the service admits to it and
+// some source is in bulk mode; nil otherwise.
+func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tokens.Counter) (*bulk.Ledger, error) {
+	if !c.bulkOn || !bulkSources(table) {
+		return nil, nil
+	}
+	encoding := bulk.DefaultEncoding
+	if c.Embedder.Encoding == embedder.EncodingFloat {
+		encoding = embedder.EncodingFloat
+	}
+	cfg := bulk.Config{Model: c.Embedder.Model, Dims: c.Common.EmbeddingDims, Encoding: encoding,
+		MaxAge: c.BulkMaxAge, Interval: c.BulkInterval, Counter: counter}
+	cfg.Limits.MaxRequestTokens = c.EmbedMaxTokens
+	deps := bulk.Deps{Log: &rt.Log, Metrics: bulk.NewMetrics(rt.Registry)}
+	ledger, err := bulk.NewLedger(cfg, deps)
+	if err != nil {
+		return nil, service.UsageError(err)
+	}
+	c.bulk = &Bulk{Config: cfg, Deps: deps}
+	return ledger, nil
 }
 
 // Backfill returns, once Build has run, the pipelines of later index
@@ -263,10 +329,18 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 		Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 		Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
+	ledger, err := c.setUpBulk(rt, table, counter)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ledger != nil {
+		deps.Ledger = ledger
+	}
 	pipe, err := pipeline.New(pcfg, deps)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	deps.Ledger = nil // later generations embed live
 	c.backfill = c.generationPipelines(rt, c.embedderSettings(def), budget, pcfg, deps)
 	leave, err := c.joinFleet(ctx, rt, budget)
 	if err != nil {

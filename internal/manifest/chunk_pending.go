@@ -61,3 +61,27 @@ func ConfirmPublished(ctx context.Context, q Querier, c Chunks, seqs []int64) er
 		c.DocIDs, c.Indexes, c.Versions, seqs)
 	return err
 }
+
+// PendingJobs returns the recorded job of each chunk of c that is
+// Pending at its version, nil for the others (settled, superseded by a
+// later version, or unknown), in c's order. A bulk batch's results are
+// applied through these jobs: they carry what the ledger does not keep
+// (metadata, run, the payload a dead letter needs).
+func PendingJobs(ctx context.Context, q Querier, c Chunks) ([][]byte, error) {
+	rows, err := q.Query(ctx, `
+		SELECT t.ord, m.job
+		FROM unnest($1::text[], $2::int4[], $3::int8[]) WITH ORDINALITY AS t(doc_id, chunk_index, version, ord)
+		JOIN ingest_manifest m ON m.doc_id = t.doc_id AND m.chunk_index = t.chunk_index AND m.version = t.version
+		WHERE m.status = 'pending' AND m.job IS NOT NULL`, c.DocIDs, c.Indexes, c.Versions)
+	if err != nil {
+		return nil, err
+	}
+	jobs := make([][]byte, c.Len())
+	var ord int64
+	var job []byte
+	_, err = pgx.ForEachRow(rows, []any{&ord, &job}, func() error {
+		jobs[ord-1] = append([]byte(nil), job...)
+		return nil
+	})
+	return jobs, err
+}

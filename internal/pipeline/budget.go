@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/runs"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
@@ -15,6 +16,9 @@ type budget struct {
 	backoff                                     classify.Backoff
 	softTimeLimit                               time.Duration
 	halt                                        runs.Threshold
+	// batchAttempts is how many provider batches a chunk may go
+	// through; 0 when the source is live.
+	batchAttempts int
 }
 
 // budget returns source's budget: its policy when the pipeline has one,
@@ -30,7 +34,17 @@ func (p *Pipeline) budget(source string) budget {
 	return budget{maxDeliveries: s.MaxDeliveries, ambiguousRetries: s.AmbiguousRetries, maxReplays: s.MaxReplays,
 		backoff:       classify.Backoff{Base: s.BackoffBase, Max: s.BackoffMax, Rand: p.cfg.Backoff.Rand},
 		softTimeLimit: s.SoftTimeLimit,
-		halt:          runs.Threshold{RejectionRatio: s.HaltRejectionRatio, MinChunks: s.HaltMinChunks}}
+		halt:          runs.Threshold{RejectionRatio: s.HaltRejectionRatio, MinChunks: s.HaltMinChunks},
+		batchAttempts: batchAttempts(s)}
+}
+
+// batchAttempts is s's batch attempts when the source is in bulk mode,
+// 0 when it is live.
+func batchAttempts(s policy.Settings) int {
+	if s.Mode != policy.ModeBatch {
+		return 0
+	}
+	return s.BatchAttempts
 }
 
 // judgeRuns halts the runs whose rejection ratio this batch pushed over

@@ -11,9 +11,9 @@ import (
 // Outcome is what the caller must do with a job's message.
 type Outcome int
 
-// Outcomes. Stored, Duplicate and Superseded are acknowledged; Retry is
-// negatively acknowledged with Job.Delay; Parked is terminated, its dead
-// letter already committed to the outbox.
+// Outcomes. Stored, Duplicate, Superseded and Batched are acknowledged;
+// Retry is negatively acknowledged with Job.Delay; Parked is terminated,
+// its dead letter already committed to the outbox.
 const (
 	Undecided Outcome = iota
 	Stored
@@ -21,9 +21,12 @@ const (
 	Superseded
 	Retry
 	Parked
+	// Batched: the bulk ledger holds the job, committed, until a provider
+	// batch answers it (package bulk).
+	Batched
 )
 
-var outcomeNames = [...]string{"undecided", "stored", "duplicate", "superseded", "retry", "parked"}
+var outcomeNames = [...]string{"undecided", "stored", "duplicate", "superseded", "retry", "parked", "batched"}
 
 func (o Outcome) String() string { return outcomeNames[o] }
 

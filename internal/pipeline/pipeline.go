@@ -49,6 +49,9 @@ type Pipeline struct {
 	gen int
 	// flights are the texts this pipeline's batches are embedding now.
 	flights flights
+	// ledger holds the chunks of bulk-mode sources; nil embeds every
+	// source live.
+	ledger Ledger
 	// reused, providerInputs and providerTokens are the metrics' series
 	// of the store's index generation.
 	reused, providerInputs, providerTokens prometheus.Counter
@@ -75,6 +78,10 @@ type Deps struct {
 	// Tokens counts the model's tokens for Config.MaxInputTokens and
 	// Config.EmbedMaxTokens. Defaults to tokens.ForModel(Config.Model).
 	Tokens tokens.Counter
+	// Ledger is bulk mode's ledger: the jobs of a source whose policy
+	// says mode batch are admitted to it rather than embedded. Nil embeds
+	// every source live.
+	Ledger Ledger
 }
 
 // New returns a pipeline.
@@ -93,7 +100,8 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.Model = deps.Embedder.Model()
 	}
 	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, compliance: deps.Compliance,
-		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash, tokens: deps.Tokens}
+		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash, tokens: deps.Tokens,
+		ledger: deps.Ledger}
 	if p.tokens == nil {
 		p.tokens, _ = tokens.ForModel(cfg.Model)
 	}
@@ -156,6 +164,9 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 func (p *Pipeline) vectors(ctx context.Context, live []*Job) ([]*Job, error) {
 	send, tw, err := p.reuse(ctx, live)
 	if err != nil {
+		return nil, err
+	}
+	if send, err = p.admit(ctx, send, tw); err != nil {
 		return nil, err
 	}
 	own, waiting := p.flights.claim(send)

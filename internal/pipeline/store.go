@@ -63,34 +63,9 @@ func (p *Pipeline) storeWith(ctx context.Context, jobs []*Job, tx func(context.C
 func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 	var ready []manifest.Completed
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		docs := distinctDocs(jobs)
-		if err := p.lockDocuments(ctx, tx, docs, jobs); err != nil {
-			return err
-		}
-		if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
-			return err
-		}
-		chunks, attempts, published := chunksOf(jobs), make([]int32, len(jobs)), make([]time.Time, len(jobs))
-		for i, j := range jobs {
-			attempts[i], published[i] = int32(j.Delivered), j.Published
-		}
-		if err := manifest.MarkStored(ctx, tx, chunks, attempts, published); err != nil {
-			return fmt.Errorf("mark stored: %w", err)
-		}
-		if _, err := deadletter.Resolve(ctx, tx, chunks, ""); err != nil {
-			return err
-		}
-		if err := generation.Enqueue(ctx, tx, laterOwed(jobs)); err != nil {
-			return err
-		}
 		var err error
-		if ready, err = p.complete(ctx, tx, docs); err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			j.Outcome = Stored
-		}
-		return nil
+		ready, err = p.storeIn(ctx, tx, jobs)
+		return err
 	})
 	if err != nil {
 		return err
@@ -103,6 +78,39 @@ func (p *Pipeline) storeTx(ctx context.Context, jobs []*Job) error {
 		}
 	}
 	return nil
+}
+
+// storeIn is the store transaction's work, in tx: it returns the
+// document versions it completed.
+func (p *Pipeline) storeIn(ctx context.Context, tx pgx.Tx, jobs []*Job) ([]manifest.Completed, error) {
+	docs := distinctDocs(jobs)
+	if err := p.lockDocuments(ctx, tx, docs, jobs); err != nil {
+		return nil, err
+	}
+	if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
+		return nil, err
+	}
+	chunks, attempts, published := chunksOf(jobs), make([]int32, len(jobs)), make([]time.Time, len(jobs))
+	for i, j := range jobs {
+		attempts[i], published[i] = int32(j.Delivered), j.Published
+	}
+	if err := manifest.MarkStored(ctx, tx, chunks, attempts, published); err != nil {
+		return nil, fmt.Errorf("mark stored: %w", err)
+	}
+	if _, err := deadletter.Resolve(ctx, tx, chunks, ""); err != nil {
+		return nil, err
+	}
+	if err := generation.Enqueue(ctx, tx, laterOwed(jobs)); err != nil {
+		return nil, err
+	}
+	ready, err := p.complete(ctx, tx, docs)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		j.Outcome = Stored
+	}
+	return ready, nil
 }
 
 // observeEndToEnd observes, for each job stored in a transaction that

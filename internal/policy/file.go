@@ -33,6 +33,8 @@ type section struct {
 	SoftTimeLimit    *Duration  `yaml:"soft_time_limit"`
 	Rate             *rate      `yaml:"rate"`
 	BudgetShare      *float64   `yaml:"budget_share"`
+	Mode             *string    `yaml:"mode"`
+	BatchAttempts    *int       `yaml:"batch_attempts"`
 	Halt             *halt      `yaml:"halt"`
 	Retention        *retention `yaml:"retention"`
 }
@@ -95,6 +97,8 @@ func (s section) apply(base Settings) Settings {
 		set(&base.TokensPerMinute, r.TokensPerMinute)
 	}
 	set(&base.BudgetShare, s.BudgetShare)
+	set(&base.Mode, s.Mode)
+	set(&base.BatchAttempts, s.BatchAttempts)
 	if h := s.Halt; h != nil {
 		set(&base.HaltRejectionRatio, h.RejectionRatio)
 		set(&base.HaltMinChunks, h.MinChunks)

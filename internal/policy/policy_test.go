@@ -16,7 +16,8 @@ func defaults() policy.Settings {
 	return policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, MaxReplays: 3,
 		BackoffBase: time.Second, BackoffMax: 2 * time.Minute, BreakerFailures: 5, BreakerDelay: 10 * time.Second,
 		SoftTimeLimit: time.Minute, HaltMinChunks: 100, PayloadRetention: 90 * day, EscalationRetention: policy.DefaultEscalationRetention,
-		HistoryRetention: policy.DefaultHistoryRetention, BudgetShare: policy.DefaultBudgetShare}
+		HistoryRetention: policy.DefaultHistoryRetention, BudgetShare: policy.DefaultBudgetShare,
+		Mode: policy.ModeLive, BatchAttempts: policy.DefaultBatchAttempts}
 }
 
 const example = `
@@ -264,5 +265,28 @@ func TestBudgetShareBelongsToASource(t *testing.T) {
 	_, err := policy.Parse("p.yaml", []byte("default:\n  budget_share: 0.5\n"), defaults(), policy.DefaultRetentionMandate)
 	if err == nil || !strings.Contains(err.Error(), "set it under that source") {
 		t.Fatalf("budget_share under default: %v, want an error saying to set it on a source", err)
+	}
+}
+
+// A source in bulk mode says so, with its batch attempts; the others
+// stay live, and a mode or attempt count that means nothing is refused
+// on its line.
+func TestBatchModeIsASourceSetting(t *testing.T) {
+	t.Parallel()
+	tab, err := policy.Parse("p.yaml", []byte("sources:\n  archive:\n    mode: batch\n    batch_attempts: 3\n"), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tab.For("archive"); s.Mode != policy.ModeBatch || s.BatchAttempts != 3 {
+		t.Errorf("archive: mode %q, batch attempts %d; want batch, 3", s.Mode, s.BatchAttempts)
+	}
+	if s := tab.For("live"); s.Mode != policy.ModeLive || s.BatchAttempts != policy.DefaultBatchAttempts {
+		t.Errorf("another source: mode %q, batch attempts %d; want live, %d", s.Mode, s.BatchAttempts, policy.DefaultBatchAttempts)
+	}
+	for _, bad := range []string{"mode: bulk", "batch_attempts: -1"} {
+		_, err := policy.Parse("p.yaml", []byte("sources:\n  archive:\n    "+bad+"\n"), defaults(), policy.DefaultRetentionMandate)
+		if err == nil || !strings.Contains(err.Error(), "p.yaml:2") || !strings.Contains(err.Error(), strings.Split(bad, ":")[0]) {
+			t.Errorf("%s: %v, want an error naming the source's line and the key", bad, err)
+		}
 	}
 }

@@ -38,6 +38,17 @@ type Settings struct {
 	// 0.8 of the budget to every other source, in every process of the
 	// fleet. 1, the default, caps nothing.
 	BudgetShare float64
+	// Mode is how the source's chunks are embedded: ModeLive through the
+	// live endpoint, or ModeBatch through the provider's Batch API (bulk
+	// mode: half the price, outside the live rate limits, answered
+	// within hours).
+	Mode string
+	// BatchAttempts is how many provider batches a chunk of a ModeBatch
+	// source may go through before it is embedded live: a batch that
+	// fails, expires, is lost or is cancelled hands its unfinished chunks
+	// back, and they go to a new batch while attempts remain. 1 sends
+	// them live at once.
+	BatchAttempts int
 	// HaltRejectionRatio halts a run once the share of its settled chunks
 	// that were parked exceeds it, after HaltMinChunks have settled; 0
 	// never halts.
@@ -76,9 +87,20 @@ const (
 	DefaultHistoryRetention = 365 * 24 * time.Hour
 	// DefaultBudgetShare caps no source's share of the rate budget.
 	DefaultBudgetShare = 1.0
+	// DefaultBatchAttempts gives a chunk one more batch after a batch
+	// that went wrong, then the live endpoint.
+	DefaultBatchAttempts = 2
 	// DefaultHaltMinChunks is how many chunks of a run must settle before
 	// its rejection ratio is judged.
 	DefaultHaltMinChunks = 100
+)
+
+// Modes of Settings.Mode.
+const (
+	// ModeLive embeds through the live endpoint, in the consumer's batch.
+	ModeLive = "live"
+	// ModeBatch embeds through the provider's Batch API.
+	ModeBatch = "batch"
 )
 
 // Validate says what is wrong with s and how to fix it; mandate is the
@@ -109,6 +131,12 @@ func (s Settings) Validate(mandate time.Duration) error {
 	if !(s.BudgetShare > 0 && s.BudgetShare <= 1) {
 		errs = append(errs, fmt.Errorf("budget_share %g: use a fraction above 0 and at most 1, e.g. 0.2 for a backfill that leaves 80%% of the budget to the other sources", s.BudgetShare))
 	}
+	if s.Mode != ModeLive && s.Mode != ModeBatch {
+		errs = append(errs, fmt.Errorf("mode %q: use %q (the live endpoint) or %q (the provider's Batch API)", s.Mode, ModeLive, ModeBatch))
+	}
+	if s.BatchAttempts < 1 {
+		errs = append(errs, fmt.Errorf("batch_attempts %d: use at least 1 (1 sends what a batch hands back to the live endpoint at once)", s.BatchAttempts))
+	}
 	if !(s.HaltRejectionRatio >= 0 && s.HaltRejectionRatio < 1) {
 		errs = append(errs, fmt.Errorf("halt rejection_ratio %g: use 0 (never halt) up to below 1, e.g. 0.4", s.HaltRejectionRatio))
 	}
@@ -135,6 +163,12 @@ func (s Settings) withUnflagged() Settings {
 	}
 	if s.BudgetShare == 0 {
 		s.BudgetShare = DefaultBudgetShare
+	}
+	if s.Mode == "" {
+		s.Mode = ModeLive
+	}
+	if s.BatchAttempts == 0 {
+		s.BatchAttempts = DefaultBatchAttempts
 	}
 	return s
 }

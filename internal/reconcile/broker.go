@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/pkg/messages"
@@ -125,6 +126,7 @@ func (c *checker) lost(ctx context.Context) error {
 			SELECT m.doc_id, m.chunk_index, m.version, m.publish_gen, d.source_id, m.job, m.publish_seq
 			FROM ingest_manifest m JOIN documents d USING (doc_id)
 			WHERE m.status = `+manifest.SQLPending+` AND m.published_at IS NOT NULL AND (m.doc_id, m.chunk_index) > ($1, $2)
+			  AND NOT `+bulk.HoldsSQL+`
 			ORDER BY m.doc_id, m.chunk_index LIMIT $3`, after.docID, after.index, lostBatch)
 		if err != nil {
 			return fmt.Errorf("read confirmed pending chunks: %w", err)

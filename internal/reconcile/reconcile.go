@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/deadletter"
 	"github.com/sluicehq/sluice/internal/erase"
 	"github.com/sluicehq/sluice/internal/fleetbudget"
@@ -66,6 +67,11 @@ type Report struct {
 	// would bring the chunks there (invariant 11). --redrive starts
 	// another pass.
 	BackfillStranded []int `json:"backfill_stranded,omitempty"`
+	// BulkStranded counts chunk jobs still pending in bulk batches the
+	// ledger settled: nothing will answer them. The ledger hands every
+	// member of a batch on as it settles it, so this is a defect, not a
+	// state; it has no repair.
+	BulkStranded int `json:"bulk_stranded,omitempty"`
 	// Budgets are the fleet budgets' members; Overdrawn says which
 	// budgets' members spend more than the budget (invariant 12).
 	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
@@ -99,7 +105,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
 	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn) +
-		len(r.BackfillStranded)
+		len(r.BackfillStranded) + r.BulkStranded
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -124,6 +130,7 @@ func (r *Report) Named() []string {
 		{"stranded in INGEST", r.Stranded},
 		{"stored with an open dead letter", r.OpenDeadLetters},
 		{"deleted documents with data left", len(r.Unerased)},
+		{"pending in settled bulk batches", r.BulkStranded},
 	} {
 		if p.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
@@ -168,18 +175,19 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets, c.bulk,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
 		}
 	}
 	// A duplicate, a wrong number of active generations, an active
-	// generation that owes chunks or an overdrawn budget cannot be
+	// generation that owes chunks, an overdrawn budget or a member
+	// stranded in a settled bulk batch cannot be
 	// repaired by re-driving; every other problem is repaired unless a
 	// repair failed.
 	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" &&
-		c.rep.ActiveOwes == "" && len(c.rep.Overdrawn) == 0)
+		c.rep.ActiveOwes == "" && len(c.rep.Overdrawn) == 0 && c.rep.BulkStranded == 0)
 	return c.rep, nil
 }
 
@@ -189,6 +197,13 @@ type checker struct {
 	opts Config
 	pub  *publish.Publisher
 	rep  *Report
+}
+
+// bulk counts the chunk jobs stranded in settled bulk batches.
+func (c *checker) bulk(ctx context.Context) error {
+	n, err := bulk.Stranded(ctx, c.pool)
+	c.rep.BulkStranded = n
+	return err
 }
 
 // unerased finds deleted documents with data left and, with Redrive,

@@ -1,0 +1,229 @@
+package consumer_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/batchapi"
+	"github.com/sluicehq/sluice/internal/bulk"
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/policy"
+	"github.com/sluicehq/sluice/internal/publish"
+	"github.com/sluicehq/sluice/internal/reconcile"
+)
+
+// bulkSource is the source the bulk tests put in bulk mode.
+const bulkSource = "archive"
+
+// bulkOptions are a bundle's options with bulkSource in bulk mode, its
+// chunks allowed attempts batches, and embed-sim's batches quick.
+func bulkOptions(t *testing.T, attempts int, faults embedsim.Faults) options {
+	t.Helper()
+	tab, err := policy.Parse("p.yaml", fmt.Appendf(nil, "sources:\n  %s:\n    mode: batch\n    batch_attempts: %d\n", bulkSource, attempts),
+		policy.Settings{MaxDeliveries: 5, AmbiguousRetries: 2, MaxReplays: 3, BackoffBase: 100 * time.Millisecond, BackoffMax: 2 * time.Second,
+			BreakerFailures: 5, BreakerDelay: 10 * time.Second, SoftTimeLimit: time.Minute, HaltMinChunks: 100,
+			PayloadRetention: 24 * time.Hour, EscalationRetention: policy.DefaultEscalationRetention}, policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return options{batchSize: 20, sources: tab, sim: embedsim.Config{Faults: faults, Batch: embedsim.BatchConfig{
+		Validating: 100 * time.Millisecond, InProgress: 500 * time.Millisecond, Finalizing: 100 * time.Millisecond, Cancelling: 100 * time.Millisecond}}}
+}
+
+// startBulk runs, until the test ends, a consumer whose pipeline admits
+// bulkSource's jobs to the ledger, the ledger's builder and poller, and
+// the relay's sweeper of owed work, which publishes again what a batch
+// hands back: every service bulk mode needs, as a deployment runs them.
+func (b *bundle) startBulk(o options) {
+	t := b.t
+	t.Helper()
+	cfg := bulk.Config{Model: "embed-sim-1", Dims: dims, MaxAge: 300 * time.Millisecond, Interval: 100 * time.Millisecond}
+	deps := bulk.Deps{Metrics: bulk.NewMetrics(b.reg)}
+	ledger, err := bulk.NewLedger(cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.ledger = ledger
+	b.startConsumer(o)
+	client, err := batchapi.New(batchapi.Config{URL: b.sim.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	builder, err := bulk.NewBuilder(b.db.Pool, client, cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poller, err := bulk.NewPoller(b.db.Pool, client, b.pipe, b.pipe, cfg, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweeper, err := publish.NewSweeper(publish.SweeperConfig{Grace: time.Millisecond, Interval: 100 * time.Millisecond},
+		publish.SweeperDeps{Pool: b.db.Pool, JS: b.js, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { builder.Run(ctx) })
+	wg.Go(func() { poller.Run(ctx) })
+	wg.Go(func() { _ = sweeper.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// bulkDocs are n documents of one chunk each; those whose index is in
+// poison carry the marker embed-sim refuses.
+func bulkDocs(n int, poison ...int) map[string][]byte {
+	out := make(map[string][]byte, n)
+	for i := range n {
+		text := fmt.Sprintf("Deed %d of the county archive, recorded for parcel %d in book %d.", i, 1000+i, i%7)
+		for _, p := range poison {
+			if p == i {
+				text += " POISON"
+			}
+		}
+		out[fmt.Sprintf("deed-%03d.txt", i)] = []byte(text)
+	}
+	return out
+}
+
+// A bulk source's chunks are embedded through the Batch API alone: each
+// stored with the vector its batch answered, each poison line parked as
+// a live call would have parked it, with one dead letter, and the live
+// endpoint never asked. Its jobs were acknowledged while the ledger held
+// them, and reconcile's lost-work check does not take them for lost.
+func TestBulkSourceConvergesThroughTheBatchAPI(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 2, embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "POISON", Kind: embedsim.PoisonInvalidInput}}})
+	b := setup(t, o)
+	b.startBulk(o)
+	b.produce(bulkSource, bulkDocs(30, 4, 17))
+	b.waitSettled(60 * time.Second)
+
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`); n != 28 {
+		t.Errorf("%d chunks stored, want 28", n)
+	}
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 28 {
+		t.Errorf("%d vectors, want 28", n)
+	}
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'parked' AND last_error_class IS NOT NULL`); n != 2 {
+		t.Errorf("%d chunks parked, want the 2 poison ones", n)
+	}
+	if n := b.count(`SELECT count(*) FROM outbox WHERE subject LIKE 'dlq.%'`); n != 2 {
+		t.Errorf("%d dead letters written, want 2", n)
+	}
+	if c := b.sim.Counts(); c.Requests != 0 {
+		t.Errorf("the live endpoint got %d requests; a bulk source's chunks go through batches alone", c.Requests)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_members WHERE state = 'pending' OR text <> ''`); n != 0 {
+		t.Errorf("%d members pending or keeping their text after every chunk settled", n)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`); n != 0 {
+		t.Errorf("%d batches unsettled", n)
+	}
+}
+
+// A batch that expires half done hands its unfinished chunks back: they
+// are published again and go to another batch, and the load converges
+// with every chunk stored once, through batches alone.
+func TestBulkExpiredBatchConvergesInAnother(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 2, embedsim.Faults{})
+	o.sim.Batch.Faults = embedsim.BatchFaults{ExpireRate: 1}
+	o.sim.Batch.Window = 2 * time.Second
+	o.sim.Batch.InProgress = time.Second
+	b := setup(t, o)
+	b.startBulk(o)
+	b.produce(bulkSource, bulkDocs(20))
+	b.eventually(30*time.Second, "a batch to expire", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'requeued'`) > 0
+	})
+	if err := b.sim.SetBatchFaults(embedsim.BatchFaults{}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitSettled(60 * time.Second)
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 20 {
+		t.Errorf("%d vectors, want 20", n)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_members WHERE state = 'requeued'`); n == 0 {
+		t.Error("no member was handed back: the batch did not expire half done")
+	}
+	if c := b.sim.Counts(); c.Requests != 0 {
+		t.Errorf("the live endpoint got %d requests; a second batch was owed", c.Requests)
+	}
+}
+
+// A batch the provider loses is found by the poller; with one batch
+// attempt its chunks go to the live endpoint, and the load converges.
+func TestBulkLostBatchGoesLiveWhenAttemptsAreSpent(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 1, embedsim.Faults{})
+	o.sim.Batch.Faults = embedsim.BatchFaults{LoseRate: 1}
+	b := setup(t, o)
+	b.startBulk(o)
+	b.produce(bulkSource, bulkDocs(15))
+	b.waitSettled(60 * time.Second)
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 15 {
+		t.Errorf("%d vectors, want 15", n)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'requeued'`); n == 0 {
+		t.Error("no lost batch settled as requeued")
+	}
+	if c := b.sim.Counts(); c.Inputs < 15 {
+		t.Errorf("the live endpoint embedded %d inputs, want the 15 chunks the lost batch held", c.Inputs)
+	}
+}
+
+// While a batch holds a source's chunks, reconcile finds nothing wrong:
+// their jobs left INGEST on purpose, and no member is stranded. A
+// document erased meanwhile takes its members' text with it, and the
+// batch's answer for it writes nothing back.
+func TestBulkHeldChunksAreNeitherLostNorResurrected(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 2, embedsim.Faults{})
+	o.sim.Batch.InProgress = 3 * time.Second
+	b := setup(t, o)
+	b.startBulk(o)
+	docs := bulkDocs(10)
+	b.produce(bulkSource, docs)
+	b.eventually(30*time.Second, "a batch in progress", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'in_progress'`) > 0
+	})
+	ctx := context.Background()
+	rep, err := reconcile.Run(ctx, b.db.Pool, b.js, reconcile.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Lost != 0 || rep.BulkStranded != 0 {
+		t.Errorf("reconcile with chunks in a batch: %d lost, %d stranded; want none", rep.Lost, rep.BulkStranded)
+	}
+	var gone string
+	if err := b.db.Pool.QueryRow(ctx, `SELECT doc_id FROM bulk_members WHERE state = 'pending' ORDER BY doc_id LIMIT 1`).Scan(&gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := erase.New(b.db.Pool, nil).Delete(ctx, erase.Request{SourceID: bulkSource, DocIDs: []string{gone}, By: "test",
+		Reason: "removed at the source", Execute: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_members WHERE doc_id = $1`, gone); n != 0 {
+		t.Errorf("the erased document keeps %d members in the ledger", n)
+	}
+	b.waitSettled(60 * time.Second)
+	b.eventually(30*time.Second, "every batch settled", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`) == 0
+	})
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1`, gone); n != 0 {
+		t.Errorf("the batch's answer wrote %d vectors of the erased document back", n)
+	}
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 9 {
+		t.Errorf("%d vectors, want the 9 documents not erased", n)
+	}
+	if leaks, err := erase.Check(ctx, b.db.Pool); err != nil || len(leaks) != 0 {
+		t.Errorf("erasure check: %v, %v", leaks, err)
+	}
+}
