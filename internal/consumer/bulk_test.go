@@ -3,6 +3,8 @@ package consumer_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +227,53 @@ func TestBulkHeldChunksAreNeitherLostNorResurrected(t *testing.T) {
 	}
 	if leaks, err := erase.Check(ctx, b.db.Pool); err != nil || len(leaks) != 0 {
 		t.Errorf("erasure check: %v, %v", leaks, err)
+	}
+}
+
+// A consumer killed at each step of bulk mode (building, uploading,
+// creating, polling, applying a slice of the output, before settling),
+// then started again, converges with no operator action: every chunk
+// stored or parked once, one dead letter for the poison chunk, every
+// batch settled and no member stranded. The processes run as the
+// consumer's database role.
+func TestBulkCrashPointsConverge(t *testing.T) {
+	t.Parallel()
+	bin := buildConsumer(t)
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("sources:\n  "+bulkSource+":\n    mode: batch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, point := range []string{bulk.CrashBuilt, bulk.CrashUploaded, bulk.CrashCreateRequested, bulk.CrashCreated,
+		bulk.CrashPolled, bulk.CrashSliceApplied, bulk.CrashApplied} {
+		t.Run(point, func(t *testing.T) {
+			t.Parallel()
+			o := bulkOptions(t, 2, embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "POISON", Kind: embedsim.PoisonInvalidInput}}})
+			b := setup(t, o)
+			b.produce(bulkSource, bulkDocs(20, 7))
+			env := []string{"DATABASE_URL=" + b.db.RoleURL("sluice_consumer"), "POLICY_FILE=" + policyFile,
+				"BULK_MAX_AGE=300ms", "BULK_INTERVAL=100ms"}
+			url := b.natsURL()
+			b.runConsumer(bin, url, "bulk-"+point, env...)
+			b.runConsumer(bin, url, "", env...)
+			b.waitSettled(60 * time.Second)
+			b.eventually(30*time.Second, "every batch settled", func() bool {
+				return b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`) == 0
+			})
+			if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 19 {
+				t.Errorf("stored %d of 19", n)
+			}
+			if n := b.count(`SELECT count(*) FROM outbox`); n != 1 {
+				t.Errorf("%d dead letters for one poison chunk, want 1", n)
+			}
+			if n := b.count(`SELECT count(*) FROM bulk_batches WHERE provider_batch_id IS NOT NULL`); n == 0 {
+				t.Error("no batch went to the provider")
+			}
+			if n, err := bulk.Stranded(context.Background(), b.db.Pool); err != nil || n != 0 {
+				t.Errorf("%d members stranded (%v)", n, err)
+			}
+			if c := b.sim.Counts(); c.Requests != 0 {
+				t.Errorf("the live endpoint got %d requests", c.Requests)
+			}
+		})
 	}
 }

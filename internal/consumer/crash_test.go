@@ -26,10 +26,10 @@ func buildConsumer(t *testing.T) string {
 	return path
 }
 
-// runConsumer starts the consumer as a process. With a crash point it
-// waits for the crash and checks the exit status; without one it runs
-// until the test ends.
-func (b *bundle) runConsumer(bin, natsURL, crash string) {
+// runConsumer starts the consumer as a process, with env (KEY=value)
+// over the test's settings. With a crash point it waits for the crash
+// and checks the exit status; without one it runs until the test ends.
+func (b *bundle) runConsumer(bin, natsURL, crash string, env ...string) {
 	t := b.t
 	t.Helper()
 	cmd := exec.Command(bin, "--batch-size", "8", "--fetch-wait", "50ms")
@@ -37,6 +37,7 @@ func (b *bundle) runConsumer(bin, natsURL, crash string) {
 		"DATABASE_URL="+b.db.URL, "NATS_URL="+natsURL, "EMBEDDER_URL="+b.sim.URL(),
 		fmt.Sprintf("EMBEDDING_DIMS=%d", dims), "METRICS_ADDR=", "LOG_FORMAT=json", "LOG_LEVEL=warn",
 		"ACK_WAIT=2s", "MAX_DELIVERIES=5", crashpoint.EnvVar+"="+crash)
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

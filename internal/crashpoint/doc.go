@@ -5,7 +5,10 @@
 //
 // FromEnv returns the hook each service calls at its crash points:
 // "after-commit-before-ack", "after-park-before-term" and "mid-embed" in
-// the consumer; "after-publish-before-mark" in the outbox relay;
+// the consumer, and there too bulk mode's steps, each named "bulk-" and
+// one of package bulk's Crash constants ("bulk-uploaded",
+// "bulk-slice-applied", ...); "after-publish-before-mark" in the outbox
+// relay;
 // "after-plan-before-record", "after-record-before-publish" and
 // "after-delete-batch" (after each delete transaction of a sync) in the
 // producer. "mid-embed" exits

@@ -121,7 +121,7 @@ func bulkSources(t *policy.Table) bool {
 
 // setUpBulk builds bulk mode's ledger when the service admits to it and
 // some source is in bulk mode; nil otherwise.
-func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tokens.Counter) (*bulk.Ledger, error) {
+func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tokens.Counter, crash func(string)) (*bulk.Ledger, error) {
 	if !c.bulkOn || !bulkSources(table) {
 		return nil, nil
 	}
@@ -132,7 +132,8 @@ func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tok
 	cfg := bulk.Config{Model: c.Embedder.Model, Dims: c.Common.EmbeddingDims, Encoding: encoding,
 		MaxAge: c.BulkMaxAge, Interval: c.BulkInterval, Counter: counter}
 	cfg.Limits.MaxRequestTokens = c.EmbedMaxTokens
-	deps := bulk.Deps{Log: &rt.Log, Metrics: bulk.NewMetrics(rt.Registry)}
+	deps := bulk.Deps{Log: &rt.Log, Metrics: bulk.NewMetrics(rt.Registry),
+		Crash: func(point string) error { crash("bulk-" + point); return nil }}
 	ledger, err := bulk.NewLedger(cfg, deps)
 	if err != nil {
 		return nil, service.UsageError(err)
@@ -329,7 +330,7 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 		Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 		Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
-	ledger, err := c.setUpBulk(rt, table, counter)
+	ledger, err := c.setUpBulk(rt, table, counter, deps.Crash)
 	if err != nil {
 		return nil, nil, nil, err
 	}
