@@ -97,9 +97,7 @@ func (b *Builder) send(ctx context.Context, id int64) error {
 		}
 		if bt.requests == 0 {
 			// Every member was a duplicate: nothing to send.
-			_, err := b.pool.Exec(ctx, `UPDATE bulk_batches SET state = 'applied', settled_at = $2, updated_at = $2
-				WHERE batch_id = $1 AND state = 'sealed'`, id, b.deps.Now())
-			return err
+			return b.settleEmpty(ctx, id)
 		}
 		if err := b.upload(ctx, bt); err != nil {
 			return err
@@ -126,6 +124,10 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	if err != nil {
 		return err
 	}
+	if lines == 0 {
+		// Every member was erased since it was admitted.
+		return b.settleEmpty(ctx, bt.id)
+	}
 	if err := b.deps.crash(CrashBuilt); err != nil {
 		return err
 	}
@@ -149,6 +151,14 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	b.deps.Metrics.lines.WithLabelValues().Add(float64(lines))
 	b.deps.Log.Info().Int64("batch", bt.id).Str("file", file.ID).Int("requests", lines).Msg("bulk batch uploaded")
 	return nil
+}
+
+// settleEmpty settles a sealed batch with no member to send: there is
+// nothing to apply or hand back.
+func (b *Builder) settleEmpty(ctx context.Context, id int64) error {
+	_, err := b.pool.Exec(ctx, `UPDATE bulk_batches SET state = 'applied', settled_at = $2, updated_at = $2
+		WHERE batch_id = $1 AND state = 'sealed'`, id, b.deps.Now())
+	return err
 }
 
 // build writes the request file of the batch's members to w, one request
