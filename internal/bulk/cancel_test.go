@@ -30,9 +30,9 @@ func TestCancelCancelsProviderBatches(t *testing.T) {
 	}
 
 	c := bulk.NewCanceller(tb.db.RolePool(t, migrations.OperatorRole), tb.client, tb.deps)
-	n, err := c.Cancel(tb.ctx, "wiki")
-	if err != nil || n != 1 {
-		t.Fatalf("Cancel = %d, %v; want 1 provider batch", n, err)
+	done, err := c.Cancel(tb.ctx, "wiki")
+	if err != nil || done != (bulk.Cancellation{Cancelled: 1, AtProvider: 1}) {
+		t.Fatalf("Cancel = %+v, %v; want the open batch cancelled and 1 provider batch", done, err)
 	}
 	pb, err := tb.client.Batch(tb.ctx, provider)
 	if err != nil || (pb.Status != batchapi.StatusCancelling && pb.Status != batchapi.StatusCancelled) {
@@ -69,5 +69,52 @@ func TestCancelCancelsProviderBatches(t *testing.T) {
 	}
 	if n := tb.providerBatches(t); len(n) != 2 {
 		t.Errorf("provider batches %v, want wiki's first and docs'", n)
+	}
+}
+
+// Without a client, cancelling marks the ledger only: the open batch is
+// cancelled at once, the provider's batch keeps running until the
+// poller's next pass cancels it there, and the builder never sends the
+// sealed one.
+func TestCancelWithoutAClientLeavesTheProviderToThePoller(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 20}})
+	tb.readmit = false
+	wiki := corpus("wiki", 45, plain)
+	tb.admit(t, wiki[:30]) // batch 1 sealed, 2 open
+	b, p := tb.builder(t, nil), tb.poller(t, nil)
+	if err := b.Pass(tb.ctx); err != nil { // sends batch 1
+		t.Fatal(err)
+	}
+	provider := tb.providerID(t, 1)
+	if provider == "" {
+		t.Fatalf("batch 1 not created: %v", tb.batchStates(t))
+	}
+	tb.admit(t, wiki[30:]) // batch 2 sealed, 3 open
+	if got := tb.batchStates(t); got["created"] != 1 || got["sealed"] != 1 || got["open"] != 1 {
+		t.Fatalf("batches %v, want one created, one sealed, one open", got)
+	}
+
+	c := bulk.NewCanceller(tb.db.RolePool(t, migrations.OperatorRole), nil, tb.deps)
+	done, err := c.Cancel(tb.ctx, "wiki")
+	if err != nil || done != (bulk.Cancellation{Cancelled: 2, Marked: 1}) {
+		t.Fatalf("Cancel = %+v, %v; want 2 cancelled in the ledger and 1 marked", done, err)
+	}
+	if pb, err := tb.client.Batch(tb.ctx, provider); err != nil || pb.Status == batchapi.StatusCancelling || pb.Status == batchapi.StatusCancelled {
+		t.Fatalf("provider batch = %+v, %v; want it untouched until the poller's pass", pb, err)
+	}
+	if st := tb.state(t, 1); st != "created" {
+		t.Errorf("batch 1 is %s, want created (marked)", st)
+	}
+
+	tb.converge(t, b, p)
+	if pb, err := tb.client.Batch(tb.ctx, provider); err != nil || pb.Status != batchapi.StatusCancelled {
+		t.Errorf("provider batch = %+v, %v; want cancelled by the poller", pb, err)
+	}
+	if n := tb.providerBatches(t); len(n) != 1 {
+		t.Errorf("provider batches %v, want batch 1's only", n)
+	}
+	if got := tb.batchStates(t); got["requeued"] != 3 || len(got) != 1 {
+		t.Errorf("batches %v, want all 3 requeued", got)
 	}
 }

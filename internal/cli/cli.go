@@ -37,6 +37,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
+		"batches":   {"bulk mode's provider batches: batches ls|show", runBatches},
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
 		"demo":      {"run the whole system on a sample corpus, failures included, and report", runDemo},
 		"docs":      {"documents: docs ls|show|delete (dry run unless --execute)", runDocs},

@@ -7,7 +7,9 @@
 // an operator replay everything a filter matches — dry-run counts first,
 // then a reason, then the same code as `sluice dlq replay --execute`
 // (internal/replay) — and pause or resume replays. Every action is written
-// to replay_audit with the principal who asked.
+// to replay_audit with the principal who asked. It also lists ingest runs
+// and bulk mode's batches (from bulk_batches alone: the console's role
+// never reads the batches' members).
 //
 // Guarantees: every request but the login page and static assets needs a
 // token (a bearer header, or a session cookie set by the login form or a
