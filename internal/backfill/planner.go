@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -239,14 +240,23 @@ func (p *Planner) due(kept []generation.Generation) []generation.Generation {
 	return out
 }
 
-// idle reports whether nothing is queued and the backfill durable has
-// nothing outstanding.
+// idle reports whether nothing is queued, nothing waits in a bulk batch
+// and the backfill durable has nothing outstanding.
 func (p *Planner) idle(ctx context.Context) (bool, error) {
 	backlog, err := generation.Backlog(ctx, p.pool)
 	if err != nil {
 		return false, err
 	}
+	batched, err := bulk.PendingLater(ctx, p.pool)
+	if err != nil {
+		return false, err
+	}
 	for _, n := range backlog {
+		if n > 0 {
+			return false, nil
+		}
+	}
+	for _, n := range batched {
 		if n > 0 {
 			return false, nil
 		}

@@ -74,3 +74,22 @@ func Stranded(ctx context.Context, q Querier) (int, error) {
 	}
 	return n, nil
 }
+
+// PendingLater counts the members pending in the batches of each later
+// index generation (above 1): chunks its backfill carries in bulk mode,
+// acknowledged and in no stream, as a message in flight would be.
+func PendingLater(ctx context.Context, q Querier) (map[int]int, error) {
+	rows, err := q.Query(ctx, `SELECT generation, count(*) FROM bulk_members WHERE state = 'pending' AND generation > 1 GROUP BY generation`)
+	if err != nil {
+		return nil, fmt.Errorf("bulk: count pending members: %w", err)
+	}
+	out := map[int]int{}
+	var gen, n int
+	if _, err := pgx.ForEachRow(rows, []any{&gen, &n}, func() error {
+		out[gen] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("bulk: count pending members: %w", err)
+	}
+	return out, nil
+}

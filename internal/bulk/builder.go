@@ -120,7 +120,7 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	lines, err := b.build(ctx, bt.id, f)
+	lines, err := b.build(ctx, bt, f)
 	if err != nil {
 		return err
 	}
@@ -162,14 +162,18 @@ func (b *Builder) settleEmpty(ctx context.Context, id int64) error {
 }
 
 // build writes the request file of the batch's members to w, one request
-// per member, and returns how many it wrote.
-func (b *Builder) build(ctx context.Context, id int64, w io.Writer) (int, error) {
-	fb, err := batchapi.NewBuilder(w, batchapi.BuilderConfig{
-		Model: b.cfg.Model, Dims: b.cfg.Dims, Encoding: b.cfg.Encoding, Limits: b.cfg.Limits, Counter: b.cfg.Counter})
+// per member in its generation's space, and returns how many it wrote.
+func (b *Builder) build(ctx context.Context, bt *batch, w io.Writer) (int, error) {
+	sp, err := b.cfg.space(ctx, bt.generation)
 	if err != nil {
 		return 0, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT custom_id, text FROM bulk_members WHERE batch_id = $1 AND state = 'pending' ORDER BY custom_id`, id)
+	fb, err := batchapi.NewBuilder(w, batchapi.BuilderConfig{
+		Model: sp.Model, Dims: sp.Dims, Encoding: b.cfg.Encoding, Limits: b.cfg.Limits, Counter: sp.Counter})
+	if err != nil {
+		return 0, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT custom_id, text FROM bulk_members WHERE batch_id = $1 AND state = 'pending' ORDER BY custom_id`, bt.id)
 	if err != nil {
 		return 0, fmt.Errorf("read members: %w", err)
 	}

@@ -1,6 +1,7 @@
 package bulk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -38,6 +39,35 @@ type Config struct {
 	// Counter counts tokens as the provider does. Defaults to the model's
 	// tokenizer (tokens.ForModel).
 	Counter tokens.Counter
+	// Spaces answers the embedding space of a later index generation
+	// (above 1), whose batches ask for its model and dimension. Defaults
+	// to nil: every generation is Model's at Dims.
+	Spaces func(ctx context.Context, generation int) (Space, error)
+}
+
+// Space is an index generation's embedding space: what its requests ask
+// for, and what its vectors must be.
+type Space struct {
+	Model string
+	Dims  int
+	// Counter counts the model's tokens. Defaults to tokens.ForModel.
+	Counter tokens.Counter
+}
+
+// space returns generation gen's space: Config's for generation 1 or
+// without Spaces.
+func (c *Config) space(ctx context.Context, gen int) (Space, error) {
+	if gen <= 1 || c.Spaces == nil {
+		return Space{Model: c.Model, Dims: c.Dims, Counter: c.Counter}, nil
+	}
+	s, err := c.Spaces(ctx, gen)
+	if err != nil {
+		return Space{}, fmt.Errorf("the embedding space of generation %d: %w", gen, err)
+	}
+	if s.Counter == nil {
+		s.Counter, _ = tokens.ForModel(s.Model)
+	}
+	return s, nil
 }
 
 // Defaults of Config.

@@ -163,13 +163,17 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 // applyFile reads a result file after its first done lines and applies it
 // a slice at a time.
 func (p *Poller) applyFile(ctx context.Context, bt *batch, fileID, cursor string, done int) error {
+	sp, err := p.cfg.space(ctx, bt.generation)
+	if err != nil {
+		return err
+	}
 	p.deps.Metrics.request(opContent)
 	rc, err := p.client.FileContent(ctx, fileID)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	r := batchapi.NewReader(rc, batchapi.ReaderConfig{Dims: p.cfg.Dims})
+	r := batchapi.NewReader(rc, batchapi.ReaderConfig{Dims: sp.Dims})
 	var slice []batchapi.Result
 	last := done
 	flush := func() error {

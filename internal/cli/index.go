@@ -13,13 +13,14 @@ import (
 	"github.com/sluicehq/sluice/internal/chunk"
 	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/generation"
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 func indexCommands() map[string]command {
 	return map[string]command{
 		"ls":       {"list the index generations and which one search serves", runIndexList},
-		"create":   {"register a generation: create --model M --dims D [--chunk-size N --chunk-overlap N --chunk-unit U] --reason R [--execute]", runIndexCreate},
+		"create":   {"register a generation: create --model M --dims D [--chunk-size N --chunk-overlap N --chunk-unit U] [--mode batch] --reason R [--execute]", runIndexCreate},
 		"status":   {"a generation's progress: stored, owed and parked chunks, its index, and with --cost the tokens left to embed: status G [--cost]", runIndexStatus},
 		"activate": {"serve generation G instead of the active one: activate G --reason R [--force] [--execute]", runIndexActivate},
 		"drop":     {"remove generation G's vectors: drop G --reason R [--execute]", runIndexDrop},
@@ -56,9 +57,9 @@ func runIndexList(ctx context.Context, env Env, args []string) error {
 		return printJSON(env.Stdout, gs)
 	}
 	tw := newTable(env.Stdout)
-	fmt.Fprintln(tw, "GENERATION\tSTATUS\tMODEL\tDIMS\tCHUNKING\tCREATED")
+	fmt.Fprintln(tw, "GENERATION\tSTATUS\tMODEL\tDIMS\tCHUNKING\tMODE\tCREATED")
 	for _, g := range gs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", g.ID, g.Status, cell(modelName(g)), g.Dims, chunking(g),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\n", g.ID, g.Status, cell(modelName(g)), g.Dims, chunking(g), g.Mode,
 			g.CreatedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return tw.Flush()
@@ -88,6 +89,7 @@ func runIndexCreate(ctx context.Context, env Env, args []string) error {
 	l.Int(&s.Chunking.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit, as the producer's --chunk-size")
 	l.Int(&s.Chunking.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, as the producer's --chunk-overlap")
 	l.String(&s.Chunking.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit, tokens or chars, as the producer's --chunk-unit")
+	l.String(&s.Mode, "mode", "", policy.ModeLive, "how the backfill embeds: live (the live endpoint) or batch (the provider's Batch API: half the price, outside the live rate limits, within hours)")
 	registerChange(l, &r, false)
 	rest, err := parseInterspersed(l, args)
 	if err != nil {
@@ -187,7 +189,7 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 		}{g, p, index, cost})
 	}
 	w := env.Stdout
-	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g))
+	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s, embedded %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g), g.Mode)
 	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
 		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
 	if p.ParkedHere > 0 {

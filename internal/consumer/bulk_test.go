@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/bulk"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/reconcile"
@@ -275,5 +276,92 @@ func TestBulkCrashPointsConverge(t *testing.T) {
 				t.Errorf("the live endpoint got %d requests", c.Requests)
 			}
 		})
+	}
+}
+
+// A bulk source in flight takes nothing from a live source: while the
+// bulk source's batch is still at the provider, every live chunk is
+// already stored, and the live endpoint was asked for the live source's
+// texts alone, so live work never queues behind bulk work.
+func TestBulkSourceLeavesLiveWorkAlone(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 2, embedsim.Faults{})
+	o.sim.Batch.InProgress = time.Minute
+	b := setup(t, o)
+	b.startBulk(o)
+	b.produce(bulkSource, bulkDocs(40))
+	b.eventually(30*time.Second, "the bulk source's batch at the provider", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state IN ('validating', 'in_progress')`) > 0
+	})
+	live := map[string][]byte{}
+	for i := range 20 {
+		live[fmt.Sprintf("memo-%02d.txt", i)] = fmt.Appendf(nil, "Council memo %d on the harbour works, item %d.", i, 3*i)
+	}
+	b.produce("clerk", live)
+	b.eventually(30*time.Second, "the live source stored", func() bool {
+		return b.count(`SELECT count(*) FROM ingest_manifest m JOIN documents d USING (doc_id)
+			WHERE d.source_id = 'clerk' AND m.status = 'stored'`) == 20
+	})
+	if n := b.count(`SELECT count(*) FROM bulk_batches WHERE state IN ('validating', 'in_progress')`); n == 0 {
+		t.Fatal("the bulk batch ended before the live source was stored: the test shows nothing")
+	}
+	if n := b.count(`SELECT count(*) FROM ingest_manifest m JOIN documents d USING (doc_id)
+		WHERE d.source_id = $1 AND m.status = 'pending'`, bulkSource); n != 40 {
+		t.Errorf("%d of the bulk source's 40 chunks pending while its batch runs", n)
+	}
+	for _, text := range bulkDocs(40) {
+		if b.sim.Seen(string(text)) {
+			t.Fatalf("the live endpoint was asked for a bulk chunk: %q", text)
+		}
+	}
+	if c := b.sim.Counts(); c.Inputs != 20 {
+		t.Errorf("the live endpoint embedded %d inputs, want the live source's 20", c.Inputs)
+	}
+}
+
+// A generation created in bulk mode is backfilled through the Batch API
+// by the running consumer: its vectors are the later model's at its
+// size, one per stored chunk, and the live endpoint is not asked for any
+// of them. A batch the provider loses hands its chunks back to the
+// backfill queue, and the generation still becomes ready by itself.
+func TestBulkBackfillOfAGenerationInBatchMode(t *testing.T) {
+	t.Parallel()
+	bin := buildConsumer(t)
+	o := bulkOptions(t, 2, embedsim.Faults{})
+	o.sim.Batch.Faults = embedsim.BatchFaults{LoseRate: 1}
+	b := setup(t, o)
+	env := []string{"DATABASE_URL=" + b.db.RoleURL("sluice_consumer"), "BULK_MAX_AGE=300ms", "BULK_INTERVAL=100ms"}
+	b.runConsumer(bin, b.natsURL(), "", env...)
+	b.produce("src", docs("held", 15, ""))
+	b.waitSettled(30 * time.Second)
+	liveInputs := b.sim.Counts().Inputs
+
+	ctx := context.Background()
+	created, err := generation.New(b.db.Pool).Create(ctx, generation.Spec{Model: laterModel, Dims: laterDims,
+		Chunking: generation.Chunking{Size: 400, Overlap: 0, Unit: "chars"}, Mode: policy.ModeBatch},
+		generation.Request{By: "test", Reason: "a larger model, in bulk", Execute: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := created.Generation
+	b.eventually(60*time.Second, "a lost batch handed back", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE generation = $1 AND state = 'requeued'`, gen) > 0
+	})
+	if err := b.sim.SetBatchFaults(embedsim.BatchFaults{}); err != nil {
+		t.Fatal(err)
+	}
+	b.eventually(90*time.Second, "the generation to become ready", func() bool {
+		g, err := generation.Get(ctx, b.db.Pool, gen)
+		return err == nil && g.Status == generation.Ready
+	})
+	stored := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`)
+	if n := b.count(`SELECT count(*) FROM generation_embeddings WHERE generation = $1 AND model = $2 AND dims = $3`, gen, laterModel, laterDims); n != stored {
+		t.Errorf("generation %d holds %d vectors of %s at %d dims, want one per stored chunk (%d)", gen, n, laterModel, laterDims, stored)
+	}
+	if n := b.count(`SELECT count(*) FROM bulk_members WHERE generation = $1 AND state = 'applied'`, gen); n != stored {
+		t.Errorf("%d members applied in generation %d, want %d", n, gen, stored)
+	}
+	if got := b.sim.Counts().Inputs; got != liveInputs {
+		t.Errorf("the live endpoint embedded %d inputs for the generation in bulk mode", got-liveInputs)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/internal/backfill"
 	"github.com/sluicehq/sluice/internal/batchapi"
 	"github.com/sluicehq/sluice/internal/broker"
@@ -139,7 +141,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		defer func() { stopPlanning(); <-planned }()
 	}
 	if b := cfg.Bulk(); b != nil {
-		stop, err := runBulk(ctx, rt, cfg.Embedder, b, pipe)
+		stop, err := runBulk(ctx, rt, cfg.Embedder, b, byGeneration{live: pipe, later: cfg.Backfill()})
 		if err != nil {
 			return err
 		}
@@ -153,8 +155,8 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 
 // runBulk runs bulk mode's builder, which sends sealed batches to the
 // provider, and its poller, which follows them and applies their results
-// through pipe, until the returned stop is called.
-func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *ingest.Bulk, pipe *pipeline.Pipeline) (stop func(), err error) {
+// through the pipelines, until the returned stop is called.
+func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *ingest.Bulk, pipes byGeneration) (stop func(), err error) {
 	client, err := batchapi.New(batchapi.Config{URL: emb.URL, APIKey: emb.APIKey})
 	if err != nil {
 		return nil, service.UsageError(err)
@@ -163,7 +165,7 @@ func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *i
 	if err != nil {
 		return nil, service.UsageError(err)
 	}
-	poller, err := bulk.NewPoller(rt.Pool, client, pipe, pipe, b.Config, b.Deps)
+	poller, err := bulk.NewPoller(rt.Pool, client, pipes, pipes, b.Config, b.Deps)
 	if err != nil {
 		return nil, service.UsageError(err)
 	}
@@ -173,4 +175,38 @@ func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *i
 	wg.Go(func() { poller.Run(bulkCtx) })
 	rt.Log.Info().Dur("interval", b.Config.Interval).Dur("max_age", b.Config.MaxAge).Msg("bulk mode: builder and poller started")
 	return func() { cancel(); wg.Wait() }, nil
+}
+
+// byGeneration applies a bulk batch's results, and hands back what it
+// did not answer, through the pipeline of the batch's index generation:
+// live for generation 1, the backfill's for a later one. A generation
+// dropped meanwhile takes nothing.
+type byGeneration struct {
+	live  *pipeline.Pipeline
+	later func(context.Context, int) (*pipeline.Pipeline, error)
+}
+
+func (g byGeneration) pipeline(ctx context.Context, gen int) (*pipeline.Pipeline, error) {
+	if gen <= 1 {
+		return g.live, nil
+	}
+	return g.later(ctx, gen)
+}
+
+// Apply implements bulk.Applier; a batch's members share its generation.
+func (g byGeneration) Apply(ctx context.Context, tx pgx.Tx, results []bulk.Result) error {
+	p, err := g.pipeline(ctx, results[0].Member.Generation)
+	if err != nil || p == nil {
+		return err
+	}
+	return p.Apply(ctx, tx, results)
+}
+
+// Requeue implements bulk.Requeuer.
+func (g byGeneration) Requeue(ctx context.Context, tx pgx.Tx, owed []bulk.Owed) error {
+	p, err := g.pipeline(ctx, owed[0].Member.Generation)
+	if err != nil || p == nil {
+		return err
+	}
+	return p.Requeue(ctx, tx, owed)
 }

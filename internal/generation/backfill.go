@@ -68,6 +68,31 @@ func Enqueue(ctx context.Context, q manifest.Querier, stored []Stored) error {
 	return nil
 }
 
+// Requeue queues owed again, each for its own generation unless that
+// generation was dropped: chunks a bulk batch handed back, which the
+// planner publishes to the backfill like any other.
+func Requeue(ctx context.Context, q manifest.Querier, owed []Owed) error {
+	if len(owed) == 0 {
+		return nil
+	}
+	n := len(owed)
+	gens, docs, indexes, versions, hashes, sources := make([]int32, n), make([]string, n), make([]int32, n), make([]int64, n), make([]string, n), make([]string, n)
+	for i, o := range owed {
+		gens[i], docs[i], indexes[i], versions[i], hashes[i], sources[i] = int32(o.Generation), o.DocID, int32(o.ChunkIndex), o.Version, o.ContentHash, o.SourceID
+	}
+	_, err := q.Exec(ctx, `
+		INSERT INTO generation_backfill_queue (generation, doc_id, chunk_index, version, content_hash, source_id)
+		SELECT u.generation, u.doc_id, u.chunk_index, u.version, u.content_hash, u.source_id
+		FROM unnest($1::int4[], $2::text[], $3::int4[], $4::int8[], $5::text[], $6::text[])
+		     AS u(generation, doc_id, chunk_index, version, content_hash, source_id)
+		JOIN index_generations g ON g.generation = u.generation AND g.status <> '`+string(Dropped)+`'`,
+		gens, docs, indexes, versions, hashes, sources)
+	if err != nil {
+		return fmt.Errorf("queue chunks owed again to later generations: %w", err)
+	}
+	return nil
+}
+
 // owedSQL is the chunks stored in the manifest before $5 that
 // generation $1 has no vector of at their current version and content
 // and has not parked, after the cursor ($2, $3), in key order, at most

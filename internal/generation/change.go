@@ -1,6 +1,7 @@
 package generation
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
@@ -47,6 +49,9 @@ type Spec struct {
 	Dims int
 	// Chunking is how the generation's chunks are cut.
 	Chunking Chunking
+	// Mode is how its backfill embeds: policy.ModeLive (the default when
+	// empty) or policy.ModeBatch, through the provider's Batch API.
+	Mode string
 }
 
 // Validate reports a Spec that cannot be a generation, saying how to fix
@@ -63,8 +68,13 @@ func (s Spec) Validate() error {
 	if err := c.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if s.Mode != "" && s.Mode != policy.ModeLive && s.Mode != policy.ModeBatch {
+		errs = append(errs, fmt.Errorf("mode %q: use %s (the live endpoint) or %s (the provider's Batch API, half the price, within hours)", s.Mode, policy.ModeLive, policy.ModeBatch))
+	}
 	return errors.Join(errs...)
 }
+
+func (s Spec) mode() string { return cmp.Or(s.Mode, policy.ModeLive) }
 
 // Errors of the changes that callers branch on.
 var (
@@ -150,13 +160,13 @@ func (reg *Registry) Create(ctx context.Context, s Spec, r Request) (Change, err
 		}
 		if r.Execute {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status)
-				VALUES ($1, $2, $3, $4, $5, $6, '`+string(Building)+`')`,
-				c.Generation, s.Model, s.Dims, s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit); err != nil {
+				INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, mode)
+				VALUES ($1, $2, $3, $4, $5, $6, '`+string(Building)+`', $7)`,
+				c.Generation, s.Model, s.Dims, s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit, s.mode()); err != nil {
 				return fmt.Errorf("create generation %d: %w", c.Generation, err)
 			}
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"model": s.Model, "dims": s.Dims, "chunking": s.Chunking})
+		return audit(ctx, tx, &c, r, map[string]any{"model": s.Model, "dims": s.Dims, "chunking": s.Chunking, "mode": s.mode()})
 	})
 	return c, err
 }

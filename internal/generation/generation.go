@@ -54,8 +54,11 @@ type Generation struct {
 	Dims  int    `json:"dims"`
 	// Chunking is nil when it was never recorded (generation 1: the
 	// producer's settings).
-	Chunking    *Chunking  `json:"chunking"`
-	Status      Status     `json:"status"`
+	Chunking *Chunking `json:"chunking"`
+	Status   Status    `json:"status"`
+	// Mode is how its backfill embeds: policy.ModeLive through the live
+	// endpoint, policy.ModeBatch through the provider's Batch API.
+	Mode        string     `json:"mode"`
 	CreatedAt   time.Time  `json:"created_at"`
 	ActivatedAt *time.Time `json:"activated_at,omitempty"`
 	RetiredAt   *time.Time `json:"retired_at,omitempty"`
@@ -67,14 +70,14 @@ var ErrUnknown = errors.New("unknown index generation")
 
 // selectSQL reads generations; a statement appends its WHERE.
 const selectSQL = `
-SELECT generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, created_at, activated_at, retired_at, dropped_at
+SELECT generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, mode, created_at, activated_at, retired_at, dropped_at
 FROM index_generations`
 
 func scan(row pgx.CollectableRow) (Generation, error) {
 	var g Generation
 	var size, overlap *int
 	var unit *string
-	err := row.Scan(&g.ID, &g.Model, &g.Dims, &size, &overlap, &unit, &g.Status, &g.CreatedAt, &g.ActivatedAt, &g.RetiredAt, &g.DroppedAt)
+	err := row.Scan(&g.ID, &g.Model, &g.Dims, &size, &overlap, &unit, &g.Status, &g.Mode, &g.CreatedAt, &g.ActivatedAt, &g.RetiredAt, &g.DroppedAt)
 	if size != nil && overlap != nil && unit != nil {
 		g.Chunking = &Chunking{Size: *size, Overlap: *overlap, Unit: *unit}
 	}

@@ -91,6 +91,7 @@ type Config struct {
 type Bulk struct {
 	Config bulk.Config
 	Deps   bulk.Deps
+	ledger *bulk.Ledger
 }
 
 // Bulk returns, once Build has run, bulk mode's setup, or nil when no
@@ -106,23 +107,11 @@ func (c *Config) RegisterBulk(l *config.Loader) {
 	l.Duration(&c.BulkInterval, "bulk-interval", "BULK_INTERVAL", bulk.DefaultInterval, "pace of the bulk builder, which sends sealed batches, and of the poller, which follows them")
 }
 
-// bulkSources reports whether any source's policy says mode batch.
-func bulkSources(t *policy.Table) bool {
-	if t.Default().Mode == policy.ModeBatch {
-		return true
-	}
-	for _, s := range t.Sources() {
-		if t.For(s).Mode == policy.ModeBatch {
-			return true
-		}
-	}
-	return false
-}
-
-// setUpBulk builds bulk mode's ledger when the service admits to it and
-// some source is in bulk mode; nil otherwise.
-func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tokens.Counter, crash func(string)) (*bulk.Ledger, error) {
-	if !c.bulkOn || !bulkSources(table) {
+// setUpBulk builds bulk mode's ledger when the service admits to it (a
+// source in bulk mode, or a later generation created in bulk mode, may
+// come at any time); nil otherwise.
+func (c *Config) setUpBulk(rt *service.Runtime, counter tokens.Counter, crash func(string)) (*bulk.Ledger, error) {
+	if !c.bulkOn {
 		return nil, nil
 	}
 	encoding := bulk.DefaultEncoding
@@ -130,7 +119,7 @@ func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tok
 		encoding = embedder.EncodingFloat
 	}
 	cfg := bulk.Config{Model: c.Embedder.Model, Dims: c.Common.EmbeddingDims, Encoding: encoding,
-		MaxAge: c.BulkMaxAge, Interval: c.BulkInterval, Counter: counter}
+		MaxAge: c.BulkMaxAge, Interval: c.BulkInterval, Counter: counter, Spaces: generationSpaces(rt)}
 	cfg.Limits.MaxRequestTokens = c.EmbedMaxTokens
 	deps := bulk.Deps{Log: &rt.Log, Metrics: bulk.NewMetrics(rt.Registry),
 		Crash: func(point string) error { crash("bulk-" + point); return nil }}
@@ -138,8 +127,20 @@ func (c *Config) setUpBulk(rt *service.Runtime, table *policy.Table, counter tok
 	if err != nil {
 		return nil, service.UsageError(err)
 	}
-	c.bulk = &Bulk{Config: cfg, Deps: deps}
+	c.bulk = &Bulk{Config: cfg, Deps: deps, ledger: ledger}
 	return ledger, nil
+}
+
+// generationSpaces answers a later generation's model and dimension
+// from the registry.
+func generationSpaces(rt *service.Runtime) func(context.Context, int) (bulk.Space, error) {
+	return func(ctx context.Context, gen int) (bulk.Space, error) {
+		g, err := generation.Get(ctx, rt.Pool, gen)
+		if err != nil {
+			return bulk.Space{}, err
+		}
+		return bulk.Space{Model: g.Model, Dims: g.Dims, Counter: tokens.Select(g.Model, rt.Log)}, nil
+	}
 }
 
 // Backfill returns, once Build has run, the pipelines of later index
@@ -183,7 +184,12 @@ func (c *Config) generationPipelines(rt *service.Runtime, settings config.Embedd
 		}
 		cfg, d := pcfg, deps
 		cfg.Model = g.Model
-		d.Store, d.Embedder, d.Tokens = store, emb, counter
+		d.Store, d.Embedder, d.Tokens, d.Ledger = store, emb, counter, nil
+		if g.Mode == policy.ModeBatch && c.bulk != nil {
+			// Its backfill goes through the Batch API, each chunk
+			// through the default policy's batch attempts.
+			d.Ledger, cfg.BatchAttempts = c.bulk.ledger, c.table.Default().BatchAttempts
+		}
 		p, err := pipeline.New(cfg, d)
 		if err != nil {
 			return nil, err
@@ -330,7 +336,7 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
 		Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
 		Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
-	ledger, err := c.setUpBulk(rt, table, counter, deps.Crash)
+	ledger, err := c.setUpBulk(rt, counter, deps.Crash)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -341,7 +347,6 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	deps.Ledger = nil // later generations embed live
 	c.backfill = c.generationPipelines(rt, c.embedderSettings(def), budget, pcfg, deps)
 	leave, err := c.joinFleet(ctx, rt, budget)
 	if err != nil {

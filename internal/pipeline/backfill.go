@@ -102,26 +102,46 @@ func (p *Pipeline) storeGenerationTx(ctx context.Context, jobs []*Job) error {
 		if err := manifest.ShareDocuments(ctx, tx, distinctDocs(jobs)); err != nil {
 			return fmt.Errorf("lock documents: %w", err)
 		}
-		if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
-			return err
-		}
-		ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
-		for i, j := range jobs {
-			ids[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
-		}
-		if err := generation.Unpark(ctx, tx, p.gen, ids, indexes); err != nil {
-			return err
-		}
-		for _, j := range jobs {
-			j.Outcome = Stored
-		}
-		return nil
+		return p.storeGenerationIn(ctx, tx, jobs)
 	})
+}
+
+// storeGenerationIn upserts a later generation's vectors in tx, which
+// holds the generation's write lock and the documents' share locks, and
+// takes the chunks out of the generation's parked ones.
+func (p *Pipeline) storeGenerationIn(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
+	if _, err := p.store.Upsert(ctx, tx, p.records(jobs)); err != nil {
+		return err
+	}
+	ids, indexes := make([]string, len(jobs)), make([]int32, len(jobs))
+	for i, j := range jobs {
+		ids[i], indexes[i] = j.chunk.DocID, int32(j.chunk.ChunkIndex)
+	}
+	if err := generation.Unpark(ctx, tx, p.gen, ids, indexes); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		j.Outcome = Stored
+	}
+	return nil
 }
 
 // parkInGeneration records the parked jobs in generation gen's
 // generation_parked, in one transaction.
 func (p *Pipeline) parkInGeneration(ctx context.Context, gen int, jobs []*Job) error {
+	chunks := parkedChunks(gen, jobs)
+	if len(chunks) == 0 {
+		return nil
+	}
+	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error { return generation.Park(ctx, tx, chunks) }); err != nil {
+		return fmt.Errorf("park in generation %d: %w", gen, err)
+	}
+	return nil
+}
+
+// parkedChunks are the Parked jobs as generation gen parks them, in key
+// order.
+func parkedChunks(gen int, jobs []*Job) []generation.ParkedChunk {
 	var chunks []generation.ParkedChunk
 	for _, j := range jobs {
 		if j.Outcome != Parked || j.chunk.DocID == "" {
@@ -137,19 +157,13 @@ func (p *Pipeline) parkInGeneration(ctx context.Context, gen int, jobs []*Job) e
 				ContentHash: c.ContentHash, SourceID: c.SourceID},
 			ErrorClass: j.Failure.ParkedClass, ErrorDetail: detail, Attempts: j.Delivered})
 	}
-	if len(chunks) == 0 {
-		return nil
-	}
 	sort.Slice(chunks, func(a, b int) bool {
 		if chunks[a].DocID != chunks[b].DocID {
 			return chunks[a].DocID < chunks[b].DocID
 		}
 		return chunks[a].ChunkIndex < chunks[b].ChunkIndex
 	})
-	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error { return generation.Park(ctx, tx, chunks) }); err != nil {
-		return fmt.Errorf("park in generation %d: %w", gen, err)
-	}
-	return nil
+	return chunks
 }
 
 // FailUndecodable parks a backfill message that cannot be decoded: it

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/generation"
 	"github.com/sluicehq/sluice/internal/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // Ledger is bulk mode's ledger as the pipeline uses it (bulk.Ledger).
@@ -42,7 +43,7 @@ func (p *Pipeline) admit(ctx context.Context, send []*Job, tw twins) ([]*Job, er
 	}
 	var leads []*Job
 	for _, j := range send {
-		if !j.Replay && p.budget(j.chunk.SourceID).batchAttempts > 0 {
+		if !j.Replay && p.batchAttempts(j.chunk.SourceID) > 0 {
 			leads = append(leads, j)
 		}
 	}
@@ -51,7 +52,7 @@ func (p *Pipeline) admit(ctx context.Context, send []*Job, tw twins) ([]*Job, er
 	}
 	keys := make([]bulk.Key, len(leads))
 	for i, j := range leads {
-		keys[i] = bulkKey(j)
+		keys[i] = p.bulkKey(j)
 	}
 	requeued, pending, err := bulk.Attempts(ctx, p.pool, keys)
 	if err != nil {
@@ -60,14 +61,14 @@ func (p *Pipeline) admit(ctx context.Context, send []*Job, tw twins) ([]*Job, er
 	batched := map[*Job]bool{}
 	var held []*Job
 	for _, j := range leads {
-		k := bulkKey(j)
+		k := p.bulkKey(j)
 		switch {
 		case pending[k]:
 			// A redelivery of a job the ledger holds already; its twins
 			// are other chunks, admitted on their own.
 			j.Outcome, batched[j] = Duplicate, true
 			held = append(held, tw[j]...)
-		case requeued[k] < p.budget(j.chunk.SourceID).batchAttempts:
+		case requeued[k] < p.batchAttempts(j.chunk.SourceID):
 			batched[j] = true
 			held = append(held, j)
 			held = append(held, tw[j]...)
@@ -114,7 +115,7 @@ func (p *Pipeline) admitHeld(ctx context.Context, jobs []*Job) (map[*Job]bool, e
 					continue
 				}
 				c := &j.chunk
-				members = append(members, bulk.Member{Generation: generation.First, SourceID: c.SourceID, DocID: c.DocID,
+				members = append(members, bulk.Member{Generation: p.gen, SourceID: c.SourceID, DocID: c.DocID,
 					ChunkIndex: c.ChunkIndex, Version: c.DocVersion, ContentHash: c.ContentHash, Text: c.Text})
 				admitted = append(admitted, j)
 			}
@@ -160,8 +161,18 @@ func (p *Pipeline) withoutRefused(jobs []*Job, re *bulk.RefusedError, refused ma
 	return kept
 }
 
-func bulkKey(j *Job) bulk.Key {
-	return bulk.Key{Generation: generation.First, DocID: j.chunk.DocID, ChunkIndex: j.chunk.ChunkIndex, Version: j.chunk.DocVersion}
+func (p *Pipeline) bulkKey(j *Job) bulk.Key {
+	return bulk.Key{Generation: p.gen, DocID: j.chunk.DocID, ChunkIndex: j.chunk.ChunkIndex, Version: j.chunk.DocVersion}
+}
+
+// batchAttempts is how many provider batches a chunk of source may go
+// through: Config.BatchAttempts for a generation in bulk mode, else the
+// source's policy; 0 embeds it live.
+func (p *Pipeline) batchAttempts(source string) int {
+	if p.cfg.BatchAttempts > 0 {
+		return p.cfg.BatchAttempts
+	}
+	return p.budget(source).batchAttempts
 }
 
 // Apply applies a bulk batch's results in the poller's transaction tx
@@ -173,6 +184,9 @@ func bulkKey(j *Job) bulk.Key {
 // member's version (stored, parked, superseded or erased meanwhile)
 // takes nothing. The documents are locked first, in key order.
 func (p *Pipeline) Apply(ctx context.Context, tx pgx.Tx, results []bulk.Result) error {
+	if p.gen != generation.First {
+		return p.applyGeneration(ctx, tx, results)
+	}
 	jobs, err := p.resultJobs(ctx, tx, results)
 	if err != nil || len(jobs) == 0 {
 		return err
@@ -247,7 +261,8 @@ func (p *Pipeline) resultJobs(ctx context.Context, tx pgx.Tx, results []bulk.Res
 }
 
 // Requeue hands back as owed work the members a batch did not answer
-// (bulk.Requeuer), in the poller's transaction tx: each chunk still
+// (bulk.Requeuer), in the poller's transaction tx. A later generation's
+// go back to its backfill queue. Generation 1's: each chunk still
 // pending at its version moves to its next publish generation,
 // unconfirmed, and the relay's sweeper publishes its job again under a
 // new message id. The job comes back through the whole pipeline: the
@@ -255,15 +270,73 @@ func (p *Pipeline) resultJobs(ctx context.Context, tx pgx.Tx, results []bulk.Res
 // cancelled meanwhile, and the admission sends it to another batch
 // while its source's batch attempts last, live after that.
 func (p *Pipeline) Requeue(ctx context.Context, tx pgx.Tx, owed []bulk.Owed) error {
+	if p.gen != generation.First {
+		again := make([]generation.Owed, len(owed))
+		for i, o := range owed {
+			m := o.Member
+			again[i] = generation.Owed{Generation: m.Generation, DocID: m.DocID, ChunkIndex: m.ChunkIndex, Version: m.Version,
+				ContentHash: m.ContentHash, SourceID: m.SourceID}
+		}
+		return generation.Requeue(ctx, tx, again)
+	}
 	c := manifest.MakeChunks(len(owed))
 	for _, o := range owed {
-		if o.Member.Generation != generation.First {
-			return fmt.Errorf("requeue: chunk %d of %s is owed to generation %d, which bulk mode does not write", o.Member.ChunkIndex, o.Member.DocID, o.Member.Generation)
-		}
 		c.Add(o.Member.DocID, o.Member.ChunkIndex, o.Member.Version)
 	}
 	if err := manifest.NextGeneration(ctx, tx, c, func(int, int) {}); err != nil {
 		return fmt.Errorf("requeue: %w", err)
 	}
 	return nil
+}
+
+// applyGeneration is Apply for a later generation's batch: the vectors
+// of chunks generation 1 still holds at the member's version and content
+// are stored, behind the generation's write lock and the documents'
+// share locks as the backfill stores them; input errors park the chunks
+// in the generation alone. A dropped generation takes nothing.
+func (p *Pipeline) applyGeneration(ctx context.Context, tx pgx.Tx, results []bulk.Result) error {
+	live, err := generation.LockForWrite(ctx, tx, p.gen)
+	if err != nil || !live {
+		return err
+	}
+	keys := make([]vectorstore.HeldKey, len(results))
+	var docs []string
+	for i, r := range results {
+		m := r.Member
+		keys[i] = vectorstore.HeldKey{DocID: m.DocID, ChunkIndex: m.ChunkIndex, Version: m.Version, ContentHash: m.ContentHash}
+		docs = append(docs, m.DocID)
+	}
+	slices.Sort(docs)
+	if err := manifest.ShareDocuments(ctx, tx, slices.Compact(docs)); err != nil {
+		return fmt.Errorf("lock documents: %w", err)
+	}
+	held, err := vectorstore.HeldTexts(ctx, tx, keys)
+	if err != nil {
+		return err
+	}
+	var toStore, toPark []*Job
+	for i, r := range results {
+		h, ok := held[keys[i]]
+		if !ok {
+			continue // changed or gone since it was owed
+		}
+		m := r.Member
+		j := &Job{MsgID: m.CustomID, Delivered: 1, chunk: messages.ChunkJob{DocID: m.DocID, ChunkIndex: m.ChunkIndex,
+			DocVersion: m.Version, ContentHash: m.ContentHash, SourceID: m.SourceID, Text: h.Text, Metadata: h.Metadata}}
+		if r.Err == nil {
+			j.vector = r.Vector
+			toStore = append(toStore, j)
+			continue
+		}
+		p.fail(j, StageEmbed, r.Err)
+		if j.Outcome == Parked {
+			toPark = append(toPark, j)
+		}
+	}
+	if len(toStore) > 0 {
+		if err := p.storeGenerationIn(ctx, tx, toStore); err != nil {
+			return fmt.Errorf("store in generation %d: %w", p.gen, err)
+		}
+	}
+	return generation.Park(ctx, tx, parkedChunks(p.gen, toPark))
 }

@@ -13,6 +13,11 @@ import (
 
 // Config tunes the pipeline.
 type Config struct {
+	// BatchAttempts, above 0, sends every source's jobs to Deps.Ledger,
+	// each chunk through at most that many provider batches before it is
+	// embedded live: the pipeline of a generation created in bulk mode.
+	// 0 follows each source's policy (Settings.Mode).
+	BatchAttempts int
 	// MaxDeliveries is the delivery cap: a transient failure on this
 	// delivery parks the job as transient_exhausted. It must equal the
 	// broker topology's MaxDeliveries. Defaults to 5.

@@ -314,7 +314,8 @@ func (c *checker) generations(ctx context.Context) error {
 }
 
 // backfillStranded finds the later generations that owe chunks stored
-// StrandedAfter ago or earlier while their backfill carries nothing:
+// StrandedAfter ago or earlier while their backfill carries nothing (no
+// chunk queued, in flight or in a bulk batch):
 // the queue is looked at before the backfill durable, so that a chunk
 // moving from one to the other is seen in one of them.
 func (c *checker) backfillStranded(ctx context.Context, gs []generation.Generation) error {
@@ -327,8 +328,12 @@ func (c *checker) backfillStranded(ctx context.Context, gs []generation.Generati
 	if err != nil {
 		return err
 	}
+	batched, err := bulk.PendingLater(ctx, c.pool)
+	if err != nil {
+		return err
+	}
 	for _, g := range gs {
-		if g.ID == generation.First || g.Status == generation.Dropped || queued[g.ID] > 0 || inFlight > 0 {
+		if g.ID == generation.First || g.Status == generation.Dropped || queued[g.ID] > 0 || inFlight > 0 || batched[g.ID] > 0 {
 			continue
 		}
 		st, err := generation.StateOf(ctx, c.pool, g.ID)
