@@ -136,7 +136,7 @@ func cpuCell(m map[string]float64, total float64) string {
 			nats += v
 		case strings.Contains(role, "producer"):
 			producer += v
-		case strings.Contains(role, "consumer"), role == "river-peer":
+		case strings.Contains(role, "consumer"), role == "river-peer", role == "outbox-relay":
 			consumers += v
 		default:
 			sim += v

@@ -43,6 +43,9 @@ func TestNewFiguresRenderOrSayNotMeasured(t *testing.T) {
 		DocsCorpus: &bench.DocsStats{Documents: 1250, Chunks: 10_003, MinChunks: 1, MedianChunks: 8, MaxChunks: 40},
 		StormIdeal: &bench.StormIdeal{Requests: 200, Answered429: 40, Observed429Rate: 0.2, RetryAfterSeconds: 1, PullLoops: 6,
 			CleanChunksPerSec: 2500, ChunksPerSec: 1500},
+		Bulk: &bench.BulkStats{Chunks: 10_000, MaxAge: "2s", Interval: "500ms", Validating: "200ms", InProgress: "2s", Finalizing: "200ms",
+			ChunksPerSec: 900, ServiceCPUPer1k: 0.5, TotalCPUPer1k: 2, ProviderRequests: 60, Batches: 5, RequestsPerChunk: 0.006,
+			LiveChunksPerSec: 1700, LiveServiceCPUPer1k: 0.4, LiveRequestsPerChunk: 0.16},
 		Ratios: []bench.Ratio{{Name: bench.RatioStormIdeal, Value: 0.87, Target: "≥ 0.85", Met: &met}},
 		VectorSearch: &bench.VectorSearch{Server: "PostgreSQL 17, pgvector 0.8", Results: []bench.SearchResult{{
 			Rows: 100_000, Distribution: "uniform", P50Ms: 6, P99Ms: 30,
@@ -60,6 +63,10 @@ func TestNewFiguresRenderOrSayNotMeasured(t *testing.T) {
 		"| 1,000,000 | clustered | 80 | 0.962 | 4.0 | 12.0 |",
 		"| 30.0 | none up to 1000 |",
 		"| " + bench.RatioSingleChunkCPU + " | not measured in this report | ≤ 1.25 | — |",
+		"- bulk: 10000 chunks through the Batch API in 5 batch(es), BULK_MAX_AGE 2s, BULK_INTERVAL 500ms, batches validating 200ms, " +
+			"in progress 2s, finalizing 200ms: 900 chunks/s, 0.500 CPU s per 1k chunks in the consumers and relay (2.000 in all), " +
+			"60 provider requests, 0.0060 a chunk; the live endpoint asked 0 times during the load; live, the same corpus: 1,700 chunks/s, " +
+			"0.400 CPU s per 1k chunks in the consumers, 0.1600 requests a chunk",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
@@ -72,6 +79,7 @@ func TestNewFiguresRenderOrSayNotMeasured(t *testing.T) {
 	page = render(t, old)
 	for _, want := range []string{"pipeline-docs (documents of 1–40 chunks): not measured in this report",
 		"429 storm's wait-bound ideal: not measured in this report",
+		"bulk (a source in bulk mode, through the Batch API, against the live load): not measured in this report",
 		"| " + bench.RatioStormIdeal + " | not measured in this report | ≥ 0.85 | — |"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the committed report's page lacks %q", want)

@@ -91,8 +91,8 @@ type BackfillLatencyStats struct {
 // backfillLatencyStats is the backfill-latency run's stats in r, or nil
 // without one.
 func backfillLatencyStats(r *Report) *BackfillLatencyStats {
-	run := r.run(ScenarioBackfillLatency)
-	if run == nil || len(run.Reps) == 0 {
+	run := r.measured(ScenarioBackfillLatency)
+	if run == nil {
 		return nil
 	}
 	var reps []BackfillLatencyRep
@@ -189,15 +189,11 @@ func (r *runner) runBackfillLatency(ctx context.Context, l latencyRun) (RepResul
 	defer r.killAll()
 	spec := l.spec(r.cfg)
 	stored, fresh := r.cfg.ScaleChunks, spec.chunks
-	db, err := r.in.freshDB(ctx, migrationFromDims)
+	db, broker, err := r.in.fresh(ctx, migrationFromDims, false)
 	if err != nil {
 		return RepResult{}, err
 	}
 	defer db.drop()
-	broker, err := r.in.freshBroker(ctx, false)
-	if err != nil {
-		return RepResult{}, err
-	}
 	if err := r.storeCorpus(ctx, db, broker, stored); err != nil {
 		return RepResult{}, err
 	}

@@ -39,7 +39,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
 		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse," +
-			"migration,backfill-latency"}
+			"migration,backfill-latency,bulk"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -58,6 +58,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkSearch(t, &r)
 	checkReuse(t, &r)
 	checkModelChange(t, &r)
+	checkBulk(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
@@ -68,7 +69,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
 		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit,
 		"| migration |", "\nmigration: ", bench.RatioMigrationCPU, bench.RatioMigrationWall, "| backfill-latency |", "\nbackfill-latency: ",
-		bench.RatioBackfillLatencyP99} {
+		bench.RatioBackfillLatencyP99, "| bulk |", "\nbulk: ", bench.RatioBulkRequests} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -130,7 +131,7 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	want := map[string]bool{"pipeline-384": true, "pipeline-768": true, "pipeline-docs": true, "poison": true, "storm-429": true,
 		"naive": true, "river": true, "scale": true, "scale-out-1": true, "scale-out-2": true, "scale-out-4": true,
 		"latency-100ms": true, "latency-100ms-bound": true, "latency-100ms-raised": true, "reuse": true,
-		"migration": true, "backfill-latency": true}
+		"migration": true, "backfill-latency": true, "bulk": true}
 	for _, run := range r.Runs {
 		delete(want, run.Scenario)
 		m := run.Median
@@ -276,5 +277,22 @@ func checkModelChange(t *testing.T, r *bench.Report) {
 	}
 	if b := r.BackfillLatency; b == nil || b.WithoutP99Ms <= 0 || b.WithP99Ms <= 0 || b.Backfilled <= 0 || b.P99Ratio <= 0 {
 		t.Errorf("backfill latency %+v: want both loads' latency and vectors backfilled during the second", b)
+	}
+}
+
+// checkBulk checks what the bulk run adds: every chunk admitted to the
+// ledger and sent through batches alone, in as many provider requests
+// a chunk as its batches' steps take, beside the live load's.
+func checkBulk(t *testing.T, r *bench.Report) {
+	t.Helper()
+	b := r.Bulk
+	if b == nil {
+		t.Fatal("no bulk figures in the report")
+	}
+	// A batch takes at least an upload, a create, a poll and its output
+	// file's content.
+	if b.LiveRequests != 0 || b.Admitted < float64(b.Chunks) || b.Batches < 1 || b.ProviderRequests < 4*b.Batches ||
+		b.RequestsPerChunk <= 0 || b.LiveRequestsPerChunk <= 0 || b.RequestsRatio <= 0 || b.ServiceCPUPer1k <= 0 {
+		t.Errorf("bulk %+v: want every chunk admitted, the live endpoint never asked, and requests per chunk beside the live load's", b)
 	}
 }

@@ -15,6 +15,7 @@ const (
 	binProducer  = "producer"
 	binConsumer  = "consumer"
 	binEmbedSim  = "embed-sim"
+	binRelay     = "outbox-relay"
 	binRiverPeer = "sluice-river-peer"
 )
 
@@ -33,7 +34,7 @@ func newBinaries(binDir, buildDir string) (*binaries, error) {
 		return nil, fmt.Errorf("locate this program: %w", err)
 	}
 	b := &binaries{dir: buildDir, self: self}
-	if binDir != "" && hasAll(binDir, binProducer, binConsumer, binEmbedSim) {
+	if binDir != "" && hasAll(binDir, binProducer, binConsumer, binEmbedSim, binRelay) {
 		b.dir = binDir
 		return b, nil
 	}
@@ -52,12 +53,13 @@ func hasAll(dir string, names ...string) bool {
 	return true
 }
 
-// services builds (or finds) producer, consumer and embed-sim.
+// services builds (or finds) producer, consumer, embed-sim and
+// outbox-relay.
 func (b *binaries) services(ctx context.Context) error {
-	if hasAll(b.dir, binProducer, binConsumer, binEmbedSim) {
+	if hasAll(b.dir, binProducer, binConsumer, binEmbedSim, binRelay) {
 		return nil
 	}
-	return goBuild(ctx, b.root, b.dir, "./cmd/producer", "./cmd/consumer", "./cmd/embed-sim")
+	return goBuild(ctx, b.root, b.dir, "./cmd/producer", "./cmd/consumer", "./cmd/embed-sim", "./cmd/outbox-relay")
 }
 
 // riverPeer builds (or finds) the River peer, which lives in its own
@@ -87,7 +89,7 @@ func goBuild(ctx context.Context, dir, out string, pkgs ...string) error {
 func repoRoot() (string, error) {
 	root, err := localenv.SourceRoot()
 	if errors.Is(err, localenv.ErrNoSource) {
-		return "", errors.New("not inside the sluice source tree: run from the repository, or pass --bin-dir with prebuilt producer, consumer, embed-sim and sluice-river-peer")
+		return "", errors.New("not inside the sluice source tree: run from the repository, or pass --bin-dir with prebuilt producer, consumer, embed-sim, outbox-relay and sluice-river-peer")
 	}
 	return root, err
 }

@@ -45,7 +45,7 @@ const (
 var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
 	ScenarioPipelineDocs, ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
-	ScenarioLatency, ScenarioSearch, ScenarioQuota, ScenarioReuse, ScenarioMigration, ScenarioBackfillLatency,
+	ScenarioLatency, ScenarioSearch, ScenarioQuota, ScenarioReuse, ScenarioMigration, ScenarioBackfillLatency, ScenarioBulk,
 }
 
 // Config configures a benchmark invocation.

@@ -10,9 +10,10 @@
 //
 // The package brings up its own PostgreSQL and NATS through localenv,
 // migrates a fresh database per run, and runs every service it measures —
-// the producer, two consumers, embed-sim, the naive workers and the River
-// peer — as separate OS processes, so that peak RSS and CPU time are each
-// process's own (wait4 rusage), not a share of the benchmark's.
+// the producer, two consumers, embed-sim, the outbox-relay (for bulk
+// mode), the naive workers and the River peer — as separate OS
+// processes, so that peak RSS and CPU time are each process's own (wait4
+// rusage), not a share of the benchmark's.
 //
 // The naive workers are part of this package, not a mode of the services:
 // they re-execute the benchmark binary with RoleEnv set (see RunChild).

@@ -8,7 +8,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 )
 
-// fleet is a run's embed-sim and consumers, kept up across several
+// fleet is a run's embed-sim and consumers (and relay), kept up across several
 // producer runs and whatever the run does between them (creating an
 // index generation, say), so that what they do in a window can be
 // measured from their live CPU time.
@@ -20,10 +20,13 @@ type fleet struct {
 	sim    *proc
 	simURL string
 	cons   []*proc
+	// relay is the outbox-relay where spec asks for it; nil otherwise.
+	relay *proc
 }
 
-// startFleet starts embed-sim and the consumers of spec against db and
-// broker, and waits until every consumer pulls.
+// startFleet starts embed-sim, the consumers of spec and, where spec
+// asks for it, the outbox-relay against db and broker, and waits until
+// every one is ready.
 func (r *runner) startFleet(spec pipelineSpec, db *database, broker *localenv.NATS) (*fleet, error) {
 	f := &fleet{r: r, db: db, spec: spec}
 	var err error
@@ -32,14 +35,34 @@ func (r *runner) startFleet(spec pipelineSpec, db *database, broker *localenv.NA
 	}
 	f.env = serviceEnv(db, broker.URL, f.simURL, spec.dims)
 	_, consSpecs := r.processes(spec, f.env, "")
-	if f.cons, err = r.startAll(consSpecs); err != nil {
+	services := consSpecs
+	if spec.relay {
+		services = append(services, procSpec{role: binRelay, path: r.bins.path(binRelay), env: f.env, marker: relayReady})
+	}
+	started, err := r.startAll(services)
+	if err != nil {
 		return nil, err
+	}
+	f.cons = started[:len(consSpecs)]
+	if spec.relay {
+		f.relay = started[len(consSpecs)]
 	}
 	return f, nil
 }
 
+// relayReady is the log line the outbox-relay writes once it runs.
+const relayReady = "outbox relay started"
+
+// services are the fleet's consumers and its relay, if any.
+func (f *fleet) services() []*proc {
+	if f.relay == nil {
+		return f.cons
+	}
+	return append(f.cons[:len(f.cons):len(f.cons)], f.relay)
+}
+
 // watched are the fleet's processes, whose failure ends a wait.
-func (f *fleet) watched() []*proc { return append([]*proc{f.sim}, f.cons...) }
+func (f *fleet) watched() []*proc { return append([]*proc{f.sim}, f.services()...) }
 
 // produce runs the producer over corpus as source and waits until the
 // manifest holds rows chunks, none pending. It returns when the producer
@@ -74,8 +97,9 @@ func (f *fleet) cpu() map[string]time.Duration {
 	return out
 }
 
-// stop stops the consumers and embed-sim as an operator would.
-func (f *fleet) stop() error { return stopAll(f.cons, f.sim) }
+// stop stops the consumers, the relay and embed-sim as an operator
+// would.
+func (f *fleet) stop() error { return stopAll(f.services(), f.sim) }
 
 // window measures a fleet between two moments: its processes' CPU,
 // PostgreSQL's and NATS's, and the inputs embed-sim was sent.

@@ -119,6 +119,21 @@ type database struct {
 	admin string // the URL of the server's maintenance database
 }
 
+// fresh is a run's fresh database, migrated for dims, and its broker
+// with fresh streams (the server with sync_interval: always where
+// syncAlways asks for it). The caller drops the database.
+func (in *infra) fresh(ctx context.Context, dims int, syncAlways bool) (*database, *localenv.NATS, error) {
+	db, err := in.freshDB(ctx, dims)
+	if err != nil {
+		return nil, nil, err
+	}
+	broker, err := in.freshBroker(ctx, syncAlways)
+	if err != nil {
+		return nil, nil, errors.Join(err, db.drop())
+	}
+	return db, broker, nil
+}
+
 // freshDB creates a database and migrates it for dims. Every run gets its
 // own, so that no run pays for the rows, dead tuples or cache of another.
 func (in *infra) freshDB(ctx context.Context, dims int) (*database, error) {

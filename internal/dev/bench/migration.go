@@ -102,8 +102,8 @@ type MigrationStats struct {
 // migrationStats is the migration run's MigrationStats in r, or nil
 // without one.
 func migrationStats(r *Report) *MigrationStats {
-	run := r.run(ScenarioMigration)
-	if run == nil || len(run.Reps) == 0 {
+	run := r.measured(ScenarioMigration)
+	if run == nil {
 		return nil
 	}
 	s := &MigrationStats{Chunks: run.Chunks, FromDims: migrationFromDims, ToDims: migrationDims,
@@ -120,8 +120,8 @@ func migrationStats(r *Report) *MigrationStats {
 	}
 	s.ReadySeconds, s.VectorsSeconds, s.ProviderInputs = median(ready), median(vectors), median(inputs)
 	s.VectorsCPUPer1k = median(vectorsCPU)
-	base := r.run(ScenarioPipeline768)
-	if base == nil || len(base.Reps) == 0 || base.Median.ChunksPerSec <= 0 {
+	base := r.measured(ScenarioPipeline768)
+	if base == nil || base.Median.ChunksPerSec <= 0 {
 		return s
 	}
 	s.ReingestChunksPerSec, s.ReingestCPUPer1k = base.Median.ChunksPerSec, base.Median.TotalCPUPer1k
@@ -170,15 +170,11 @@ func (r *runner) runMigration(ctx context.Context) (RepResult, error) {
 	if err != nil {
 		return RepResult{}, err
 	}
-	db, err := r.in.freshDB(ctx, migrationFromDims)
+	db, broker, err := r.in.fresh(ctx, migrationFromDims, false)
 	if err != nil {
 		return RepResult{}, err
 	}
 	defer db.drop()
-	broker, err := r.in.freshBroker(ctx, false)
-	if err != nil {
-		return RepResult{}, err
-	}
 	f, err := r.startFleet(pipelineSpec{dims: migrationFromDims, chunks: n}, db, broker)
 	if err != nil {
 		return RepResult{}, err

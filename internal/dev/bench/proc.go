@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -26,6 +27,9 @@ type proc struct {
 	tail   []string
 	marker string
 	seen   chan struct{}
+	// metrics is where the service serves /metrics, from its log line;
+	// empty until then, or with METRICS_ADDR empty.
+	metrics string
 
 	// hwmKiB is the last VmHWM read while the process ran; see sampleHWM.
 	hwmKiB atomic.Int64
@@ -70,10 +74,30 @@ func (p *proc) scanLine(line string) {
 		p.marker = ""
 		close(p.seen)
 	}
+	if p.metrics == "" && strings.Contains(line, metricsLog) {
+		var l struct {
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal([]byte(line), &l) == nil {
+			p.metrics = l.Addr
+		}
+	}
 	p.tail = append(p.tail, line)
 	if len(p.tail) > maxTail {
 		p.tail = p.tail[1:]
 	}
+}
+
+// metricsLog is the line a service logs once it serves /metrics, the
+// address in its addr field (telemetry.Server.Serve).
+const metricsLog = "serving metrics and health"
+
+// metricsAddr is where the service serves /metrics; empty if it has not
+// said.
+func (p *proc) metricsAddr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.metrics
 }
 
 // stdoutSnapshot returns what the process has written to stdout so far.

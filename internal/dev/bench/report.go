@@ -126,6 +126,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add(RatioMigrationWall, wall, 1, "", nil)
 	add(RatioMigrationVectors, vectors, 1, "", nil)
 	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
+	add(RatioBulkRequests, bulkRatio(r.Bulk), 1, "", nil)
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -193,6 +194,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeReuse(&b, r)
 	writeMigration(&b, r)
 	writeBackfillLatency(&b, r)
+	writeBulk(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)
@@ -317,7 +319,7 @@ func writeCPUBeyondParts(b *strings.Builder, r *Report) {
 type processKinds struct{ producer, consumers, sim, postgres, nats float64 }
 
 // cpuByKind sums CPU figures by process role into kinds: producers,
-// consumers (the River peer among them), PostgreSQL, NATS, and the rest,
+// consumers (the River peer and the outbox-relay among them), PostgreSQL, NATS, and the rest,
 // which is embed-sim.
 func cpuByKind(byRole map[string]float64) processKinds {
 	var k processKinds
@@ -392,7 +394,7 @@ func rank(role string) int {
 	switch {
 	case strings.Contains(role, "producer"):
 		return rankProducer
-	case strings.Contains(role, "consumer"), role == "river-peer":
+	case strings.Contains(role, "consumer"), role == "river-peer", role == binRelay:
 		return rankConsumer
 	}
 	return rankOther

@@ -60,6 +60,9 @@ type Report struct {
 	// BackfillLatency is fresh documents' latency with and without a
 	// backfill running; absent without the backfill-latency run.
 	BackfillLatency *BackfillLatencyStats `json:"backfill_latency,omitempty"`
+	// Bulk is the bulk run beside the live load of the same corpus;
+	// absent without the bulk run.
+	Bulk *BulkStats `json:"bulk,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -181,6 +184,8 @@ type RepResult struct {
 	// BackfillLatency is the backfill-latency scenario's two loads;
 	// backfill-latency runs only.
 	BackfillLatency *BackfillLatencyRep `json:"backfill_latency,omitempty"`
+	// Bulk is what the bulk scenario counted; bulk runs only.
+	Bulk *BulkRep `json:"bulk,omitempty"`
 }
 
 // Summary holds the medians of a scenario's repetitions.
@@ -221,6 +226,15 @@ func (r *Report) run(name string) *RunResult {
 		if r.Runs[i].Scenario == name {
 			return &r.Runs[i]
 		}
+	}
+	return nil
+}
+
+// measured is the run of scenario name in r if any repetition of it
+// succeeded, or nil.
+func (r *Report) measured(name string) *RunResult {
+	if run := r.run(name); run != nil && len(run.Reps) > 0 {
+		return run
 	}
 	return nil
 }

@@ -56,8 +56,8 @@ type ReuseStats struct {
 
 // reuseStats is the reuse run's ReuseStats in r, or nil without one.
 func reuseStats(r *Report, corpus *ReuseCorpusStats) *ReuseStats {
-	run := r.run(ScenarioReuse)
-	if run == nil || corpus == nil || len(run.Reps) == 0 {
+	run := r.measured(ScenarioReuse)
+	if run == nil || corpus == nil {
 		return nil
 	}
 	var inputs, edits []float64
@@ -91,15 +91,11 @@ func reuseRatios(s *ReuseStats) (inputs, edit float64) {
 func (r *runner) runReuse(ctx context.Context, c *reuseCorpus) (RepResult, error) {
 	defer r.killAll()
 	const dims = 384
-	db, err := r.in.freshDB(ctx, dims)
+	db, broker, err := r.in.fresh(ctx, dims, false)
 	if err != nil {
 		return RepResult{}, err
 	}
 	defer db.drop()
-	broker, err := r.in.freshBroker(ctx, false)
-	if err != nil {
-		return RepResult{}, err
-	}
 	spec := pipelineSpec{dims: dims, chunks: c.stats.Chunks}
 	first, err := r.reuseRun(ctx, spec, db, broker, c.path, c.stats.Chunks)
 	if err != nil {

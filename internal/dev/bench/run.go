@@ -68,6 +68,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	report.Reuse = reuseStats(report, r.reuse)
 	report.Migration = migrationStats(report)
 	report.BackfillLatency = backfillLatencyStats(report)
+	report.Bulk = bulkStats(report)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -169,8 +170,9 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	var out []scenario
 	var errs []string
 	pipe := func(name, desc string, spec pipelineSpec) { out = append(out, r.pipeline(name, desc, spec)) }
-	// The scale ratio needs the baseline, so the scale run brings it along.
-	if cfg.selected(ScenarioPipeline384) || cfg.selected(ScenarioScale) {
+	// The scale ratio needs the baseline, and the bulk run its live
+	// requests per chunk, so both bring it along.
+	if cfg.selected(ScenarioPipeline384) || cfg.selected(ScenarioScale) || cfg.selected(ScenarioBulk) {
 		pipe(ScenarioPipeline384, "producer → 2 consumers → stored, 384 dims", pipelineSpec{dims: 384, chunks: cfg.Chunks})
 	}
 	// The migration is set against re-ingesting its corpus, so it brings
@@ -242,6 +244,9 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	}
 	if cfg.selected(ScenarioBackfillLatency) {
 		out = append(out, r.backfillLatencyScenario())
+	}
+	if cfg.selected(ScenarioBulk) {
+		out = append(out, r.bulkScenario())
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})

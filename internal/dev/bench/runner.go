@@ -116,6 +116,9 @@ type pipelineSpec struct {
 	// source is the producer's --source; empty for benchSource. Runs
 	// that feed one database several corpora tell them apart by it.
 	source string
+	// relay runs the outbox-relay beside the consumers; fleets only
+	// (startFleet).
+	relay bool
 }
 
 // consumerReady is the log line a consumer writes once it pulls.
@@ -165,15 +168,11 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 			return RepResult{}, err
 		}
 	}
-	db, err := r.in.freshDB(ctx, s.dims)
+	db, broker, err := r.in.fresh(ctx, s.dims, s.syncAlways)
 	if err != nil {
 		return RepResult{}, err
 	}
 	defer db.drop()
-	broker, err := r.in.freshBroker(ctx, s.syncAlways)
-	if err != nil {
-		return RepResult{}, err
-	}
 	sim, simURL, err := startSim(r.start, r.bins, r.work, s.dims, r.cfg.Seed, s.faults)
 	if err != nil {
 		return RepResult{}, err
@@ -218,13 +217,20 @@ func (r *runner) runPipeline(ctx context.Context, s pipelineSpec) (RepResult, er
 	if err := r.record(ctx, s, db, &res); err != nil {
 		return res, err
 	}
-	for _, p := range append(append([]*proc{prod}, cons...), sim) {
+	processUsage(&res, append(append([]*proc{prod}, cons...), sim), pg0, nats0, s.chunks)
+	return res, nil
+}
+
+// processUsage fills res with the resource use of procs, which have
+// exited, PostgreSQL's and NATS's CPU since they read pg0 and nats0, and
+// the CPU per 1,000 of chunks that follows.
+func processUsage(res *RepResult, procs []*proc, pg0, nats0 time.Duration, chunks int) {
+	for _, p := range procs {
 		res.Processes = append(res.Processes, p.usage())
 	}
 	res.PostgresCPUSeconds = (infraCPU("postgres") - pg0).Seconds()
 	res.NATSCPUSeconds = (infraCPU("nats-server") - nats0).Seconds()
-	cpuPer1k(&res, s.chunks, "embed-sim")
-	return res, nil
+	cpuPer1k(res, chunks, "embed-sim")
 }
 
 // record reads what a settled run left in its database before the
@@ -245,7 +251,7 @@ func (r *runner) record(ctx context.Context, s pipelineSpec, db *database, res *
 	return nil
 }
 
-// stopAll stops the consumers and embed-sim with SIGTERM, the way an
+// stopAll stops the services (consumers, relay) and embed-sim with SIGTERM, the way an
 // operator would, so that their CPU time covers the whole run and a
 // service that cannot shut down cleanly fails the run.
 func stopAll(cons []*proc, sim *proc) error {

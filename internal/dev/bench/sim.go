@@ -29,6 +29,22 @@ type simFaults struct {
 	// quotaRPM and quotaTPM are embed-sim's organisation quota; 0 for
 	// none.
 	quotaRPM, quotaTPM int
+	// batch is how long its Batch API's batches take; zero for
+	// embed-sim's defaults.
+	batch batchPhases
+}
+
+// batchPhases are how long each of embed-sim's batches stays
+// validating, in progress and finalizing (its --batch-* flags).
+type batchPhases struct{ validating, inProgress, finalizing time.Duration }
+
+// args are the phases as embed-sim's flags; none for zero phases.
+func (b batchPhases) args() []string {
+	if b == (batchPhases{}) {
+		return nil
+	}
+	return []string{"--batch-validating", b.validating.String(), "--batch-in-progress", b.inProgress.String(),
+		"--batch-finalizing", b.finalizing.String()}
 }
 
 // startSim starts embed-sim as a process on a free port and returns it with
@@ -47,6 +63,7 @@ func startSim(start func(procSpec) (*proc, error), bins *binaries, workDir strin
 	if f.quotaRPM > 0 || f.quotaTPM > 0 {
 		args = append(args, "--quota-rpm", strconv.Itoa(f.quotaRPM), "--quota-tpm", strconv.Itoa(f.quotaTPM))
 	}
+	args = append(args, f.batch.args()...)
 	if f.poison {
 		path := filepath.Join(workDir, "poison-faults.json")
 		rules := map[string]any{"poison": []map[string]any{{"match": PoisonMarker, "kind": "invalid_input"}}}
