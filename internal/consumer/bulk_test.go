@@ -19,6 +19,8 @@ import (
 	"github.com/sluicehq/sluice/internal/policy"
 	"github.com/sluicehq/sluice/internal/publish"
 	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // bulkSource is the source the bulk tests put in bulk mode.
@@ -131,33 +133,84 @@ func TestBulkSourceConvergesThroughTheBatchAPI(t *testing.T) {
 	}
 }
 
-// A batch that expires half done hands its unfinished chunks back: they
-// are published again and go to another batch, and the load converges
-// with every chunk stored once, through batches alone.
-func TestBulkExpiredBatchConvergesInAnother(t *testing.T) {
+// A batch that goes wrong at the provider (fails at validating, expires
+// half done, or is lost) hands its unfinished chunks back: they are
+// published again and go to another batch, and the load converges with
+// every chunk stored once, through batches alone.
+func TestBulkBatchThatGoesWrongConvergesInAnother(t *testing.T) {
+	t.Parallel()
+	for name, faults := range map[string]embedsim.BatchFaults{
+		"failed": {FailRate: 1}, "expired": {ExpireRate: 1}, "lost": {LoseRate: 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			o := bulkOptions(t, 2, embedsim.Faults{})
+			o.sim.Batch.Faults = faults
+			o.sim.Batch.Window = 2 * time.Second
+			o.sim.Batch.InProgress = time.Second
+			b := setup(t, o)
+			b.startBulk(o)
+			b.produce(bulkSource, bulkDocs(20))
+			b.eventually(30*time.Second, "a batch to go wrong", func() bool {
+				return b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'requeued'`) > 0
+			})
+			if err := b.sim.SetBatchFaults(embedsim.BatchFaults{}); err != nil {
+				t.Fatal(err)
+			}
+			b.waitSettled(60 * time.Second)
+			if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 20 {
+				t.Errorf("%d vectors, want 20", n)
+			}
+			if n := b.count(`SELECT count(*) FROM bulk_members WHERE state = 'requeued'`); n == 0 {
+				t.Error("no member was handed back")
+			}
+			if c := b.sim.Counts(); c.Requests != 0 {
+				t.Errorf("the live endpoint got %d requests; a second batch was owed", c.Requests)
+			}
+		})
+	}
+}
+
+// Cancelling a run whose source's chunks are at the provider cancels
+// the source's batches there; their chunks come back, and the screen
+// parks each as run_cancelled with its dead letter, with no other action.
+func TestBulkCancelledRunParksItsBatchedChunks(t *testing.T) {
 	t.Parallel()
 	o := bulkOptions(t, 2, embedsim.Faults{})
-	o.sim.Batch.Faults = embedsim.BatchFaults{ExpireRate: 1}
-	o.sim.Batch.Window = 2 * time.Second
-	o.sim.Batch.InProgress = time.Second
+	o.sim.Batch.InProgress = time.Minute
 	b := setup(t, o)
 	b.startBulk(o)
-	b.produce(bulkSource, bulkDocs(20))
-	b.eventually(30*time.Second, "a batch to expire", func() bool {
-		return b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'requeued'`) > 0
+	b.produce(bulkSource, bulkDocs(12))
+	b.eventually(30*time.Second, "the batch at the provider", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'in_progress'`) > 0
 	})
-	if err := b.sim.SetBatchFaults(embedsim.BatchFaults{}); err != nil {
+	ctx := context.Background()
+	var run string
+	if err := b.db.Pool.QueryRow(ctx, `SELECT run_id FROM ingest_runs WHERE source_id = $1`, bulkSource).Scan(&run); err != nil {
 		t.Fatal(err)
 	}
+	if err := runs.Cancel(ctx, b.db.Pool, run, "test: the load was wrong"); err != nil {
+		t.Fatal(err)
+	}
+	client, err := batchapi.New(batchapi.Config{URL: b.sim.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := bulk.NewCanceller(b.db.Pool, client, bulk.Deps{}).Cancel(ctx, bulkSource); err != nil || done.AtProvider == 0 {
+		t.Fatalf("cancel the source's batches: %+v, %v", done, err)
+	}
 	b.waitSettled(60 * time.Second)
-	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 20 {
-		t.Errorf("%d vectors, want 20", n)
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'parked' AND last_error_class = $1`, classify.ClassRunCancelled); n != 12 {
+		t.Errorf("%d chunks parked as run_cancelled, want 12", n)
 	}
-	if n := b.count(`SELECT count(*) FROM bulk_members WHERE state = 'requeued'`); n == 0 {
-		t.Error("no member was handed back: the batch did not expire half done")
+	if n := b.count(`SELECT count(*) FROM outbox`); n != 12 {
+		t.Errorf("%d dead letters, want 12", n)
 	}
-	if c := b.sim.Counts(); c.Requests != 0 {
-		t.Errorf("the live endpoint got %d requests; a second batch was owed", c.Requests)
+	if n := b.count(`SELECT count(*) FROM bulk_batches WHERE state = 'requeued' AND cancel_requested_at IS NOT NULL`); n == 0 {
+		t.Error("no cancelled batch settled")
+	}
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 0 {
+		t.Errorf("%d vectors stored for a cancelled run", n)
 	}
 }
 
