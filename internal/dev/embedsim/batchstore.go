@@ -15,8 +15,12 @@ import (
 type batchStore struct {
 	s *Server
 
-	mu       sync.Mutex
-	rng      *rand.Rand
+	mu  sync.Mutex
+	rng *rand.Rand
+	// ids draws file, batch and line ids apart from rng: a provider's
+	// ids are never reused, so a server started again with the same seed
+	// must not give out its earlier ids, while its faults stay the seed's.
+	ids      *rand.Rand
 	faults   BatchFaults
 	files    map[string]*storedFile
 	batches  map[string]*simBatch
@@ -29,6 +33,7 @@ func newBatchStore(s *Server) *batchStore {
 	return &batchStore{
 		s:       s,
 		rng:     rand.New(rand.NewPCG(seed^0xba7c4, seed)),
+		ids:     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), seed)),
 		faults:  s.cfg.Batch.Faults,
 		files:   make(map[string]*storedFile),
 		batches: make(map[string]*simBatch),
@@ -37,13 +42,13 @@ func newBatchStore(s *Server) *batchStore {
 
 const idAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
-// newID returns prefix followed by n characters drawn from the seed.
-// Requires st.mu.
+// newID returns prefix followed by n random characters, unique across
+// the server's restarts. Requires st.mu.
 func (st *batchStore) newID(prefix string, n int) string {
 	b := make([]byte, 0, len(prefix)+n)
 	b = append(b, prefix...)
 	for range n {
-		b = append(b, idAlphabet[st.rng.IntN(len(idAlphabet))])
+		b = append(b, idAlphabet[st.ids.IntN(len(idAlphabet))])
 	}
 	return string(b)
 }
