@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -13,12 +14,17 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/policy"
 )
 
 var (
 	chaosDuration = flag.Duration("chaos.duration", 20*time.Second, "how long TestChaos injects faults (make chaos: 90s)")
 	chaosSeed     = flag.Uint64("chaos.seed", 0, "seed of TestChaos's fault schedule (0: from the clock)")
 )
+
+// bulkSource is the source TestChaos's policy puts in bulk mode: the
+// producers' third.
+const bulkSource = "src2"
 
 // faultLog counts the faults injected, by kind.
 type faultLog struct {
@@ -52,7 +58,10 @@ func (l *faultLog) String() string {
 // outages and hangs on top of random 429s; an operator deletes a random
 // document every second or so; and a quarter into the run the operator
 // creates an index generation of another model and size, which the
-// consumers backfill through the rest. Then, with no operator action,
+// consumers backfill through the rest (through provider batches on odd
+// seeds). One source of three is in bulk
+// mode: its chunks wait in provider batches that fail, expire, are lost
+// or die with embed-sim, and are handed back. Then, with no operator action,
 // everything must converge: nothing pending, INGEST empty, 0 lost, 0
 // duplicated, every vector the embedder's for its text in every
 // generation, the new generation holding every stored chunk (or parking
@@ -66,10 +75,18 @@ func TestChaos(t *testing.T) {
 	}
 	t.Logf("chaos seed %d (rerun with -chaos.seed=%d), duration %s", seed, seed, *chaosDuration)
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
-	simFlags := []string{"--latency", "uniform:5ms-60ms", "--rate-429", "0.05", "--seed", fmt.Sprint(seed % 1000)}
+	// The provider's batches run in seconds rather than hours, and some
+	// fail, expire half done or are lost; a restarted embed-sim loses
+	// every batch it had.
+	simFlags := []string{"--latency", "uniform:5ms-60ms", "--rate-429", "0.05", "--seed", fmt.Sprint(seed % 1000),
+		"--batch-validating", "200ms", "--batch-in-progress", "1500ms", "--batch-finalizing", "200ms", "--batch-window", "4s",
+		"--batch-fail-rate", "0.1", "--batch-expire-rate", "0.1", "--batch-lose-rate", "0.1"}
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	writeFile(t, policyFile, "sources:\n  "+bulkSource+":\n    mode: batch\n")
 	f := newFleet(t, fleetOptions{sim: simFlags, topology: broker.Topology{AckWait: 10 * time.Second},
 		env: []string{"OWED_GRACE=3s", "EMBEDDER_TIMEOUT=2s", "BREAKER_DELAY=1s", "PARK_RETRY_DELAY=2s",
-			"MAX_REPLAYS=10", "BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "ACK_WAIT=10s", "PUBLISH_PATIENCE=5s"}})
+			"MAX_REPLAYS=10", "BATCH_SIZE=16", "EMBED_MAX_INPUTS=16", "ACK_WAIT=10s", "PUBLISH_PATIENCE=5s",
+			"POLICY_FILE=" + policyFile, "BULK_MAX_AGE=1s", "BULK_INTERVAL=300ms"}})
 	services := map[string]*proc{}
 	var smu sync.Mutex
 	// Two of every service: relays claim outbox rows side by side, and
@@ -135,6 +152,13 @@ func TestChaos(t *testing.T) {
 	// through every fault beside live work; refused while PostgreSQL is
 	// down, the create is simply tried again.
 	var created atomic.Bool
+	// Its backfill goes through the live endpoint or, on odd seeds,
+	// through provider batches.
+	genMode := policy.ModeLive
+	if seed%2 == 1 {
+		genMode = policy.ModeBatch
+	}
+	t.Logf("the generation created mid-run is backfilled in %s mode", genMode)
 	producers.Go(func() {
 		select {
 		case <-ctx.Done():
@@ -143,7 +167,8 @@ func TestChaos(t *testing.T) {
 		}
 		for refused := 0; ctx.Err() == nil; refused++ {
 			code, out := f.sluice("index", "create", "--model", "embed-sim-large", "--dims", fmt.Sprint(2*dims),
-				"--chunk-size", "200", "--chunk-unit", "chars", "--chunk-overlap", "0", "--reason", "chaos: a larger model", "--execute")
+				"--chunk-size", "200", "--chunk-unit", "chars", "--chunk-overlap", "0", "--mode", genMode,
+				"--reason", "chaos: a larger model", "--execute")
 			if code == 0 {
 				created.Store(true)
 				return
@@ -242,6 +267,12 @@ func TestChaos(t *testing.T) {
 	}
 	if !created.Load() {
 		t.Error("no index generation was created during the run: the backfill did not happen")
+	}
+	if n := f.count(`SELECT count(*) FROM bulk_members WHERE state = 'applied' AND generation = 1`); n == 0 {
+		t.Errorf("no chunk of the bulk source %s was stored through a provider batch", bulkSource)
+	}
+	if n := f.count(`SELECT count(*) FROM bulk_members WHERE state = 'applied' AND generation > 1`); genMode == policy.ModeBatch && n == 0 {
+		t.Error("no chunk of the generation created in batch mode was stored through a provider batch")
 	}
 	_, status := f.sluice("index", "status", "2")
 	t.Logf("the generation backfilled under the faults:\n%s", status)

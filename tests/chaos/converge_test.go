@@ -31,6 +31,10 @@ func (f *fleet) quiet() bool {
 	if !ok || queued > 0 {
 		return false
 	}
+	unsettled, ok := f.tryCount(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued') AND requests > 0`)
+	if !ok || unsettled > 0 {
+		return false
+	}
 	untriaged, ok := f.tryCount(`
 		SELECT count(*) FROM ingest_manifest m WHERE m.status = 'parked' AND NOT EXISTS (
 			SELECT 1 FROM dead_letters d WHERE d.doc_id = m.doc_id AND d.chunk_index = m.chunk_index)`)
@@ -108,6 +112,11 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 	}
 	if n := f.wrongLaterVectors(); n != 0 {
 		f.t.Errorf("%d vectors of later generations are not the embedder's for their text at their generation's size", n)
+	}
+	// The bulk ledger: every member it admitted ended applied, parked or
+	// requeued, and kept no text.
+	if n := f.count(`SELECT count(*) FROM bulk_members WHERE state = 'pending' OR text <> ''`); n != 0 {
+		f.t.Errorf("after convergence: %d bulk members pending or keeping their text", n)
 	}
 	if code, out := f.sluice("reconcile"); code != 0 {
 		f.t.Errorf("sluice reconcile exited %d:\n%s", code, out)
