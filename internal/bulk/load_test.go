@@ -1,6 +1,7 @@
 package bulk_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -100,6 +101,30 @@ func TestBulkLoadWithPoisonConverges(t *testing.T) {
 	uploads := tb.metric(t, "sluice_bulk_provider_requests_total", "upload")
 	if admitted != float64(len(wiki)+len(docs)) || uploads != 6 || tb.metric(t, "sluice_bulk_batches", "applied") != 6 {
 		t.Errorf("metrics: %v admitted, %v uploads, want %d and 6", admitted, uploads, len(wiki)+len(docs))
+	}
+	// Settled, the batches' files go from the provider: the request
+	// files held every chunk's text.
+	if err := tb.poller(t, nil).Pass(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := tb.owner.Query(tb.ctx, `SELECT input_file_id, output_file_id, coalesce(error_file_id, ''), files_purged_at IS NOT NULL FROM bulk_batches`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var in, out, errs string
+		var purged bool
+		if err := rows.Scan(&in, &out, &errs, &purged); err != nil {
+			t.Fatal(err)
+		}
+		if !purged {
+			t.Errorf("the batch of file %s is settled but its files are not recorded deleted", in)
+		}
+		for _, id := range []string{in, out, errs} {
+			if _, err := tb.client.File(tb.ctx, id); id != "" && !errors.Is(err, batchapi.ErrNotFound) {
+				t.Errorf("file %s still at the provider after its batch settled (%v)", id, err)
+			}
+		}
 	}
 	t.Logf("converged in %d rounds; %v", rounds, want)
 }

@@ -20,6 +20,7 @@ const (
 	opList    = "list"
 	opCancel  = "cancel"
 	opContent = "content"
+	opDelete  = "delete"
 )
 
 // Outcomes of members, the outcome label of sluice_bulk_members_total.
@@ -57,7 +58,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, o := range []string{outcomeAdmitted, outcomeApplied, outcomeParked, outcomeRequeued} {
 		m.members.WithLabelValues(o)
 	}
-	for _, op := range []string{opUpload, opCreate, opGet, opList, opCancel, opContent} {
+	for _, op := range []string{opUpload, opCreate, opGet, opList, opCancel, opContent, opDelete} {
 		m.requests.WithLabelValues(op)
 	}
 	if reg != nil {

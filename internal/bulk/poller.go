@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/batchapi"
@@ -63,8 +64,58 @@ func (p *Poller) Pass(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("bulk batch %d: %w", id, err))
 		}
 	}
+	if err := p.purge(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := p.count(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// purgeBatch bounds how many settled batches one pass purges.
+const purgeBatch = 100
+
+// purge deletes at the provider the files of batches that settled: the
+// request file holds every member's text, and the ledger needs none of
+// them once a batch is settled. A file the provider no longer has is
+// gone already; a batch whose files could not all be deleted is tried
+// again on the next pass.
+func (p *Poller) purge(ctx context.Context) error {
+	rows, err := p.pool.Query(ctx, `
+		SELECT batch_id, coalesce(input_file_id, ''), coalesce(output_file_id, ''), coalesce(error_file_id, '')
+		FROM bulk_batches WHERE files_purged_at IS NULL AND state IN ('applied', 'requeued')
+		ORDER BY batch_id LIMIT $1`, purgeBatch)
+	if err != nil {
+		return fmt.Errorf("bulk poller: batches to purge: %w", err)
+	}
+	type files struct {
+		ID                    int64
+		Input, Output, Errors string
+	}
+	settled, err := pgx.CollectRows(rows, pgx.RowToStructByPos[files])
+	if err != nil {
+		return fmt.Errorf("bulk poller: batches to purge: %w", err)
+	}
+	var errs []error
+	for _, b := range settled {
+		var failed bool
+		for _, id := range []string{b.Input, b.Output, b.Errors} {
+			if id == "" {
+				continue
+			}
+			p.deps.Metrics.request(opDelete)
+			if err := p.client.DeleteFile(ctx, id); err != nil && !errors.Is(err, batchapi.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("bulk batch %d: delete file %s: %w", b.ID, id, err))
+				failed = true
+			}
+		}
+		if failed {
+			continue
+		}
+		if _, err := p.pool.Exec(ctx, `UPDATE bulk_batches SET files_purged_at = $2 WHERE batch_id = $1`, b.ID, p.deps.Now()); err != nil {
+			errs = append(errs, fmt.Errorf("bulk batch %d: record its files deleted: %w", b.ID, err))
+		}
 	}
 	return errors.Join(errs...)
 }
