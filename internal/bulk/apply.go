@@ -144,7 +144,7 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 		Scan(&state, &detail); err != nil {
 		return fmt.Errorf("settle: lock batch: %w", err)
 	}
-	if !state.ended() {
+	if !ended(state) {
 		return nil
 	}
 	if state != Failed {
@@ -170,7 +170,7 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 			return fmt.Errorf("requeue: %w", err)
 		}
 	}
-	final := state.settledAs()
+	final := settledAs(state)
 	if _, err := tx.Exec(ctx, `
 		UPDATE bulk_batches SET state = $2, requeued = requeued + $3, settled_at = $4, updated_at = $4,
 		       finished_at = coalesce(finished_at, $4)

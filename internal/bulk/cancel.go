@@ -82,7 +82,7 @@ func (c *Canceller) Cancel(ctx context.Context, source string) (Cancellation, er
 		switch {
 		case b.Unsent:
 			done.Cancelled++
-		case c.client == nil || b.Provider == "" || !b.State.atProvider():
+		case c.client == nil || b.Provider == "" || !atProvider(b.State):
 			done.Marked++
 		default:
 			accepted, err := c.cancelAtProvider(ctx, b.Provider)

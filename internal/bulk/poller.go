@@ -134,15 +134,15 @@ func (p *Poller) follow(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	if bt.state.atProvider() {
+	if atProvider(bt.state) {
 		if bt, err = p.poll(ctx, bt); err != nil {
 			return err
 		}
 	}
-	if !bt.state.ended() {
+	if !ended(bt.state) {
 		return nil
 	}
-	if bt.state.hasFiles() {
+	if hasFiles(bt.state) {
 		if bt.outputFileID != "" {
 			if err := p.applyFile(ctx, bt, bt.outputFileID, "output_lines_done", bt.outputDone); err != nil {
 				return fmt.Errorf("apply output file %s: %w", bt.outputFileID, err)
@@ -202,7 +202,7 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 		UPDATE bulk_batches SET state = $2, output_file_id = nullif($3, ''), error_file_id = nullif($4, ''),
 		       finished_at = CASE WHEN $5 THEN $6::timestamptz END, last_error = nullif($7, ''), updated_at = $6
 		WHERE batch_id = $1 AND state = $8`,
-		bt.id, next, bt.outputFileID, bt.errorFileID, next.ended(), now, detail, bt.state); err != nil {
+		bt.id, next, bt.outputFileID, bt.errorFileID, ended(next), now, detail, bt.state); err != nil {
 		return nil, fmt.Errorf("record status %s: %w", next, err)
 	}
 	p.deps.Log.Info().Int64("batch", bt.id).Str("provider_batch", bt.providerID).Str("from", string(bt.state)).

@@ -53,16 +53,16 @@ func TestStatesFollowTheProvider(t *testing.T) {
 		}
 		// A final status ends the batch in the ledger; any other keeps it
 		// at the provider.
-		if s.Final() != st.ended() || s.Final() == st.atProvider() {
-			t.Errorf("%s: ended %v, at provider %v", s, st.ended(), st.atProvider())
+		if s.Final() != ended(st) || s.Final() == atProvider(st) {
+			t.Errorf("%s: ended %v, at provider %v", s, ended(st), atProvider(st))
 		}
 	}
 	if _, ok := fromProvider("paused"); ok {
 		t.Error("an unknown status was taken")
 	}
 	for _, s := range States {
-		if s.ended() && s.settledAs() != Applied && s.settledAs() != Requeued {
-			t.Errorf("%s settles as %s", s, s.settledAs())
+		if ended(s) && settledAs(s) != Applied && settledAs(s) != Requeued {
+			t.Errorf("%s settles as %s", s, settledAs(s))
 		}
 	}
 }

@@ -1,50 +1,48 @@
 package bulk
 
-import "github.com/sluicehq/sluice/internal/batchapi"
+import (
+	"github.com/sluicehq/sluice/internal/batchapi"
+	"github.com/sluicehq/sluice/internal/bulk/view"
+)
 
-// State is a batch's state in the ledger (bulk_batches.state).
-type State string
+// State is a batch's state in the ledger (bulk_batches.state), and
+// MemberState a member's (bulk_members.state): package view declares
+// them, so that the console reads the ledger without linking the Batch
+// API client.
+type (
+	State       = view.State
+	MemberState = view.MemberState
+)
 
-// The states of a batch. Open, Sealed and Uploaded are the ledger's own;
-// Created to Lost follow the provider; Applied and Requeued are final.
+// The states, as package view names them.
 const (
-	// Open takes new members.
-	Open State = "open"
-	// Sealed takes no more members and waits for the builder.
-	Sealed State = "sealed"
-	// Uploaded has its request file at the provider.
-	Uploaded State = "uploaded"
-	// Created is a batch the provider has accepted, not yet polled.
-	Created    State = "created"
-	Validating State = "validating"
-	InProgress State = "in_progress"
-	Finalizing State = "finalizing"
-	Cancelling State = "cancelling"
-	// Completed ran every request; its files are being applied.
-	Completed State = "completed"
-	// Failed failed validation: nothing ran.
-	Failed State = "failed"
-	// Expired ran out of its window; the requests that ran have results.
-	Expired State = "expired"
-	// Cancelled was cancelled, at the provider or before it got there.
-	Cancelled State = "cancelled"
-	// Lost is a batch the provider no longer knows.
-	Lost State = "lost"
-	// Applied has had every result applied, and every member without one
-	// handed back as owed work.
-	Applied State = "applied"
-	// Requeued ended without completing: its members that have no result
-	// were handed back as owed work.
-	Requeued State = "requeued"
+	Open           = view.Open
+	Sealed         = view.Sealed
+	Uploaded       = view.Uploaded
+	Created        = view.Created
+	Validating     = view.Validating
+	InProgress     = view.InProgress
+	Finalizing     = view.Finalizing
+	Cancelling     = view.Cancelling
+	Completed      = view.Completed
+	Failed         = view.Failed
+	Expired        = view.Expired
+	Cancelled      = view.Cancelled
+	Lost           = view.Lost
+	Applied        = view.Applied
+	Requeued       = view.Requeued
+	Pending        = view.Pending
+	MemberApplied  = view.MemberApplied
+	MemberParked   = view.MemberParked
+	MemberRequeued = view.MemberRequeued
 )
 
 // States lists every state, for the metrics.
-var States = []State{Open, Sealed, Uploaded, Created, Validating, InProgress, Finalizing, Cancelling,
-	Completed, Failed, Expired, Cancelled, Lost, Applied, Requeued}
+var States = view.States
 
 // atProvider reports whether the batch is live at the provider: the poller
 // asks the provider about it.
-func (s State) atProvider() bool {
+func atProvider(s State) bool {
 	switch s {
 	case Created, Validating, InProgress, Finalizing, Cancelling:
 		return true
@@ -54,7 +52,7 @@ func (s State) atProvider() bool {
 
 // ended reports whether the provider is done with the batch (or never had
 // it): what is left is to apply its files and settle its members.
-func (s State) ended() bool {
+func ended(s State) bool {
 	switch s {
 	case Completed, Failed, Expired, Cancelled, Lost:
 		return true
@@ -63,7 +61,7 @@ func (s State) ended() bool {
 }
 
 // settledAs is the final state of an ended batch once settled.
-func (s State) settledAs() State {
+func settledAs(s State) State {
 	if s == Completed {
 		return Applied
 	}
@@ -72,7 +70,7 @@ func (s State) settledAs() State {
 
 // hasFiles reports whether a batch that ended in s has output and error
 // files to apply.
-func (s State) hasFiles() bool {
+func hasFiles(s State) bool {
 	return s == Completed || s == Expired || s == Cancelled
 }
 
@@ -98,19 +96,3 @@ func fromProvider(st batchapi.Status) (State, bool) {
 	}
 	return "", false
 }
-
-// MemberState is a member's state (bulk_members.state).
-type MemberState string
-
-// The states of a member.
-const (
-	// Pending waits for its batch's result.
-	Pending MemberState = "pending"
-	// MemberApplied got its vector, handed to the Applier.
-	MemberApplied MemberState = "applied"
-	// MemberParked got a permanent error, handed to the Applier.
-	MemberParked MemberState = "parked"
-	// MemberRequeued got no result it could keep, and was handed to the
-	// Requeuer as owed work.
-	MemberRequeued MemberState = "requeued"
-)

@@ -9,11 +9,12 @@ import (
 
 	"github.com/sluicehq/sluice/internal/batchapi"
 	"github.com/sluicehq/sluice/internal/bulk"
+	"github.com/sluicehq/sluice/internal/bulk/view"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/migrations"
 )
 
-func viewIDs(vs []bulk.BatchView) []int64 {
+func viewIDs(vs []view.BatchView) []int64 {
 	ids := make([]int64, len(vs))
 	for i, v := range vs {
 		ids[i] = v.ID
@@ -41,16 +42,16 @@ func TestListAndShowAsTheirRoles(t *testing.T) {
 	operator := tb.db.RolePool(t, migrations.OperatorRole)
 
 	for _, c := range []struct {
-		f    bulk.ListFilter
+		f    view.ListFilter
 		want string
 	}{
-		{bulk.ListFilter{}, "[3 2 1]"},
-		{bulk.ListFilter{Source: "wiki"}, "[2 1]"},
-		{bulk.ListFilter{State: bulk.Created}, "[1]"},
-		{bulk.ListFilter{Source: "docs", State: bulk.Created}, "[]"},
-		{bulk.ListFilter{Limit: 1}, "[3]"},
+		{view.ListFilter{}, "[3 2 1]"},
+		{view.ListFilter{Source: "wiki"}, "[2 1]"},
+		{view.ListFilter{State: bulk.Created}, "[1]"},
+		{view.ListFilter{Source: "docs", State: bulk.Created}, "[]"},
+		{view.ListFilter{Limit: 1}, "[3]"},
 	} {
-		vs, err := bulk.List(tb.ctx, operator, c.f)
+		vs, err := view.List(tb.ctx, operator, c.f)
 		if err != nil {
 			t.Fatalf("List(%+v): %v", c.f, err)
 		}
@@ -59,7 +60,7 @@ func TestListAndShowAsTheirRoles(t *testing.T) {
 		}
 	}
 
-	v, counts, err := bulk.Show(tb.ctx, operator, 1)
+	v, counts, err := view.Show(tb.ctx, operator, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,19 +71,19 @@ func TestListAndShowAsTheirRoles(t *testing.T) {
 	if got := fmt.Sprint(counts); got != "[{pending  20}]" {
 		t.Errorf("Show(1) members = %s, want 20 pending", got)
 	}
-	if _, counts, err = bulk.Show(tb.ctx, operator, 2); err != nil || fmt.Sprint(counts) != "[{parked bad_request 2} {pending  8}]" {
+	if _, counts, err = view.Show(tb.ctx, operator, 2); err != nil || fmt.Sprint(counts) != "[{parked bad_request 2} {pending  8}]" {
 		t.Errorf("Show(2) members = %v, %v; want 2 parked as bad_request and 8 pending", counts, err)
 	}
-	if _, _, err := bulk.Show(tb.ctx, operator, 99); !errors.Is(err, bulk.ErrUnknownBatch) {
+	if _, _, err := view.Show(tb.ctx, operator, 99); !errors.Is(err, view.ErrUnknownBatch) {
 		t.Errorf("Show(99) = %v, want ErrUnknownBatch", err)
 	}
 
 	console := tb.db.RolePool(t, migrations.ConsoleRole)
-	if vs, err := bulk.List(tb.ctx, console, bulk.ListFilter{Source: "wiki"}); err != nil || len(vs) != 2 {
+	if vs, err := view.List(tb.ctx, console, view.ListFilter{Source: "wiki"}); err != nil || len(vs) != 2 {
 		t.Errorf("List as %s = %d batches, %v; want wiki's 2", migrations.ConsoleRole, len(vs), err)
 	}
 	var pgErr *pgconn.PgError
-	if _, _, err := bulk.Show(tb.ctx, console, 1); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+	if _, _, err := view.Show(tb.ctx, console, 1); !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 		t.Errorf("Show as %s = %v, want permission denied on bulk_members", migrations.ConsoleRole, err)
 	}
 }

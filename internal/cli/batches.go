@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/bulk"
+	"github.com/sluicehq/sluice/internal/bulk/view"
 )
 
 // maxBatchesLimit bounds --limit of batches ls.
@@ -29,23 +29,23 @@ func runBatches(ctx context.Context, env Env, args []string) error {
 // batchesList is the JSON output of `sluice batches ls`.
 type batchesList struct {
 	// Batches are the newest first.
-	Batches []bulk.BatchView `json:"batches"`
+	Batches []view.BatchView `json:"batches"`
 }
 
 // batchDetail is the JSON output of `sluice batches show`.
 type batchDetail struct {
-	bulk.BatchView
-	Members []bulk.MemberCount `json:"members"`
+	view.BatchView
+	Members []view.MemberCount `json:"members"`
 }
 
 func runBatchesList(ctx context.Context, env Env, args []string) error {
 	var c conn
 	l := newLoader(env, "batches ls", &c, false)
-	var f bulk.ListFilter
+	var f view.ListFilter
 	var state string
 	l.String(&f.Source, "source", "", "", "only batches of this source_id")
 	l.String(&state, "state", "", "", "only batches in this state: "+stateNames())
-	l.Int(&f.Limit, "limit", "", bulk.DefaultListLimit, "at most this many batches, newest first")
+	l.Int(&f.Limit, "limit", "", view.DefaultListLimit, "at most this many batches, newest first")
 	rest, err := parseInterspersed(l, args)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func runBatchesList(ctx context.Context, env Env, args []string) error {
 	if err := noArgs("batches ls", rest); err != nil {
 		return err
 	}
-	if f.State = bulk.State(state); state != "" && !slices.Contains(bulk.States, f.State) {
+	if f.State = view.State(state); state != "" && !slices.Contains(view.States, f.State) {
 		return usageErr("--state %q: use one of %s", state, stateNames())
 	}
 	if err := checkLimit(f.Limit, maxBatchesLimit); err != nil {
@@ -64,7 +64,7 @@ func runBatchesList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	vs, err := bulk.List(ctx, pool, f)
+	vs, err := view.List(ctx, pool, f)
 	if err != nil {
 		return err
 	}
@@ -79,8 +79,8 @@ func runBatchesList(ctx context.Context, env Env, args []string) error {
 }
 
 func stateNames() string {
-	names := make([]string, len(bulk.States))
-	for i, s := range bulk.States {
+	names := make([]string, len(view.States))
+	for i, s := range view.States {
 		names[i] = string(s)
 	}
 	return strings.Join(names, ", ")
@@ -88,7 +88,7 @@ func stateNames() string {
 
 // printBatches prints the batches, then the cancellation asked of each
 // still running and the last error of each that has one.
-func printBatches(w io.Writer, vs []bulk.BatchView) error {
+func printBatches(w io.Writer, vs []view.BatchView) error {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "BATCH\tSOURCE\tGEN\tSTATE\tREQUESTS\tTOKENS\tSTORED\tPARKED\tREQUEUED\tOPENED\tPROVIDER_BATCH")
 	for _, v := range vs {
@@ -99,7 +99,7 @@ func printBatches(w io.Writer, vs []bulk.BatchView) error {
 		return err
 	}
 	for _, v := range vs {
-		if v.CancelRequestedAt != nil && v.SettledAt == nil && v.State != bulk.Cancelled {
+		if v.CancelRequestedAt != nil && v.SettledAt == nil && v.State != view.Cancelled {
 			fmt.Fprintf(w, "batch %d %s: cancel requested at %s\n", v.ID, v.State, tableTime(*v.CancelRequestedAt))
 		}
 		if v.LastError != "" {
@@ -128,8 +128,8 @@ func runBatchesShow(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	v, counts, err := bulk.Show(ctx, pool, id)
-	if errors.Is(err, bulk.ErrUnknownBatch) {
+	v, counts, err := view.Show(ctx, pool, id)
+	if errors.Is(err, view.ErrUnknownBatch) {
 		return fmt.Errorf("bulk batch %d not found: list ids with sluice batches ls", id)
 	}
 	if err != nil {
@@ -143,7 +143,7 @@ func runBatchesShow(ctx context.Context, env Env, args []string) error {
 
 // printBatch prints one batch's fields, then its members by state and
 // error class.
-func printBatch(w io.Writer, v bulk.BatchView, counts []bulk.MemberCount) error {
+func printBatch(w io.Writer, v view.BatchView, counts []view.MemberCount) error {
 	n := func(i int64) string { return strconv.FormatInt(i, 10) }
 	tw := newTable(w)
 	for _, r := range [][2]string{

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/sluicehq/sluice/internal/bulk"
+	"github.com/sluicehq/sluice/internal/bulk/view"
 )
 
 // batchesPageSize is how many bulk batches the Batches page shows.
@@ -15,15 +15,15 @@ const batchesPageSize = 200
 // error detail, only operators see it, and ErrorWithheld tells a viewer
 // there is one.
 type batchRow struct {
-	bulk.BatchView
+	view.BatchView
 	ErrorWithheld bool
 }
 
 // batchesData is the Batches page's content.
 type batchesData struct {
 	Source string
-	State  bulk.State
-	States []bulk.State
+	State  view.State
+	States []view.State
 	Rows   []batchRow
 }
 
@@ -32,18 +32,18 @@ type batchesData struct {
 // read of the bulk ledger: members and their text stay out of reach.
 func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f := bulk.ListFilter{Source: q.Get("source"), State: bulk.State(q.Get("state")), Limit: batchesPageSize}
-	if f.State != "" && !slices.Contains(bulk.States, f.State) {
+	f := view.ListFilter{Source: q.Get("source"), State: view.State(q.Get("state")), Limit: batchesPageSize}
+	if f.State != "" && !slices.Contains(view.States, f.State) {
 		s.fail(w, r, http.StatusBadRequest, "Filter: no such batch state.")
 		return
 	}
-	vs, err := bulk.List(r.Context(), s.pool, f)
+	vs, err := view.List(r.Context(), s.pool, f)
 	if err != nil {
 		s.internal(w, r, err)
 		return
 	}
 	operator := principalOf(r.Context()).Operator()
-	d := batchesData{Source: f.Source, State: f.State, States: bulk.States, Rows: make([]batchRow, len(vs))}
+	d := batchesData{Source: f.Source, State: f.State, States: view.States, Rows: make([]batchRow, len(vs))}
 	for i, v := range vs {
 		d.Rows[i] = batchRow{BatchView: v}
 		if !operator && v.LastError != "" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/bulk"
+	"github.com/sluicehq/sluice/internal/bulk/view"
 )
 
 // ScenarioBulk is the corpus of the 384-dimension pipeline loaded with
@@ -234,7 +235,7 @@ func (f *fleet) bulkSettled(ctx context.Context, chunks int) (*BulkRep, error) {
 	settled := []bulk.State{bulk.Applied, bulk.Requeued}
 	var unsettled []string
 	err := pollUntil(ctx, time.Now().Add(settleTimeout(chunks)), f.watched(), "bulk batches unsettled", func() (bool, error) {
-		batches, err := bulk.List(ctx, f.db.pool, bulk.ListFilter{Source: benchSource, Limit: chunks})
+		batches, err := view.List(ctx, f.db.pool, view.ListFilter{Source: benchSource, Limit: chunks})
 		if err != nil {
 			return false, err
 		}
