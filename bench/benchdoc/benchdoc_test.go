@@ -72,17 +72,16 @@ func TestNewFiguresRenderOrSayNotMeasured(t *testing.T) {
 			t.Errorf("page lacks %q:\n%s", want, page)
 		}
 	}
-	old, err := Load("../results/latest.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page = render(t, old)
+	// A report from before these figures existed says so.
+	older := *r
+	older.DocsCorpus, older.StormIdeal, older.Bulk, older.Ratios = nil, nil, nil, nil
+	page = render(t, &older)
 	for _, want := range []string{"pipeline-docs (documents of 1–40 chunks): not measured in this report",
 		"429 storm's wait-bound ideal: not measured in this report",
 		"bulk (a source in bulk mode, through the Batch API, against the live load): not measured in this report",
 		"| " + bench.RatioStormIdeal + " | not measured in this report | ≥ 0.85 | — |"} {
 		if !strings.Contains(page, want) {
-			t.Errorf("the committed report's page lacks %q", want)
+			t.Errorf("an older report's page lacks %q", want)
 		}
 	}
 }
