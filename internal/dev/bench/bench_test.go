@@ -148,7 +148,7 @@ func checkRuns(t *testing.T, r *bench.Report) {
 			t.Errorf("%s: %d stored + %d parked of %d chunks", run.Scenario, m.Stored, m.Parked, run.Chunks)
 		}
 		for _, p := range run.Reps[0].Processes {
-			if p.PeakRSSMiB <= 0 || p.CPUSeconds <= 0 {
+			if p.PeakRSSMiB <= 0 || p.CPUSeconds < 0 || p.CPUSeconds == 0 && !inWindow(run.Scenario) {
 				t.Errorf("%s: process %+v has no RSS or CPU", run.Scenario, p)
 			}
 		}
@@ -166,6 +166,16 @@ func checkRuns(t *testing.T, r *bench.Report) {
 	}
 }
 
+// inWindow reports whether scenario's CPU by process is read from a
+// window of a fleet that runs on (/proc's clock ticks of 10 ms) rather
+// than from each process's rusage at its exit. In a quick run such a
+// window is short enough for a process, embed-sim above all, to spend
+// less than a tick in it, so 0 is a true reading there; the run's CPU
+// as a whole is still checked.
+func inWindow(scenario string) bool {
+	return scenario == bench.ScenarioMigration || scenario == bench.ScenarioBackfillLatency
+}
+
 // checkCPU checks a run's CPU by process, and that a run at the ceilings'
 // dimension is set against their parts.
 func checkCPU(t *testing.T, run bench.RunResult) {
@@ -176,7 +186,7 @@ func checkCPU(t *testing.T, run bench.RunResult) {
 	}
 	for role, v := range m.CPUPer1kByProcess {
 		// River's peer never talks to NATS, which may idle through its run.
-		if v <= 0 && !(role == "nats" && run.Scenario == "river") {
+		if v < 0 || v == 0 && !(role == "nats" && run.Scenario == "river") && !inWindow(run.Scenario) {
 			t.Errorf("%s: %s used %v CPU s per 1k", run.Scenario, role, v)
 		}
 	}
