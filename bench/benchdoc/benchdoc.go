@@ -51,6 +51,7 @@ func Render(r *bench.Report) ([]byte, error) {
 		},
 		"itof":    func(n int) float64 { return float64(n) },
 		"targets": targets,
+		"limits":  limits,
 		"dist":    distribution,
 		"minEf":   minEfSearch,
 		"swept":   swept,

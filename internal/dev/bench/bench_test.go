@@ -86,7 +86,7 @@ func checkCeilings(t *testing.T, r *bench.Report) {
 		}
 		checkCeilingProcesses(t, c)
 	}
-	if got, want := strings.Join(names, ","), "embed-float,embed-base64,jetstream,postgres,bookkeeping,embed-base64-docs,jetstream-docs,postgres-docs"; got != want {
+	if got, want := strings.Join(names, ","), "embed-float,embed-base64,jetstream,postgres,bookkeeping,embed-base64-docs,jetstream-docs,postgres-docs,bookkeeping-docs"; got != want {
 		t.Errorf("ceilings %s, want %s", got, want)
 	}
 	// A fourth part can only lower the combined ceiling and add CPU.

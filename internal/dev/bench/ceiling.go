@@ -31,11 +31,16 @@ const (
 	ceilingEmbedBase64Docs = "embed-base64-docs"
 	ceilingJetStreamDocs   = "jetstream-docs"
 	ceilingPostgresDocs    = "postgres-docs"
+	// ceilingBookkeepingDocs is the bookkeeping over the same chunks,
+	// each in its document: what the guarantees cost on documents of
+	// many chunks, where a document's statements are shared by its
+	// chunks.
+	ceilingBookkeepingDocs = "bookkeeping-docs"
 )
 
 // ceilingNames are the ceilings in the order they run and are reported.
 var ceilingNames = []string{ceilingEmbedFloat, ceilingEmbedBase64, ceilingJetStream, ceilingPostgres, ceilingBookkeeping,
-	ceilingEmbedBase64Docs, ceilingJetStreamDocs, ceilingPostgresDocs}
+	ceilingEmbedBase64Docs, ceilingJetStreamDocs, ceilingPostgresDocs, ceilingBookkeepingDocs}
 
 // ceilingParts are the parts a chunk passes through once each: the
 // embedder as the consumer asks it (base64), JetStream and the vector
@@ -48,7 +53,7 @@ var ceilingDocsParts = []string{ceilingEmbedBase64Docs, ceilingJetStreamDocs, ce
 // ceilingUnits is what each ceiling counts per second.
 var ceilingUnits = map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors",
 	ceilingJetStream: "messages", ceilingPostgres: "rows", ceilingBookkeeping: "chunks",
-	ceilingEmbedBase64Docs: "vectors", ceilingJetStreamDocs: "messages", ceilingPostgresDocs: "rows"}
+	ceilingEmbedBase64Docs: "vectors", ceilingJetStreamDocs: "messages", ceilingPostgresDocs: "rows", ceilingBookkeepingDocs: "chunks"}
 
 // ceilingDims is the dimension of the ceilings: the baseline pipeline's.
 const ceilingDims = 384
@@ -109,8 +114,9 @@ func (r *runner) ceilings(ctx context.Context) (map[string]ceilingRep, error) {
 	return out, nil
 }
 
-// docsCeilings measures the three parts over the first Config.Chunks
-// chunks of the pipeline-docs run's corpus, into out.
+// docsCeilings measures the three parts and the bookkeeping over the
+// first Config.Chunks chunks of the pipeline-docs run's corpus, each
+// chunk in its document, into out.
 func (r *runner) docsCeilings(ctx context.Context, out map[string]ceilingRep) error {
 	recs, err := docsChunkRecords(r.docsPath, r.cfg.Chunks)
 	if err != nil {
@@ -128,6 +134,9 @@ func (r *runner) docsCeilings(ctx context.Context, out map[string]ceilingRep) er
 	}
 	if out[ceilingPostgresDocs], err = r.postgresCeiling(ctx, jobs); err != nil {
 		return fmt.Errorf("postgres ceiling (documents' chunks): %w", err)
+	}
+	if out[ceilingBookkeepingDocs], err = r.bookkeepingCeiling(ctx, jobs); err != nil {
+		return fmt.Errorf("bookkeeping ceiling (documents' chunks): %w", err)
 	}
 	return nil
 }
@@ -218,8 +227,12 @@ func encodeJobs(recs []jsonlRecord) ([]benchJob, error) {
 		if err != nil {
 			return nil, err
 		}
-		j := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID(benchSource, rec.ID),
-			DocVersion: 1, ChunkCount: 1, SourceID: benchSource, SourceNativeID: messages.StorableNativeID(rec.ID),
+		native, index, count := rec.ID, 0, 1
+		if rec.doc != "" {
+			native, index, count = rec.doc, rec.index, rec.count
+		}
+		j := messages.ChunkJob{Schema: messages.ChunkJobSchema, DocID: messages.DocID(benchSource, native), ChunkIndex: index,
+			DocVersion: 1, ChunkCount: count, SourceID: benchSource, SourceNativeID: messages.StorableNativeID(native),
 			RunID: ceilingRunID, ContentHash: hash, Text: rec.Text, Metadata: meta, Codec: corpus.CodecUTF8, PublishedAt: now}
 		raw, err := j.Encode()
 		if err != nil {

@@ -68,13 +68,13 @@ func bookkeepingPipeline(ctx context.Context, db *database, seed uint64) (*pipel
 		Store: discardingStore{store}, Embedder: instantEmbedder{vec: vec}, Log: zerolog.Nop()})
 }
 
-// recordAsProducer records jobs the way the producer records a corpus of
-// one-chunk documents: per batch of producer.DefaultBatchDocs documents,
-// the documents and the pending manifest rows in one transaction (first
-// versions: nothing older to supersede).
+// recordAsProducer records jobs the way the producer records a corpus:
+// per batch of producer.DefaultBatchDocs documents, the documents and the
+// pending manifest rows in one transaction (first versions: nothing
+// older to supersede).
 func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
-	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
-		docs, chunks, hashes, raws := producerRows(jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))])
+	for _, batch := range producerBatches(jobs) {
+		docs, chunks, hashes, raws := producerRows(batch)
 		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			if err := manifest.RecordDocuments(ctx, tx, benchSource, ceilingRunID, docs); err != nil {
 				return fmt.Errorf("record documents: %w", err)
@@ -94,12 +94,13 @@ func recordAsProducer(ctx context.Context, db *database, jobs []benchJob) error 
 // confirmAsProducer records the PubAcks of jobs per producer batch, at
 // stream sequences 1..len(jobs) as a fresh stream assigns them.
 func confirmAsProducer(ctx context.Context, db *database, jobs []benchJob) error {
-	for lo := 0; lo < len(jobs); lo += producer.DefaultBatchDocs {
-		batch := jobs[lo:min(lo+producer.DefaultBatchDocs, len(jobs))]
+	seq := int64(0)
+	for _, batch := range producerBatches(jobs) {
 		chunks, seqs := manifest.MakeChunks(len(batch)), make([]int64, len(batch))
 		for i, b := range batch {
+			seq++
 			chunks.Add(b.job.DocID, b.job.ChunkIndex, b.job.DocVersion)
-			seqs[i] = int64(lo + i + 1)
+			seqs[i] = seq
 		}
 		if err := manifest.ConfirmPublished(ctx, db.pool, chunks, seqs); err != nil {
 			return fmt.Errorf("confirm publishes: %w", err)
@@ -108,22 +109,43 @@ func confirmAsProducer(ctx context.Context, db *database, jobs []benchJob) error
 	return nil
 }
 
+// producerBatches cuts jobs, each document's chunks in a row, into the
+// producer's batches of producer.DefaultBatchDocs documents.
+func producerBatches(jobs []benchJob) [][]benchJob {
+	var out [][]benchJob
+	lo, docs := 0, 0
+	for i, b := range jobs {
+		if b.job.ChunkIndex > 0 {
+			continue
+		}
+		if docs == producer.DefaultBatchDocs {
+			out, lo, docs = append(out, jobs[lo:i]), i, 0
+		}
+		docs++
+	}
+	if lo < len(jobs) {
+		out = append(out, jobs[lo:])
+	}
+	return out
+}
+
 // producerRows are the columns the producer passes to the manifest for
-// batch: each job's document as a new, pending document of one chunk, and
-// its manifest row with the job that publishes it.
+// batch: each document, from its first chunk's job, as a new, pending
+// document, and every job's manifest row with the job that publishes it.
 func producerRows(batch []benchJob) (manifest.Documents, manifest.Chunks, []string, [][]byte) {
+	var d manifest.Documents
 	n := len(batch)
-	d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
-		Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),
-		Versions: make([]int64, n), ChunkCounts: make([]int32, n)}
 	chunks, hashes, raws := manifest.MakeChunks(n), make([]string, n), make([][]byte, n)
 	for i, b := range batch {
 		j := b.job
-		d.DocIDs[i], d.NativeIDs[i], d.Hashes[i], d.Statuses[i], d.Codecs[i] = j.DocID, j.SourceNativeID, j.ContentHash, string(manifest.DocPending), j.Codec
-		d.Versions[i], d.ChunkCounts[i] = j.DocVersion, int32(j.ChunkCount)
-		d.Metadata[i] = "{}"
-		if len(j.Metadata) > 0 {
-			d.Metadata[i] = string(j.Metadata)
+		if j.ChunkIndex == 0 {
+			meta := "{}"
+			if len(j.Metadata) > 0 {
+				meta = string(j.Metadata)
+			}
+			d.DocIDs, d.NativeIDs, d.Hashes = append(d.DocIDs, j.DocID), append(d.NativeIDs, j.SourceNativeID), append(d.Hashes, j.ContentHash)
+			d.Statuses, d.Codecs, d.Metadata = append(d.Statuses, string(manifest.DocPending)), append(d.Codecs, j.Codec), append(d.Metadata, meta)
+			d.Versions, d.ChunkCounts = append(d.Versions, j.DocVersion), append(d.ChunkCounts, int32(j.ChunkCount))
 		}
 		chunks.Add(j.DocID, j.ChunkIndex, j.DocVersion)
 		hashes[i], raws[i] = j.ContentHash, b.raw

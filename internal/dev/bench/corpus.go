@@ -48,6 +48,11 @@ type jsonlRecord struct {
 	ID       string            `json:"id"`
 	Text     string            `json:"text"`
 	Metadata map[string]string `json:"metadata"`
+	// doc, index and count place a record as chunk index of count of
+	// document doc, when it was cut from a longer document; a record
+	// with no doc is a document of one chunk.
+	doc          string
+	index, count int
 }
 
 // docID is the id of a generated corpus's record i, and so of its

@@ -129,17 +129,22 @@ func docsChunkRecords(path string, n int) ([]jsonlRecord, error) {
 	}
 	var out []jsonlRecord
 	for _, d := range docs {
+		first := len(out)
 		for i, c := range chunk.Split(d.Text, chunk.DefaultConfig()) {
 			if len(out) == n {
-				return out, nil
+				break
 			}
-			out = append(out, jsonlRecord{ID: fmt.Sprintf("%s-%d", d.ID, i), Text: c.Text, Metadata: d.Metadata})
+			out = append(out, jsonlRecord{ID: fmt.Sprintf("%s-%d", d.ID, i), Text: c.Text, Metadata: d.Metadata, doc: d.ID, index: i})
+		}
+		// A document cut at n chunks counts the chunks it keeps.
+		for i := first; i < len(out); i++ {
+			out[i].count = len(out) - first
+		}
+		if len(out) == n {
+			return out, nil
 		}
 	}
-	if len(out) < n {
-		return nil, fmt.Errorf("documents corpus %s holds %d chunks, fewer than %d", path, len(out), n)
-	}
-	return out, nil
+	return nil, fmt.Errorf("documents corpus %s holds %d chunks, fewer than %d", path, len(out), n)
 }
 
 // docsCorpus returns the path of the documents corpus of at least chunks

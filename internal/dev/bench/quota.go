@@ -55,7 +55,7 @@ func quotaScenario(quick bool) (string, pipelineSpec) {
 // quotaRatios are the quota run's two figures, from its median
 // repetition; nothing when it did not run.
 func quotaRatios(r *Report) []Ratio {
-	run := r.run(ScenarioQuota)
+	run := r.Run(ScenarioQuota)
 	if run == nil || run.Median.ChunksPerSec <= 0 || run.Median.EmbedRequests <= 0 {
 		return nil
 	}

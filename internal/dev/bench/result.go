@@ -33,6 +33,9 @@ type Report struct {
 	// DocsPartsCPUPer1k is PartsCPUPer1k over the pipeline-docs run's
 	// chunks; absent without that run.
 	DocsPartsCPUPer1k float64 `json:"docs_parts_cpu_s_per_1k,omitempty"`
+	// DocsPartsCPUPer1kWithBookkeeping adds the bookkeeping ceiling over
+	// the same chunks, each in its document; absent without that run.
+	DocsPartsCPUPer1kWithBookkeeping float64 `json:"docs_parts_with_bookkeeping_cpu_s_per_1k,omitempty"`
 	// PartsCPUPer1kByProcess is PartsCPUPer1kWithBookkeeping by process,
 	// keyed as CeilingResult.CPUPer1kByProcess: where the four parts'
 	// CPU goes, to set beside a run's. Empty when any part is missing.
@@ -220,8 +223,8 @@ type Ratio struct {
 	Met *bool `json:"met,omitempty"`
 }
 
-// run returns the run of scenario name, or nil.
-func (r *Report) run(name string) *RunResult {
+// Run returns the run of scenario name, or nil.
+func (r *Report) Run(name string) *RunResult {
 	for i := range r.Runs {
 		if r.Runs[i].Scenario == name {
 			return &r.Runs[i]
@@ -233,7 +236,7 @@ func (r *Report) run(name string) *RunResult {
 // measured is the run of scenario name in r if any repetition of it
 // succeeded, or nil.
 func (r *Report) measured(name string) *RunResult {
-	if run := r.run(name); run != nil && len(run.Reps) > 0 {
+	if run := r.Run(name); run != nil && len(run.Reps) > 0 {
 		return run
 	}
 	return nil
@@ -308,6 +311,7 @@ func (r *Report) setCeilings(reps map[string][]ceilingRep, items int) {
 	}
 	r.CombinedCeiling, r.PartsCPUPer1k, _ = combine(r.Ceilings, ceilingParts)
 	_, r.DocsPartsCPUPer1k, _ = combine(r.Ceilings, ceilingDocsParts)
+	_, r.DocsPartsCPUPer1kWithBookkeeping, _ = combine(r.Ceilings, append(slices.Clip(ceilingDocsParts), ceilingBookkeepingDocs))
 	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess =
 		combine(r.Ceilings, append(slices.Clip(ceilingParts), ceilingBookkeeping))
 }

@@ -31,8 +31,8 @@ func TestSetCeilingsSplitsCPUByProcess(t *testing.T) {
 		t.Errorf("parts' CPU %v, with bookkeeping %v by process %v; want 51, 68 and %v",
 			r.PartsCPUPer1k, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess, four)
 	}
-	if r.DocsPartsCPUPer1k != 51 {
-		t.Errorf("the three parts' CPU over the documents' chunks %v, want 51", r.DocsPartsCPUPer1k)
+	if r.DocsPartsCPUPer1k != 51 || r.DocsPartsCPUPer1kWithBookkeeping != 68 {
+		t.Errorf("the parts' CPU over the documents' chunks %v, with bookkeeping %v; want 51 and 68", r.DocsPartsCPUPer1k, r.DocsPartsCPUPer1kWithBookkeeping)
 	}
 
 	delete(reps, ceilingBookkeeping)

@@ -99,7 +99,7 @@ func TestRecallIsMeasuredAgainstTheTruth(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	src := newVectorSource(distUniform, rng)
+	src := newVectorSource(distUniform, 0, rng)
 	var stored [][]float32
 	if err := loadVectors(ctx, db, rows, func() []float32 { v := src.draw(rng); stored = append(stored, v); return v }); err != nil {
 		t.Fatal(err)
@@ -193,10 +193,10 @@ func TestMoreEfSearch(t *testing.T) {
 func TestSearchDistributions(t *testing.T) {
 	t.Parallel()
 	sizes := []int{100_000, 1_000_000}
-	if got := searchDistributions(100_000, sizes); !slices.Equal(got, []string{distUniform, distClustered}) {
+	if got := searchDistributions(100_000, sizes); !slices.Equal(got, []string{distUniform, distClustered, distTopics}) {
 		t.Errorf("at 100,000: %v", got)
 	}
-	if got := searchDistributions(1_000_000, sizes); !slices.Equal(got, []string{distClustered}) {
+	if got := searchDistributions(1_000_000, sizes); !slices.Equal(got, []string{distTopics}) {
 		t.Errorf("at 1,000,000: %v", got)
 	}
 }
@@ -217,5 +217,64 @@ func TestMinEf(t *testing.T) {
 		if got := minEf(c.s); got != c.want {
 			t.Errorf("minEf(%+v) = %q, want %q", c.s, got, c.want)
 		}
+	}
+}
+
+// Topic vectors are unit vectors near their topic's centre, which differ
+// from it mostly along the topic's own few directions: what is left once
+// those are taken out is the small noise in every dimension. A larger
+// corpus covers more topics.
+func TestTopicVectorsVaryAlongTheirTopicsDirections(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	src := newVectorSource(distTopics, 5*topicRows, rng)
+	if len(src.centres) != 5 || len(src.bases) != 5 || len(src.bases[0]) != topicRank {
+		t.Fatalf("%d topics, %d bases of %d directions; want 5 of %d", len(src.centres), len(src.bases), len(src.bases[0]), topicRank)
+	}
+	if n := len(newVectorSource(distTopics, 10, rng).centres); n != 1 {
+		t.Errorf("a corpus of 10 rows has %d topics, want 1", n)
+	}
+	dot := func(a, b []float32) (s float64) {
+		for i := range a {
+			s += float64(a[i]) * float64(b[i])
+		}
+		return s
+	}
+	var inTopic, outside float64
+	const draws = 200
+	for range draws {
+		v := src.draw(rng)
+		if d := dot(v, v); math.Abs(d-1) > 1e-4 {
+			t.Fatalf("a vector of norm² %v", d)
+		}
+		// The nearest centre is the vector's topic.
+		best := 0
+		for i, c := range src.centres {
+			if dot(v, c) > dot(v, src.centres[best]) {
+				best = i
+			}
+		}
+		if cos := dot(v, src.centres[best]); cos < 0.7 || cos > 0.98 {
+			t.Fatalf("cosine %v to its topic's centre", cos)
+		}
+		// The residual's share along the topic's directions (their span,
+		// by least squares over the nearly orthogonal basis) against the
+		// rest.
+		r := slices.Clone(v)
+		scale := float32(dot(v, src.centres[best]))
+		for i := range r {
+			r[i] -= scale * src.centres[best][i]
+		}
+		total := dot(r, r)
+		var along float64
+		for _, b := range src.bases[best] {
+			p := dot(r, b)
+			along += p * p
+		}
+		inTopic += along
+		outside += total - along
+	}
+	if inTopic < 2*outside {
+		t.Errorf("a topic's vectors vary %v along its directions and %v elsewhere, want mostly along them", inTopic/draws, outside/draws)
 	}
 }

@@ -39,6 +39,16 @@ type StormIdeal struct {
 	CleanChunksPerSec float64 `json:"clean_chunks_per_sec"`
 	// ChunksPerSec is the wait-bound ideal.
 	ChunksPerSec float64 `json:"ideal_chunks_per_sec"`
+	// Seconds and IdealSeconds are the storm run's median time and its
+	// ideal's, for the same chunks.
+	Seconds      float64 `json:"seconds,omitempty"`
+	IdealSeconds float64 `json:"ideal_seconds,omitempty"`
+	// HeldPerWaitMs is how much longer than its Retry-After each 429 kept
+	// its pull loop from other work: the storm's time beyond the ideal,
+	// over the waits shared by the loops. CleanBatchMs is what a batch
+	// takes in its loop in the clean run, to set it against.
+	HeldPerWaitMs float64 `json:"held_per_wait_ms,omitempty"`
+	CleanBatchMs  float64 `json:"clean_batch_ms,omitempty"`
 }
 
 // waitBoundIdeal is the rate of a run of chunks that goes at clean
@@ -61,7 +71,7 @@ func waitBoundIdeal(chunks int, clean, n429, retryAfter float64, loops int) floa
 // stormIdeal is the storm run's wait-bound ideal in r, or nil without a
 // storm run and a clean one.
 func stormIdeal(r *Report) *StormIdeal {
-	storm, clean := r.run(ScenarioStorm429), r.run(ScenarioPipeline384)
+	storm, clean := r.Run(ScenarioStorm429), r.Run(ScenarioPipeline384)
 	if storm == nil || clean == nil || len(storm.Reps) == 0 || clean.Median.ChunksPerSec <= 0 {
 		return nil
 	}
@@ -71,6 +81,13 @@ func stormIdeal(r *Report) *StormIdeal {
 		s.Observed429Rate = s.Answered429 / s.Requests
 	}
 	s.ChunksPerSec = waitBoundIdeal(storm.Chunks, s.CleanChunksPerSec, s.Answered429, s.RetryAfterSeconds, s.PullLoops)
+	s.CleanBatchMs = 1000 * float64(batchSize*s.PullLoops) / s.CleanChunksPerSec
+	if storm.Median.ChunksPerSec > 0 && s.ChunksPerSec > 0 {
+		s.Seconds, s.IdealSeconds = float64(storm.Chunks)/storm.Median.ChunksPerSec, float64(storm.Chunks)/s.ChunksPerSec
+		if s.Answered429 > 0 {
+			s.HeldPerWaitMs = 1000 * (s.Seconds - s.IdealSeconds) * float64(s.PullLoops) / s.Answered429
+		}
+	}
 	return s
 }
 

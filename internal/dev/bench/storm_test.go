@@ -41,7 +41,7 @@ func TestTargetRatios(t *testing.T) {
 		{Scenario: ScenarioStorm429, Chunks: 10_000, Reps: []RepResult{{}}, Median: Summary{ChunksPerSec: 900, EmbedRequests: 300, Embed429: 60}},
 	}, VectorSearch: &VectorSearch{Results: []SearchResult{
 		{Rows: 1_000_000, Distribution: distUniform, MinEfSearch: 320, Sweep: []EfSearchResult{{EfSearch: 320, Recall: 0.96, P99Ms: 40}}},
-		{Rows: 1_000_000, Distribution: distClustered, MinEfSearch: 80, Sweep: []EfSearchResult{
+		{Rows: 1_000_000, Distribution: distTopics, MinEfSearch: 80, Sweep: []EfSearchResult{
 			{EfSearch: 40, Recall: 0.9, P99Ms: 8}, {EfSearch: 80, Recall: 0.97, P99Ms: 12}, {EfSearch: 160, Recall: 0.99, P99Ms: 30}}},
 	}}}
 	r.StormIdeal = stormIdeal(r)
