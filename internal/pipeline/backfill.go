@@ -67,7 +67,8 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 			SourceID: o.SourceID, Text: h.Text, Metadata: h.Metadata}
 		live = append(live, j)
 	}
-	toStore, err := p.vectors(ctx, live)
+	toStore, forget, err := p.vectors(ctx, live)
+	defer forget()
 	if err != nil {
 		return p.undecide(jobs, err)
 	}

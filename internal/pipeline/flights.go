@@ -10,11 +10,14 @@ import (
 )
 
 // flights are the texts the pipeline's batches are embedding at this
-// moment, by hash: a batch that needs a text another batch of the same
-// process is already sending waits for that answer instead of paying for
-// the text twice. The store's lookup (reuse) finds what is stored; this
-// finds what is on its way there. It holds nothing once every batch is
-// done: a crash loses only the sharing, never a chunk.
+// moment, by hash, and those embedded but not yet committed: a batch that
+// needs a text another batch of the same process is already sending
+// waits for that answer, or takes it once given, instead of paying for
+// the text twice. The store's lookup (reuse) finds what is committed;
+// this finds what is on its way there, up to the commit, so that no
+// window is left between the answer and the commit in which a repeat
+// is sent again. It holds nothing once every batch is done: a crash
+// loses only the sharing, never a chunk.
 type flights struct {
 	mu sync.Mutex
 	m  map[vectorstore.TextHash]*flight
@@ -51,15 +54,24 @@ func (fs *flights) claim(jobs []*Job) (own []*Job, waiting map[*Job]*flight) {
 }
 
 // land ends the flights of own, handing each answer (or its absence) to
-// whoever waits on it.
+// whoever waits on it or claims its text until forget.
 func (fs *flights) land(own []*Job) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	for _, j := range own {
 		f := fs.m[j.textHash]
-		delete(fs.m, j.textHash)
 		f.vector = j.vector
 		close(f.done)
+	}
+}
+
+// forget drops the landed flights of own, once their batch has committed
+// its vectors or given up: from then on the store's lookup finds them.
+func (fs *flights) forget(own []*Job) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, j := range own {
+		delete(fs.m, j.textHash)
 	}
 }
 

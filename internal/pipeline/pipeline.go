@@ -143,7 +143,8 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 		return p.undecide(jobs, err)
 	}
 	live = p.applyPolicy(live)
-	toStore, err := p.vectors(ctx, live)
+	toStore, forget, err := p.vectors(ctx, live)
+	defer forget()
 	if err != nil {
 		return p.undecide(jobs, err)
 	}
@@ -159,17 +160,21 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 }
 
 // vectors gives each live job a vector, reused or embedded, or a
-// failure, and returns those with a vector, to store. It fails only when
-// the store could not be asked for the vectors it holds.
-func (p *Pipeline) vectors(ctx context.Context, live []*Job) ([]*Job, error) {
+// failure, and returns those with a vector, to store. The texts it
+// embedded stay shared with the process's other batches until the
+// caller, once it has committed them or given up, calls forget. It
+// fails only when the store could not be asked for the vectors it holds.
+func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, forget func(), err error) {
+	forget = func() {}
 	send, tw, err := p.reuse(ctx, live)
 	if err != nil {
-		return nil, err
+		return nil, forget, err
 	}
 	if send, err = p.admit(ctx, send, tw); err != nil {
-		return nil, err
+		return nil, forget, err
 	}
 	own, waiting := p.flights.claim(send)
+	forget = func() { p.flights.forget(own) }
 	func() {
 		defer p.flights.land(own)
 		p.embedBySource(ctx, own)
@@ -178,13 +183,12 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) ([]*Job, error) {
 		p.embedBySource(ctx, again)
 	}
 	p.share(tw)
-	var toStore []*Job
 	for _, j := range live {
 		if j.Outcome == Undecided {
 			toStore = append(toStore, j)
 		}
 	}
-	return toStore, nil
+	return toStore, forget, nil
 }
 
 // countOutcomes counts a processed batch's outcomes and retries.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/pipeline"
 	"github.com/sluicehq/sluice/internal/tokens"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
 // passage is the text of a one-chunk document, different for every n.
@@ -454,4 +456,71 @@ func TestBatchesInFlightShareTheirTexts(t *testing.T) {
 	if got := generationOne(t, reg, "sluice_embedding_reuse_total"); got != distinct {
 		t.Errorf("sluice_embedding_reuse_total = %v, want %d", got, distinct)
 	}
+}
+
+// gatedStore holds the first Upsert until the second begins: a batch
+// whose vectors are embedded but not committed while another batch runs.
+type gatedStore struct {
+	*vectorstore.Postgres
+	calls   atomic.Int32
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gatedStore) Upsert(ctx context.Context, db vectorstore.DB, recs []vectorstore.Record) ([]vectorstore.Outcome, error) {
+	switch g.calls.Add(1) {
+	case 1:
+		close(g.entered)
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	case 2:
+		close(g.release)
+	}
+	return g.Postgres.Upsert(ctx, db, recs)
+}
+
+// A batch that needs a text another batch has just been answered for,
+// but not yet committed, takes that answer: the store's lookup cannot
+// see it yet, and the provider is not paid for the text again.
+func TestAnAnswerIsSharedUntilItsCommit(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 40
+	docs := map[string]string{}
+	for n := range distinct {
+		docs[fmt.Sprintf("a%03d.txt", n)] = passage(n)
+		docs[fmt.Sprintf("b%03d.txt", n)] = passage(n)
+	}
+	b.produce("landed", docs)
+	var one, two []*pipeline.Job
+	for _, g := range byText(t, b.jobs(1)) {
+		one, two = append(one, g[0]), append(two, g[1])
+	}
+	gate := &gatedStore{Postgres: b.store.(*vectorstore.Postgres), entered: make(chan struct{}), release: make(chan struct{})}
+	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Pool: b.db.Pool, Store: gate, Embedder: b.client(), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.process(p, one)
+	}()
+	<-gate.entered
+	b.process(p, two)
+	<-done
+
+	for _, j := range append(one, two...) {
+		if j.Outcome != pipeline.Stored {
+			t.Errorf("%s: outcome %v (failure %+v), want stored", j.Chunk().DocID, j.Outcome, j.Failure)
+		}
+	}
+	if inputs := b.sim.Counts().Inputs; inputs != distinct {
+		t.Errorf("the provider was sent %d inputs for %d texts, the second batch's while the first's answer awaited its commit; want %d",
+			inputs, distinct, distinct)
+	}
+	b.checkVectors(2 * distinct)
 }
