@@ -239,8 +239,8 @@ func checkSearch(t *testing.T, r *bench.Report) {
 		t.Fatal("no vector search in the report")
 	case vs.Skipped != "":
 		t.Logf("vector search skipped: %s", vs.Skipped)
-	case len(vs.Results) != len(r.Settings.SearchSizes)+1:
-		t.Errorf("vector search: %d results at sizes %v, want clustered at each and uniform at the smallest", len(vs.Results), r.Settings.SearchSizes)
+	case len(vs.Results) != len(r.Settings.SearchSizes)+2:
+		t.Errorf("vector search: %d results at sizes %v, want topics at each, uniform and clustered at the smallest", len(vs.Results), r.Settings.SearchSizes)
 	}
 	for _, s := range vs.Results {
 		if !slices.Contains(r.Settings.SearchSizes, s.Rows) || s.Searches <= 0 || s.P50Ms <= 0 || s.P99Ms < s.P50Ms ||

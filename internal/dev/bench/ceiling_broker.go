@@ -51,7 +51,7 @@ func publishWindowed(js jetstream.JetStream, jobs []benchJob) error {
 	for lo := 0; lo < len(jobs); lo += publish.DefaultWindow {
 		for _, j := range jobs[lo:min(lo+publish.DefaultWindow, len(jobs))] {
 			msg := &nats.Msg{Subject: subject, Data: j.raw, Header: nats.Header{}}
-			msg.Header.Set(jetstream.MsgIDHeader, messages.ChunkMsgID(j.job.DocID, 0, 1))
+			msg.Header.Set(jetstream.MsgIDHeader, messages.ChunkMsgID(j.job.DocID, j.job.ChunkIndex, j.job.DocVersion))
 			if _, err := js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream)); err != nil {
 				return err
 			}

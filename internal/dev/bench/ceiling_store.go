@@ -24,7 +24,7 @@ func (r *runner) postgresCeiling(ctx context.Context, jobs []benchJob) (ceilingR
 	rng := rand.New(rand.NewPCG(r.cfg.Seed, 7))
 	rows := make([]vectorstore.Record, len(jobs))
 	for i, j := range jobs {
-		rows[i] = vectorstore.Record{DocID: j.job.DocID, ChunkIndex: 0, Version: 1, ContentHash: j.job.ContentHash,
+		rows[i] = vectorstore.Record{DocID: j.job.DocID, ChunkIndex: j.job.ChunkIndex, Version: j.job.DocVersion, ContentHash: j.job.ContentHash,
 			Model: simModel, Embedding: unitVector(rng, ceilingDims), Text: j.job.Text, Metadata: j.job.Metadata}
 	}
 	// Connections are opened outside the timing, as a running consumer's are.
