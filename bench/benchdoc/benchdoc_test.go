@@ -102,7 +102,8 @@ func TestMissedTargetsSayWhatLimitsThem(t *testing.T) {
 	missed, met := false, true
 	r := &bench.Report{
 		DocsPartsCPUPer1k: 0.3, DocsPartsCPUPer1kWithBookkeeping: 0.66,
-		Runs: []bench.RunResult{{Scenario: bench.ScenarioPipelineDocs, Chunks: 10_000, Median: bench.Summary{TotalCPUPer1k: 0.9}}},
+		Runs: []bench.RunResult{{Scenario: bench.ScenarioPipelineDocs, Chunks: 10_000, Median: bench.Summary{TotalCPUPer1k: 0.9,
+			CPUPer1kByProcess: map[string]float64{"producer": 0.1, "consumer-1": 0.1, "consumer-2": 0.1, "embed-sim": 0.1, "postgres": 0.4, "nats": 0.1}}}},
 		StormIdeal: &bench.StormIdeal{Answered429: 40, RetryAfterSeconds: 1, PullLoops: 6, Seconds: 8, IdealSeconds: 6.5,
 			HeldPerWaitMs: 225, CleanBatchMs: 140},
 		VectorSearch: &bench.VectorSearch{Results: []bench.SearchResult{{Rows: 1_000_000, Distribution: "topics",
@@ -114,9 +115,14 @@ func TestMissedTargetsSayWhatLimitsThem(t *testing.T) {
 			{Name: bench.RatioSingleChunkCPU, Value: 1.2, Target: "≤ 1.25", Met: &met},
 		},
 	}
+	for _, name := range bench.DocsFourParts {
+		r.Ceilings = append(r.Ceilings, bench.CeilingResult{Name: name, Median: 1000, CPUPer1k: 0.165,
+			CPUPer1kByProcess: map[string]float64{"clients": 0.03, "embed-sim": 0.02, "postgres": 0.1, "nats": 0.015}})
+	}
 	page := render(t, r)
 	for _, want := range []string{
 		"### What limits the targets missed",
+		"By process, run against parts: Sluice's own code 0.300 against 0.120, embed-sim 0.100 against 0.080, PostgreSQL 0.400 against 0.400, NATS 0.100 against 0.060.",
 		"the three parts cost 0.300 CPU s per 1,000 chunks and the guarantees' bookkeeping alone 0.360 more, so the four parts together are 2.20× the three; the run spends 0.900, 1.36× the four parts. The target lies below what the bookkeeping costs",
 		"The storm took 8.00 s against an ideal 6.50 s: each of its 40 waits of 1 s held its pull loop 225 ms longer than the wait itself, where a clean batch takes 140 ms",
 		"Over 1,000,000 topic vectors no ef_search pgvector allows reached recall@10 0.95: the best, 0.947 at ef_search 1000, took 87.0 ms at p99",

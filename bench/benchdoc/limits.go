@@ -57,7 +57,7 @@ var limitWriters = map[string]func(*bench.Report, bench.Ratio) string{
 }
 
 // docsLimit sets the documents' CPU against the four parts over the same
-// chunks: the guarantees' bookkeeping is one of them.
+// chunks, the guarantees' bookkeeping one of them, process by process.
 func docsLimit(r *bench.Report, q bench.Ratio) string {
 	docs := r.Run(bench.ScenarioPipelineDocs)
 	three, four := r.DocsPartsCPUPer1k, r.DocsPartsCPUPer1kWithBookkeeping
@@ -69,9 +69,38 @@ func docsLimit(r *bench.Report, q bench.Ratio) string {
 		"and the guarantees' bookkeeping alone %.3f more, so the four parts together are %.2f× the three; the run spends %.3f, %.2f× the four parts.",
 		q.Name, q.Value, three, four-three, four/three, total, total/four)
 	if four/three >= 2 {
-		return s + " The target lies below what the bookkeeping costs before the pipeline adds anything: it is met only by dropping a guarantee."
+		s += " The target lies below what the bookkeeping costs before the pipeline adds anything: it is met only by dropping a guarantee."
 	}
-	return s + fmt.Sprintf(" Beyond its four parts the run spends %.3f CPU s per 1,000 chunks.", total-four)
+	if parts := r.PartsByProcess(bench.DocsFourParts); parts != nil {
+		run, alone := byKind(docs.Median.CPUPer1kByProcess), byKind(parts)
+		s += fmt.Sprintf(" By process, run against parts: Sluice's own code %.3f against %.3f, embed-sim %.3f against %.3f, "+
+			"PostgreSQL %.3f against %.3f, NATS %.3f against %.3f.", run.sluice, alone.sluice, run.sim, alone.sim,
+			run.postgres, alone.postgres, run.nats, alone.nats)
+	}
+	return s
+}
+
+// kinds is CPU by kind of process: Sluice's own code (the producer and
+// consumers in a run, the clients that run the same code in a ceiling),
+// embed-sim, PostgreSQL and NATS.
+type kinds struct{ sluice, sim, postgres, nats float64 }
+
+// byKind sums CPU by process into kinds.
+func byKind(m map[string]float64) kinds {
+	var k kinds
+	for role, v := range m {
+		switch {
+		case role == "postgres":
+			k.postgres += v
+		case role == "nats":
+			k.nats += v
+		case role == "embed-sim":
+			k.sim += v
+		default:
+			k.sluice += v
+		}
+	}
+	return k
 }
 
 // stormLimit compares the storm's time with its wait-bound ideal's, per

@@ -50,6 +50,10 @@ var ceilingParts = []string{ceilingEmbedBase64, ceilingJetStream, ceilingPostgre
 // ceilingDocsParts are ceilingParts over the pipeline-docs run's chunks.
 var ceilingDocsParts = []string{ceilingEmbedBase64Docs, ceilingJetStreamDocs, ceilingPostgresDocs}
 
+// DocsFourParts names the ceilings of the four parts over the
+// pipeline-docs run's chunks: the three and their bookkeeping.
+var DocsFourParts = []string{ceilingEmbedBase64Docs, ceilingJetStreamDocs, ceilingPostgresDocs, ceilingBookkeepingDocs}
+
 // ceilingUnits is what each ceiling counts per second.
 var ceilingUnits = map[string]string{ceilingEmbedFloat: "vectors", ceilingEmbedBase64: "vectors",
 	ceilingJetStream: "messages", ceilingPostgres: "rows", ceilingBookkeeping: "chunks",

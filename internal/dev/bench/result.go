@@ -311,7 +311,7 @@ func (r *Report) setCeilings(reps map[string][]ceilingRep, items int) {
 	}
 	r.CombinedCeiling, r.PartsCPUPer1k, _ = combine(r.Ceilings, ceilingParts)
 	_, r.DocsPartsCPUPer1k, _ = combine(r.Ceilings, ceilingDocsParts)
-	_, r.DocsPartsCPUPer1kWithBookkeeping, _ = combine(r.Ceilings, append(slices.Clip(ceilingDocsParts), ceilingBookkeepingDocs))
+	_, r.DocsPartsCPUPer1kWithBookkeeping, _ = combine(r.Ceilings, DocsFourParts)
 	r.CombinedCeilingWithBookkeeping, r.PartsCPUPer1kWithBookkeeping, r.PartsCPUPer1kByProcess =
 		combine(r.Ceilings, append(slices.Clip(ceilingParts), ceilingBookkeeping))
 }
@@ -335,6 +335,14 @@ func combine(ceilings []CeilingResult, names []string) (rate, cpuPer1k float64, 
 		}
 	}
 	return 1 / inv, cpuPer1k, byProcess
+}
+
+// PartsByProcess is the named ceilings' CPU per 1,000 items summed by
+// process, keyed as CeilingResult.CPUPer1kByProcess, or nil when any is
+// missing.
+func (r *Report) PartsByProcess(names []string) map[string]float64 {
+	_, _, byProcess := combine(r.Ceilings, names)
+	return byProcess
 }
 
 // cpuOverParts is run's RunResult.CPUOverParts in r.
