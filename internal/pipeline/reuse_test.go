@@ -408,6 +408,26 @@ func (s slowEmbedder) Embed(ctx context.Context, inputs []string) ([][]float32, 
 	return s.Embedder.Embed(ctx, inputs)
 }
 
+// twoBatchesOfTheSameTexts produces source's documents a000…, b000…,
+// two documents of each of distinct texts, and returns their jobs as two
+// batches that each hold every text once.
+func (b *processBundle) twoBatchesOfTheSameTexts(source string, distinct int) (one, two []*pipeline.Job) {
+	b.t.Helper()
+	docs := map[string]string{}
+	for n := range distinct {
+		docs[fmt.Sprintf("a%03d.txt", n)] = passage(n)
+		docs[fmt.Sprintf("b%03d.txt", n)] = passage(n)
+	}
+	b.produce(source, docs)
+	for _, g := range byText(b.t, b.jobs(1)) {
+		if len(g) != 2 {
+			b.t.Fatalf("a text is in %d jobs, want 2", len(g))
+		}
+		one, two = append(one, g[0]), append(two, g[1])
+	}
+	return one, two
+}
+
 // Two batches in flight at once that share their texts send each text
 // once: the one that claims a text embeds it, the other waits for that
 // answer instead of paying for it again. Every chunk is stored with the
@@ -416,19 +436,7 @@ func TestBatchesInFlightShareTheirTexts(t *testing.T) {
 	t.Parallel()
 	b := setupProcess(t)
 	const distinct = 40
-	docs := map[string]string{}
-	for n := range distinct {
-		docs[fmt.Sprintf("a%03d.txt", n)] = passage(n)
-		docs[fmt.Sprintf("b%03d.txt", n)] = passage(n)
-	}
-	b.produce("inflight", docs)
-	var one, two []*pipeline.Job
-	for _, g := range byText(t, b.jobs(1)) {
-		if len(g) != 2 {
-			t.Fatalf("a text is in %d jobs, want 2", len(g))
-		}
-		one, two = append(one, g[0]), append(two, g[1])
-	}
+	one, two := b.twoBatchesOfTheSameTexts("inflight", distinct)
 	reg := prometheus.NewRegistry()
 	p := b.pipelineMeasured(slowEmbedder{Embedder: b.client(), delay: time.Second}, pipeline.NewMetrics(reg))
 	done := make(chan struct{})
@@ -489,16 +497,7 @@ func TestAnAnswerIsSharedUntilItsCommit(t *testing.T) {
 	t.Parallel()
 	b := setupProcess(t)
 	const distinct = 40
-	docs := map[string]string{}
-	for n := range distinct {
-		docs[fmt.Sprintf("a%03d.txt", n)] = passage(n)
-		docs[fmt.Sprintf("b%03d.txt", n)] = passage(n)
-	}
-	b.produce("landed", docs)
-	var one, two []*pipeline.Job
-	for _, g := range byText(t, b.jobs(1)) {
-		one, two = append(one, g[0]), append(two, g[1])
-	}
+	one, two := b.twoBatchesOfTheSameTexts("landed", distinct)
 	gate := &gatedStore{Postgres: b.store.(*vectorstore.Postgres), entered: make(chan struct{}), release: make(chan struct{})}
 	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Pool: b.db.Pool, Store: gate, Embedder: b.client(), Log: zerolog.Nop()})
 	if err != nil {
