@@ -18,9 +18,12 @@
 // chunk: a paragraph break, else a line break, else the end of a sentence,
 // else whitespace, and only as a last resort between two runes (never
 // inside a combining sequence when avoidable). Which paragraph break is
-// decided by the text, not by where the chunk began: the first one past
-// half the chunk's reach that the text before it makes an anchor (a hash
-// of that text, one break in four), else the highest-ranked one in reach.
-// An edit of one paragraph then changes the chunks around it and few
-// others: the cuts after it fall back onto the unedited text's.
+// decided by the text, not by where the chunk began. Each break is ranked
+// by a hash of the text before it, and a peak is a break that outranks
+// every other within a chunk's advance (Size less Overlap) either side.
+// A chunk ends at the first peak past half its reach; with none in
+// reach, at the highest-ranked break from which the next chunk reaches
+// the next peak; else at the highest-ranked break in reach. An edit of
+// one paragraph then changes the chunks around it and few others: the
+// cuts after it fall back onto the unedited text's.
 package chunk

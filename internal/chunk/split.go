@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -30,7 +31,8 @@ const maxBackoff = 32
 //
 // Split scans each chunk's window once, so for ordinary text its time is
 // about len(text)·Size/(Size−Overlap), and never more than len(text)·Size.
-// It allocates only the returned slice: chunk texts share text's memory.
+// Besides the returned slice it allocates only the text's list of
+// paragraph breaks: chunk texts share text's memory.
 // It panics if cfg.Validate reports an error: validate configuration when
 // it is loaded.
 func Split(text string, cfg Config) []Chunk {
@@ -84,6 +86,108 @@ type splitter struct {
 	// a sliver, and more than the overlap, so that the next chunk always
 	// starts later than this one.
 	minUsed int
+	// peaks are the byte offsets, in order, of the paragraph breaks that
+	// outrank every other break within a chunk's advance either side
+	// (findPeaks). A chunk ends at the first peak past minUsed.
+	peaks []int
+	// inReach are the paragraph breaks past minUsed in the current window.
+	inReach []paragraphBreak
+}
+
+// paragraphBreak is a paragraph break at byte at, ranked by anchorRank.
+type paragraphBreak struct {
+	at   int
+	rank uint64
+}
+
+// bytesPerToken is about how many bytes of text a token covers: peaks are
+// found in bytes, before any window measures the text in units.
+const bytesPerToken = 4
+
+// findPeaks returns the offsets of the paragraph breaks of text whose rank
+// is above that of every other break less than reach bytes away, in
+// either direction. Whether a break is a peak depends only on the text
+// within reach of it, never on where a chunk began: after an edit, the
+// peaks farther than reach from it are the same breaks as before. Two
+// peaks are always at least reach apart. It runs in time linear in the
+// text, with a window maximum kept in a deque each way.
+func findPeaks(text string, reach int) []int {
+	var breaks []paragraphBreak
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '\n')
+		if j < 0 {
+			break
+		}
+		at := i + j
+		k := strings.IndexByte(text[at+1:], '\n')
+		if k < 0 {
+			break
+		}
+		next := at + 1 + k
+		if strings.TrimSpace(text[at+1:next]) == "" {
+			breaks = append(breaks, paragraphBreak{at, anchorRank(text, at)})
+		}
+		i = next
+	}
+	if len(breaks) == 0 {
+		return nil
+	}
+	// outranks[i] says whether breaks[i] outranks every break within reach
+	// before it; the second pass checks those after it. A tie goes to the
+	// earlier break.
+	outranks := make([]bool, len(breaks))
+	var w windowMax
+	for i, b := range breaks {
+		w.expire(func(j int) bool { return b.at-breaks[j].at >= reach })
+		top, ok := w.top()
+		outranks[i] = !ok || breaks[top].rank < b.rank
+		w.push(i, func(j int) bool { return breaks[j].rank <= b.rank })
+	}
+	var peaks []int
+	w = windowMax{deque: w.deque[:0]}
+	for i := len(breaks) - 1; i >= 0; i-- {
+		b := breaks[i]
+		w.expire(func(j int) bool { return breaks[j].at-b.at >= reach })
+		if top, ok := w.top(); outranks[i] && (!ok || breaks[top].rank <= b.rank) {
+			peaks = append(peaks, b.at)
+		}
+		w.push(i, func(j int) bool { return breaks[j].rank < b.rank })
+	}
+	slices.Reverse(peaks)
+	return peaks
+}
+
+// windowMax is the monotonic deque of a sliding window maximum over
+// breaks: indexes whose ranks fall from the front, the window's highest.
+type windowMax struct {
+	deque []int
+	head  int
+}
+
+// expire drops the indexes at the front that gone reports are out of the
+// window.
+func (w *windowMax) expire(gone func(int) bool) {
+	for w.head < len(w.deque) && gone(w.deque[w.head]) {
+		w.head++
+	}
+}
+
+// top returns the index of the window's highest-ranked break.
+func (w *windowMax) top() (int, bool) {
+	if w.head == len(w.deque) {
+		return 0, false
+	}
+	return w.deque[w.head], true
+}
+
+// push adds index i, first dropping from the back the indexes that
+// outranked reports i outranks: they can never be the window's highest
+// again.
+func (w *windowMax) push(i int, outranked func(int) bool) {
+	for len(w.deque) > w.head && outranked(w.deque[len(w.deque)-1]) {
+		w.deque = w.deque[:len(w.deque)-1]
+	}
+	w.deque = append(w.deque, i)
 }
 
 func newSplitter(text string, cfg Config) *splitter {
@@ -104,6 +208,12 @@ func newSplitter(text string, cfg Config) *splitter {
 	}
 	s.overlap = cfg.Overlap * scale
 	s.setCapacity(cfg.Size * scale)
+	// Units of runes and of quarter tokens are each about a byte.
+	advance := s.capacity - s.overlap
+	if s.tokenizer != nil {
+		advance *= bytesPerToken
+	}
+	s.peaks = findPeaks(text, advance)
 	return s
 }
 
@@ -169,6 +279,7 @@ func (s *splitter) window(start int) (cut int, final bool) {
 	prevNL, usedAtPrevNL := -1, 0
 	lineBlank := false
 	prev := rune(-1)
+	s.inReach = s.inReach[:0]
 	for i := start; i < len(text); {
 		r, size := rune(text[i]), 1
 		var space bool
@@ -201,14 +312,15 @@ func (s *splitter) window(start int) (cut int, final bool) {
 		}
 		if r == '\n' {
 			if lineBlank && prevNL > start && usedAtPrevNL >= s.minUsed {
-				rank := anchorRank(text, start, prevNL)
-				if rank%anchorEvery == 0 {
-					// An anchor: the text alone says to cut here.
+				if _, peak := slices.BinarySearch(s.peaks, prevNL); peak {
+					// The text alone says to cut here.
 					return prevNL, false
 				}
+				rank := anchorRank(text, prevNL)
 				if b.para < 0 || rank >= b.paraRank {
 					b.para, b.paraRank = prevNL, rank
 				}
+				s.inReach = append(s.inReach, paragraphBreak{prevNL, rank})
 			}
 			prevNL, usedAtPrevNL, lineBlank = i, used, true
 		} else if !space {
@@ -217,6 +329,9 @@ func (s *splitter) window(start int) (cut int, final bool) {
 		c := s.cost(i, r, size)
 		// The first rune is always taken, so that every chunk moves on.
 		if used+c > s.capacity && i > start {
+			if cut, ok := s.towardPeak(start, i, used); ok {
+				return cut, false
+			}
 			return s.choose(start, i, b), false
 		}
 		used += c
@@ -229,19 +344,40 @@ func (s *splitter) window(start int) (cut int, final bool) {
 // anchorText bounds the text before a paragraph break that ranks it.
 const anchorText = 64
 
-// anchorEvery makes one paragraph break in anchorEvery, by rank, an
-// anchor: a chunk ends at the first anchor past minUsed.
-const anchorEvery = 4
+// towardPeak chooses the cut of a window that reaches no peak past
+// minUsed and ends at limit, where used units are full: the
+// highest-ranked paragraph break in reach from which the next chunk
+// reaches the next peak, past its own minUsed. The chunks between two
+// peaks then lead onto the second, wherever the first chunk after an
+// edit began, instead of passing it by. It reports false when no break
+// in reach leads there; the window's bytes per unit convert units to
+// bytes.
+func (s *splitter) towardPeak(start, limit, used int) (int, bool) {
+	k, _ := slices.BinarySearch(s.peaks, limit)
+	if k == len(s.peaks) || len(s.inReach) == 0 {
+		return 0, false
+	}
+	peak := s.peaks[k]
+	perUnit := float64(limit-start) / float64(max(used, 1))
+	lo := peak - int(float64(s.capacity-s.overlap)*perUnit)
+	hi := peak - int(float64(s.minUsed-s.overlap)*perUnit)
+	best, found := paragraphBreak{}, false
+	for _, b := range s.inReach {
+		if b.at >= lo && b.at <= hi && (!found || b.rank >= best.rank) {
+			best, found = b, true
+		}
+	}
+	return best.at, found
+}
 
-// anchorRank ranks the paragraph break at i by the text just before it,
-// from no earlier than start: a hash, so that which break of a window
-// ends a chunk is decided by the text around the breaks, not by where the
-// window begins. After an edit moves a window's start, the breaks in
-// reach are mostly the same and the highest-ranked one with them, so the
-// cuts fall back onto the unedited text's within a chunk or two instead
-// of shifting every cut after the edit.
-func anchorRank(text string, start, i int) uint64 {
-	from := max(start, i-anchorText)
+// anchorRank ranks the paragraph break at i by the text just before it:
+// a hash, so that which breaks end chunks is decided by the text around
+// the breaks, not by where a window begins. After an edit moves a
+// window's start, the peaks are the same breaks as before, and the cuts
+// fall back onto the unedited text's within a chunk or two instead of
+// shifting every cut after the edit.
+func anchorRank(text string, i int) uint64 {
+	from := max(0, i-anchorText)
 	h := uint64(14695981039346656037)
 	for k := from; k < i; k++ {
 		h ^= uint64(text[k])
@@ -259,7 +395,8 @@ var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': t
 type boundaries struct {
 	para, line, sentence, space int
 	// paraRank is anchorRank of para: of the paragraph breaks in reach,
-	// the chunk ends at the one of highest rank, not the last.
+	// with no peak among them and none leading to the next, the chunk
+	// ends at the one of highest rank, not the last.
 	paraRank uint64
 	// early is the last whitespace or full stop before the chunk is minUsed
 	// full: a short chunk is better than a word cut in two.

@@ -12,19 +12,18 @@ import (
 // document whole, and the consumer embeds again only the chunks whose
 // text no stored vector has. Issue 30's target is at most targetNew new
 // chunks of about 50 for any edit of one paragraph. Cuts are
-// content-defined (anchorRank): a chunk ends at the first paragraph
-// break past half its reach that its text makes an anchor, else at the
-// highest-ranked break in reach, so the cuts after an edit fall back onto
+// content-defined (findPeaks): a chunk ends at the first peak past half
+// its reach, a paragraph break that outranks every other within a
+// chunk's advance, and a chunk with no peak in reach ends where the next
+// chunk reaches the next peak, so the cuts after an edit fall back onto
 // the unedited document's within a chunk or two. Measured over these 160
-// edits: 1 new chunk in 81, 2 in 52, 3 in 10, 4 in 7 (with cuts at the
-// last break in reach, as before, the tail ran to 24). The test holds
-// the chunker to maxNew and logs the edits over the target.
+// edits: no new chunk in 9, 1 in 76, 2 in 61, 3 in 14. Over 480 edits
+// (60 documents) 17 made 4 new chunks and none more; cutting at the
+// first break of one in four by rank, as before, 17 made 4 or more and
+// the tail ran to 8.
 func TestSplitStableUnderOneParagraphEdit(t *testing.T) {
 	t.Parallel()
-	const (
-		targetNew = 3
-		maxNew    = 4
-	)
+	const targetNew = 3
 	configs := map[string]Config{
 		"estimate":    DefaultConfig(),
 		"cl100k_base": {Size: DefaultSize, Overlap: DefaultOverlap, Unit: UnitTokens, Tokens: cl100k()},
@@ -41,12 +40,9 @@ func TestSplitStableUnderOneParagraphEdit(t *testing.T) {
 					edited[mid] = e.edit(rand.New(rand.NewPCG(seed, 51)), paras[mid])
 					after := Split(strings.Join(edited, "\n\n"), cfg)
 					n := newChunks(before, after)
-					if n > maxNew {
-						t.Errorf("%s of paragraph %d of %d: %d of %d chunks are new, want at most %d (the target is %d)",
-							e.name, mid, len(paras), n, len(after), maxNew, targetNew)
-					}
 					if n > targetNew {
-						t.Logf("%d of %d chunks new, over the target of %d", n, len(after), targetNew)
+						t.Errorf("%s of paragraph %d of %d: %d of %d chunks are new, want at most %d",
+							e.name, mid, len(paras), n, len(after), targetNew)
 					}
 				})
 			}
