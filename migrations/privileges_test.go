@@ -73,6 +73,9 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		readVectors    = `SELECT text FROM chunk_embeddings`
 		writeVectors   = `UPDATE chunk_embeddings SET text = '' WHERE false`
 		pruneVectors   = `DELETE FROM chunk_embeddings WHERE doc_id = 'gone'`
+		claimText      = `INSERT INTO text_claims (generation, text_hash, claimed_by) VALUES (1, sha256('t'), 'me') ON CONFLICT (generation, text_hash) DO UPDATE SET claimed_at = now() RETURNING text_hash`
+		sweepClaims    = `DELETE FROM text_claims WHERE false`
+		readClaims     = `SELECT count(*) FROM text_claims`
 		reuseVectors   = `SELECT text_hash, embedding FROM chunk_embeddings WHERE text_hash = ANY('{}'::bytea[]) AND model = 'm' UNION ALL SELECT text_hash, embedding FROM chunk_embeddings_previous WHERE text_hash = ANY('{}'::bytea[])`
 		readOutbox     = `SELECT payload FROM outbox`
 		publishOutbox  = `UPDATE outbox SET published_at = now() WHERE false`
@@ -149,11 +152,11 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, readBackfill, parkInGen, markReady, lockGen,
-				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk}},
+				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, readClaims}},
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
 				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, newPass, replan, parkInGen, retryGen, markReady, lockGen,
-				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk},
+				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, readClaims},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
@@ -163,10 +166,10 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
-				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
+				readBulk, readBulkText, forgetMembers, claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
-				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed},
+				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, readClaims},
 			append([]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
 				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
@@ -175,17 +178,19 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
-				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc},
+				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
-				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk}},
+				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk,
+				claimText}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
 			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers}, bulkWrites...)},
+				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers,
+				claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReadonlyRole,
-			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText},
+			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
 			append([]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
 				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers}, bulkWrites...)},

@@ -130,6 +130,10 @@ func printReconcile(env Env, r *reconcile.Report) {
 	if r.ActiveOwes != "" {
 		fmt.Fprintf(w, "generations: %s\n", r.ActiveOwes)
 	}
+	if r.StaleTextClaims > 0 {
+		fmt.Fprintf(w, "text claims older than %s: %d (their claimers died and no pipeline has swept them since; --redrive deletes them)\n",
+			reconcile.StaleClaimAge, r.StaleTextClaims)
+	}
 	for _, b := range r.Budgets {
 		fmt.Fprintf(w, "fleet budget %s: %d members %v, shares adding up to %.3f of %g requests and %g tokens a minute (0 unlimited)\n",
 			b.Key, b.Members, b.Services, b.Shares, b.RequestsPerMinute, b.TokensPerMinute)

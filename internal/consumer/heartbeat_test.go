@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/broker"
@@ -70,10 +71,12 @@ func TestSlowEmbedAndCommitWaitOutlastAckWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The ack follows the commit, which waitSettled saw.
+	var info *jetstream.ConsumerInfo
+	b.eventually(10*time.Second, "the stored message's ack", func() bool {
+		info, err = cons.Info(ctx)
+		return err == nil && info.NumAckPending == 0
+	})
 	if info.Delivered.Consumer != 1 || info.NumRedelivered != 0 || info.NumAckPending != 0 {
 		t.Errorf("JetStream made %d deliveries (%d redelivered, %d awaiting ack), want 1, none redelivered",
 			info.Delivered.Consumer, info.NumRedelivered, info.NumAckPending)

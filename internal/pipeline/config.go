@@ -58,6 +58,13 @@ type Config struct {
 	// DefaultSoftTimeLimit; services derive it from the embedder's timeout
 	// and retries (see ingest.Config).
 	SoftTimeLimit time.Duration
+	// ClaimTTL is how long this pipeline's claim on a text it is
+	// embedding holds other processes back from paying for the same text
+	// (claims.go), and how long it waits on another process's claim
+	// before taking the text over. Longer saves more repeats of slow
+	// batches; shorter recovers sooner from a claimer that died. Defaults
+	// to DefaultClaimTTL.
+	ClaimTTL time.Duration
 	// HaltRejectionRatio halts a run once the parked share of its settled
 	// chunks exceeds it, after HaltMinChunks have settled. Defaults to 0:
 	// never halt.
@@ -83,6 +90,10 @@ const (
 	DefaultEmbedMaxBytes    = 512 << 10
 	DefaultParkRetryDelay   = 30 * time.Second
 	DefaultSoftTimeLimit    = 2 * time.Minute
+	// DefaultClaimTTL outlasts a healthy batch's embedding and commit,
+	// and ends before a message a dead claimer held is redelivered after
+	// the default ACK_WAIT (60s).
+	DefaultClaimTTL = 15 * time.Second
 	// DefaultBackoffMax caps a redelivery's delay: shorter than
 	// classify.DefaultBackoffMax, because a chunk waiting in INGEST holds
 	// its run open.
@@ -118,6 +129,9 @@ func (c *Config) applyDefaults() {
 	if c.SoftTimeLimit == 0 {
 		c.SoftTimeLimit = DefaultSoftTimeLimit
 	}
+	if c.ClaimTTL == 0 {
+		c.ClaimTTL = DefaultClaimTTL
+	}
 	if c.Backoff.Base == 0 {
 		c.Backoff.Base = classify.DefaultBackoffBase
 	}
@@ -151,6 +165,9 @@ func (c Config) Validate() error {
 	if c.EmbedMaxTokens < c.MaxInputTokens || c.MaxInputTokens < 1 {
 		errs = append(errs, fmt.Errorf("embed max tokens %d, max input tokens %d: use a positive context length and a request cap at least as large (OpenAI's are %d and %d)",
 			c.EmbedMaxTokens, c.MaxInputTokens, tokens.DefaultMaxInputTokens, tokens.DefaultMaxRequestTokens))
+	}
+	if c.ClaimTTL < 0 {
+		errs = append(errs, fmt.Errorf("claim time to live %s: use a positive duration", c.ClaimTTL))
 	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("soft time limit %s: use a positive duration", c.SoftTimeLimit))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,6 +50,11 @@ type Pipeline struct {
 	gen int
 	// flights are the texts this pipeline's batches are embedding now.
 	flights flights
+	// claimOwner names this pipeline's claims on texts (claims.go), and
+	// lastClaimSweep is when it last swept expired ones, in Unix
+	// nanoseconds by now.
+	claimOwner     string
+	lastClaimSweep atomic.Int64
 	// ledger holds the chunks of bulk-mode sources; nil embeds every
 	// source live.
 	ledger Ledger
@@ -101,7 +107,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	}
 	p := &Pipeline{cfg: cfg, pool: deps.Pool, store: deps.Store, emb: deps.Embedder, compliance: deps.Compliance,
 		sources: deps.Sources, log: deps.Log, metrics: deps.Metrics, now: deps.Now, crash: deps.Crash, tokens: deps.Tokens,
-		ledger: deps.Ledger}
+		ledger: deps.Ledger, claimOwner: newClaimOwner()}
 	if p.tokens == nil {
 		p.tokens, _ = tokens.ForModel(cfg.Model)
 	}
@@ -161,9 +167,10 @@ func (p *Pipeline) Process(ctx context.Context, jobs []*Job) error {
 
 // vectors gives each live job a vector, reused or embedded, or a
 // failure, and returns those with a vector, to store. The texts it
-// embedded stay shared with the process's other batches until the
-// caller, once it has committed them or given up, calls forget. It
-// fails only when the store could not be asked for the vectors it holds.
+// embedded stay shared with the process's other batches, and claimed
+// against other processes, until the caller, once it has committed them
+// or given up, calls forget. It fails only when the store could not be
+// asked for the vectors it holds or the texts it needs claimed.
 func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, forget func(), err error) {
 	forget = func() {}
 	send, tw, err := p.reuse(ctx, live)
@@ -173,13 +180,23 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, fo
 	if send, err = p.admit(ctx, send, tw); err != nil {
 		return nil, forget, err
 	}
+	send, elsewhere, err := p.claimAcross(ctx, send)
+	if err != nil {
+		return nil, forget, err
+	}
 	own, waiting := p.flights.claim(send)
-	forget = func() { p.flights.forget(own) }
+	var takenOver []*Job
+	forget = func() {
+		p.flights.forget(own)
+		p.releaseClaims(ctx, append(send, takenOver...))
+	}
 	func() {
 		defer p.flights.land(own)
 		p.embedBySource(ctx, own)
 	}()
-	if again := p.await(ctx, waiting); len(again) > 0 {
+	again := p.await(ctx, waiting)
+	takenOver = p.awaitElsewhere(ctx, elsewhere)
+	if again = append(again, takenOver...); len(again) > 0 {
 		p.embedBySource(ctx, again)
 	}
 	p.share(tw)

@@ -72,6 +72,12 @@ type Report struct {
 	// member of a batch on as it settles it, so this is a defect, not a
 	// state; it has no repair.
 	BulkStranded int `json:"bulk_stranded,omitempty"`
+	// StaleTextClaims counts the claims on texts older than
+	// StaleClaimAge (invariant 13): a pipeline releases its claims when
+	// its batch ends, and sweeps those of dead processes once past their
+	// time to live, so a claim this old means no pipeline has run since
+	// its claimer died. They hold nothing back; --redrive deletes them.
+	StaleTextClaims int64 `json:"stale_text_claims,omitempty"`
 	// Budgets are the fleet budgets' members; Overdrawn says which
 	// budgets' members spend more than the budget (invariant 12).
 	Budgets   []fleetbudget.Summary `json:"budgets,omitempty"`
@@ -105,7 +111,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
 	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn) +
-		len(r.BackfillStranded) + r.BulkStranded
+		len(r.BackfillStranded) + r.BulkStranded + int(r.StaleTextClaims)
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -131,6 +137,7 @@ func (r *Report) Named() []string {
 		{"stored with an open dead letter", r.OpenDeadLetters},
 		{"deleted documents with data left", len(r.Unerased)},
 		{"pending in settled bulk batches", r.BulkStranded},
+		{"text claims older than " + StaleClaimAge.String(), int(r.StaleTextClaims)},
 	} {
 		if p.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
@@ -175,7 +182,7 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets, c.bulk,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets, c.bulk, c.textClaims,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
@@ -197,6 +204,31 @@ type checker struct {
 	opts Config
 	pub  *publish.Publisher
 	rep  *Report
+}
+
+// StaleClaimAge is the age past which a claim on a text is stale: far
+// beyond any pipeline's time to live (pipeline.DefaultClaimTTL, 15s) and
+// its sweep each minute.
+const StaleClaimAge = time.Hour
+
+// textClaims counts the stale claims on texts and, with Redrive, deletes
+// them.
+func (c *checker) textClaims(ctx context.Context) error {
+	n, err := vectorstore.CountTextClaims(ctx, c.pool, StaleClaimAge)
+	if err != nil {
+		return err
+	}
+	c.rep.StaleTextClaims = n
+	if !c.opts.Redrive || n == 0 {
+		return nil
+	}
+	deleted, err := vectorstore.SweepTextClaims(ctx, c.pool, StaleClaimAge)
+	if err != nil {
+		c.fail("delete stale text claims", err)
+		return nil
+	}
+	c.rep.Redriven["stale text claims"] = int(deleted)
+	return nil
 }
 
 // bulk counts the chunk jobs stranded in settled bulk batches.

@@ -3,6 +3,7 @@ package chaos_test
 import (
 	"context"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -113,6 +114,12 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 	if n := f.wrongLaterVectors(); n != 0 {
 		f.t.Errorf("%d vectors of later generations are not the embedder's for their text at their generation's size", n)
 	}
+	// Invariant 13: a pipeline releases its claims on texts when their
+	// batch ends, so once the backfill too is quiet only a process that
+	// died holds a claim.
+	if !localenv.Poll(2*time.Minute, func() bool { return len(f.claimsOfRunningProcesses()) == 0 }) {
+		f.t.Errorf("running processes still hold claims on texts 2m after the system was quiet: %v", f.claimsOfRunningProcesses())
+	}
 	// The bulk ledger: every member it admitted ended applied, parked or
 	// requeued, and kept no text.
 	if n := f.count(`SELECT count(*) FROM bulk_members WHERE state = 'pending' OR text <> ''`); n != 0 {
@@ -127,6 +134,37 @@ func (f *fleet) converge(timeout time.Duration, wantDocs int) verdict {
 		f.t.Errorf("a fleet budget's members' shares add up to more than the budget %s after the system was quiet", 2*fleetbudget.DefaultHeartbeat)
 	}
 	return v
+}
+
+// claimsOfRunningProcesses returns the claimers of text_claims
+// (host:pid:random) whose pid is a service of the fleet still running.
+func (f *fleet) claimsOfRunningProcesses() []string {
+	f.t.Helper()
+	running := map[string]bool{}
+	f.mu.Lock()
+	for _, p := range f.procs {
+		if p.running() {
+			running[strconv.Itoa(p.Pid())] = true
+		}
+	}
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rows, err := f.db.Pool.Query(ctx, `SELECT DISTINCT claimed_by FROM text_claims`)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	claimers, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var held []string
+	for _, c := range claimers {
+		if parts := strings.Split(c, ":"); len(parts) != 3 || running[parts[1]] {
+			held = append(held, c)
+		}
+	}
+	return held
 }
 
 // unerasedSQL counts what PostgreSQL still holds of deleted documents,

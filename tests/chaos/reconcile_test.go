@@ -84,6 +84,9 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	if code, err := p.wait(time.Minute); err != nil || code != 137 {
 		t.Fatalf("producer exited %d (%v), want 137", code, err)
 	}
+	// A claim on a text left by a consumer that died two hours ago, with
+	// no pipeline running since to sweep it.
+	f.sqlExec(`INSERT INTO text_claims (generation, text_hash, claimed_by, claimed_at) VALUES (1, sha256('gone'), 'host:1:dead', now() - interval '2 hours')`)
 	// A message stranded in INGEST, after a third run whose work nobody
 	// consumes.
 	f.runProducer("rec3", f.writeCorpus("rec3", 2, 30))
@@ -106,7 +109,7 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 		t.Fatalf("reconcile over injected faults exited %d, want 1:\n%s", code, out)
 	}
 	for _, want := range []string{"stored without vector 1", "of which 1 had their job cleared", "stored with an open dead letter: 1", "unpublished (recorded, never confirmed by NATS): ", "stranded in INGEST (no durable will deliver them): 1",
-		"generation 2: owes chunks stored over 5m0s ago that nothing queues or carries"} {
+		"generation 2: owes chunks stored over 5m0s ago that nothing queues or carries", "text claims older than 1h0m0s: 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("reconcile output lacks %q:\n%s", want, out)
 		}
@@ -119,7 +122,7 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 		t.Fatalf("reconcile --redrive exited %d, want 0:\n%s", code, out)
 	}
 	for _, want := range []string{"redriven marked_for_reingest: 1", "redriven stored_with_open_dead_letter: 1", "redriven stranded: ", "redriven unpublished: ",
-		"redriven generations whose backfill stranded chunks: 1"} {
+		"redriven generations whose backfill stranded chunks: 1", "redriven stale text claims: 1"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("reconcile --redrive output lacks %q:\n%s", want, out)
 		}

@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// Across processes, a text whose vector is not stored yet is claimed in
+// the store (vectorstore.Claimer) before it is sent: a batch that finds
+// its text claimed by another process waits for that process's vector
+// instead of paying for the text again. Within a process, flights share
+// the answer; claims cover what flights cannot see. A claim is released
+// when its batch ends, and is a hint with a time to live (ClaimTTL),
+// past which another process takes it over: a dead or stalled claimer
+// delays the text's other chunks by at most that, and never loses one;
+// a batch slower than that only has its texts paid for twice.
+
+// Waiting for another process's vector polls the store, from
+// firstClaimPoll doubling to lastClaimPoll.
+const (
+	firstClaimPoll = 20 * time.Millisecond
+	lastClaimPoll  = 500 * time.Millisecond
+	// claimSweepEvery is how often a pipeline deletes the claims past
+	// their time to live, its own and any other process's.
+	claimSweepEvery = time.Minute
+)
+
+// newClaimOwner names a pipeline's claims host:pid:random, so that an
+// operator can tell whose claims they are, and a process started again
+// with the same pid never takes its predecessor's claims for its own.
+func newClaimOwner() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// claimAcross claims send's texts for this pipeline and returns the jobs
+// whose text it now holds, to embed, and those whose text another
+// process holds, to wait for. send holds one job per text. A store that
+// is no Claimer holds nothing back. A failed claim is a database error
+// like the lookup's: the caller holds the batch.
+func (p *Pipeline) claimAcross(ctx context.Context, send []*Job) (mine, elsewhere []*Job, err error) {
+	c, ok := p.store.(vectorstore.Claimer)
+	if !ok || len(send) == 0 {
+		return send, nil, nil
+	}
+	p.sweepClaims(ctx)
+	held, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, hashesOf(send), p.cfg.ClaimTTL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("claim texts: %w", err)
+	}
+	if len(held) == 0 {
+		return send, nil, nil
+	}
+	for _, j := range send {
+		if held[j.textHash] {
+			elsewhere = append(elsewhere, j)
+		} else {
+			mine = append(mine, j)
+		}
+	}
+	return mine, elsewhere, nil
+}
+
+// awaitElsewhere waits for the vectors of jobs, whose texts other
+// processes claimed, polling the store, and returns the jobs whose text
+// this pipeline has claimed in the meantime, because their claimer
+// released it or let it expire: the caller embeds those. It waits a
+// little more than ClaimTTL at most, within ctx, so that every claim it
+// waits on expires first; a job still waiting when ctx ends fails, to be
+// retried by redelivery, when the vector will most likely be stored. A
+// store that cannot be asked hands every job still waiting back, to be
+// embedded here: paying twice is better than holding a batch on a hint.
+func (p *Pipeline) awaitElsewhere(ctx context.Context, jobs []*Job) (claimed []*Job) {
+	if len(jobs) == 0 {
+		return nil
+	}
+	r, _ := p.store.(vectorstore.Reuser)
+	c, _ := p.store.(vectorstore.Claimer)
+	if r == nil || c == nil {
+		return jobs
+	}
+	// Every claim held when the wait began has expired before it ends.
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ClaimTTL+2*lastClaimPoll)
+	defer cancel()
+	pending := jobs
+	poll := time.NewTimer(firstClaimPoll)
+	defer poll.Stop()
+	for wait := firstClaimPoll; len(pending) > 0; wait = min(2*wait, lastClaimPoll) {
+		select {
+		case <-poll.C:
+			poll.Reset(wait)
+		case <-ctx.Done():
+			for _, j := range pending {
+				p.fail(j, StageEmbed, classify.Retryable(classify.ClassTimeout,
+					fmt.Errorf("waiting for another process's vector of the same text: %w", context.Cause(ctx))))
+			}
+			return claimed
+		}
+		stored, err := r.Reusable(ctx, p.pool, p.cfg.Model, hashesOf(pending))
+		if err != nil {
+			p.log.Warn().Err(err).Int("texts", len(pending)).Msg("the store cannot say whether another process stored the texts this batch waits for; embedding them here")
+			return append(claimed, pending...)
+		}
+		var still []*Job
+		for _, j := range pending {
+			if vec, ok := stored[j.textHash]; ok {
+				j.vector = vec
+				p.reused.Inc()
+				continue
+			}
+			still = append(still, j)
+		}
+		held, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, hashesOf(still), p.cfg.ClaimTTL)
+		if err != nil {
+			p.log.Warn().Err(err).Int("texts", len(still)).Msg("cannot claim the texts this batch waits for; embedding them here")
+			return append(claimed, still...)
+		}
+		pending = still[:0:0]
+		for _, j := range still {
+			if held[j.textHash] {
+				pending = append(pending, j)
+			} else {
+				claimed = append(claimed, j)
+			}
+		}
+	}
+	return claimed
+}
+
+// releaseClaims drops this pipeline's claims on the texts of jobs once
+// their batch has committed or given up: a stored text's waiters find
+// its vector, and an unstored one's take it over now rather than when
+// the claim expires. A claim so outlives its batch only when its process
+// dies. A failed release only leaves the claims to expire.
+func (p *Pipeline) releaseClaims(ctx context.Context, jobs []*Job) {
+	c, ok := p.store.(vectorstore.Claimer)
+	if !ok || len(jobs) == 0 {
+		return
+	}
+	if err := c.ReleaseTexts(context.WithoutCancel(ctx), p.pool, p.claimOwner, hashesOf(jobs)); err != nil {
+		p.log.Warn().Err(err).Int("texts", len(jobs)).Msg("cannot release the claims of a finished batch; they expire on their own")
+	}
+}
+
+// sweepClaims deletes the claims past their time to live, at most once
+// per claimSweepEvery by this pipeline's clock. A failed sweep is
+// retried at the next.
+func (p *Pipeline) sweepClaims(ctx context.Context) {
+	now := p.now().UnixNano()
+	last := p.lastClaimSweep.Load()
+	if now-last < int64(claimSweepEvery) || !p.lastClaimSweep.CompareAndSwap(last, now) {
+		return
+	}
+	if _, err := vectorstore.SweepTextClaims(ctx, p.pool, p.cfg.ClaimTTL); err != nil {
+		p.log.Warn().Err(err).Msg("cannot sweep expired text claims; retrying at the next sweep")
+		p.lastClaimSweep.Store(last)
+	}
+}
+
+// hashesOf returns the text hashes of jobs, in order.
+func hashesOf(jobs []*Job) []vectorstore.TextHash {
+	hashes := make([]vectorstore.TextHash, len(jobs))
+	for i, j := range jobs {
+		hashes[i] = j.textHash
+	}
+	return hashes
+}

@@ -1,0 +1,178 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/pkg/vectorstore"
+)
+
+// heldEmbedder signals entered when its first call begins and holds that
+// call until release is closed; then it answers through Embedder, or
+// fails with err when set.
+type heldEmbedder struct {
+	pipeline.Embedder
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+	err     error
+}
+
+func newHeldEmbedder(inner pipeline.Embedder, err error) *heldEmbedder {
+	return &heldEmbedder{Embedder: inner, entered: make(chan struct{}), release: make(chan struct{}), err: err}
+}
+
+func (h *heldEmbedder) Embed(ctx context.Context, inputs []string) ([][]float32, error) {
+	first := false
+	h.once.Do(func() { first = true; close(h.entered) })
+	if first {
+		select {
+		case <-h.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if h.err != nil {
+			return nil, h.err
+		}
+	}
+	return h.Embedder.Embed(ctx, inputs)
+}
+
+// otherProcess is a pipeline with claims of its own, as a consumer in
+// another process has, sharing the database and nothing else.
+func (b *processBundle) otherProcess(cfg pipeline.Config, emb pipeline.Embedder) *pipeline.Pipeline {
+	b.t.Helper()
+	p, err := pipeline.New(cfg, pipeline.Deps{Pool: b.db.Pool, Store: b.store, Embedder: emb, Log: zerolog.Nop()})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return p
+}
+
+// processWhileHeld runs one in first, through held, and once held's call
+// has begun, two in second; it releases held when release returns, and
+// waits for both.
+func (b *processBundle) processWhileHeld(first, second *pipeline.Pipeline, held *heldEmbedder, one, two []*pipeline.Job, release func()) {
+	b.t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.process(first, one)
+	}()
+	<-held.entered
+	secondDone := make(chan struct{})
+	go func() {
+		defer close(secondDone)
+		// A wait that nothing ends fails the second batch's jobs instead
+		// of hanging the test.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := second.Process(ctx, two); err != nil {
+			b.t.Errorf("process: %v", err)
+		}
+	}()
+	release()
+	close(held.release)
+	<-done
+	<-secondDone
+}
+
+// wantOutcomes checks that every job of jobs ended with outcome want.
+func (b *processBundle) wantOutcomes(where string, jobs []*pipeline.Job, want pipeline.Outcome) {
+	b.t.Helper()
+	for _, j := range jobs {
+		if j.Outcome != want {
+			b.t.Errorf("%s %s: outcome %v (failure %+v), want %v", j.Chunk().DocID, where, j.Outcome, j.Failure, want)
+		}
+	}
+}
+
+// wantNoClaims checks that no batch left a claim behind.
+func (b *processBundle) wantNoClaims() {
+	b.t.Helper()
+	if n := b.count(`SELECT count(*) FROM text_claims`); n != 0 {
+		b.t.Errorf("%d claims left after every batch ended, want none", n)
+	}
+}
+
+// Two consumer processes given the same texts at once send each text
+// once: the second finds the first's claims and waits for its stored
+// vectors instead of paying for the texts again. Without the claims the
+// provider is sent 80 inputs here.
+func TestProcessesShareTextsTheyEmbedAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 40
+	one, two := b.twoBatchesOfTheSameTexts("claims", distinct)
+	held := newHeldEmbedder(b.client(), nil)
+	first, second := b.otherProcess(pipeline.Config{}, held), b.otherProcess(pipeline.Config{}, b.client())
+	b.processWhileHeld(first, second, held, one, two, func() {
+		// The second process is waiting, not sending, while the first's
+		// call is held.
+		time.Sleep(300 * time.Millisecond)
+		if inputs := b.sim.Counts().Inputs; inputs != 0 {
+			t.Errorf("the other process sent %d inputs while the texts were claimed, want 0", inputs)
+		}
+	})
+	b.wantOutcomes("in either process", append(one, two...), pipeline.Stored)
+	if inputs := b.sim.Counts().Inputs; inputs != distinct {
+		t.Errorf("the provider was sent %d inputs for %d texts embedded by two processes at once, want %d", inputs, distinct, distinct)
+	}
+	b.checkVectors(2 * distinct)
+	b.wantNoClaims()
+}
+
+// A process that could not embed its claimed texts releases them when
+// its batch gives up, and the process waiting on them embeds them at
+// once, long before the claims would have expired. No claim outlives
+// its batch.
+func TestAFailedClaimerHandsItsTextsOver(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 10
+	one, two := b.twoBatchesOfTheSameTexts("released", distinct)
+	held := newHeldEmbedder(b.client(), errors.New("connection reset by peer"))
+	// Claims would expire after an hour: only the release can end the
+	// wait within the test's time.
+	cfg := pipeline.Config{ClaimTTL: time.Hour}
+	first, second := b.otherProcess(cfg, held), b.otherProcess(cfg, b.client())
+	b.processWhileHeld(first, second, held, one, two, func() { time.Sleep(100 * time.Millisecond) })
+	b.wantOutcomes("in the failing process", one, pipeline.Retry)
+	b.wantOutcomes("in the waiting process", two, pipeline.Stored)
+	b.wantNoClaims()
+}
+
+// A claim whose process died is taken over once it is older than the
+// time to live: the text is embedded by the process that waited, and its
+// chunk stored.
+func TestAClaimOfADeadProcessExpires(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 5
+	one, _ := b.twoBatchesOfTheSameTexts("expired", distinct)
+	hashes := make([]vectorstore.TextHash, distinct)
+	for n := range distinct {
+		hashes[n] = vectorstore.HashText(passage(n))
+	}
+	claimer := b.store.(vectorstore.Claimer)
+	if held, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process killed with -9", hashes, time.Hour); err != nil || len(held) != 0 {
+		t.Fatalf("claim: held elsewhere %v, %v", held, err)
+	}
+	const ttl = 2 * time.Second
+	p := b.otherProcess(pipeline.Config{ClaimTTL: ttl}, b.client())
+	start := time.Now()
+	b.process(p, one)
+	if waited := time.Since(start); waited < ttl {
+		t.Errorf("the batch took %s, less than the time to live of the claims it should have waited on (%s)", waited, ttl)
+	}
+	b.wantOutcomes("once the dead process's claim expired", one, pipeline.Stored)
+	if inputs := b.sim.Counts().Inputs; inputs != distinct {
+		t.Errorf("the provider was sent %d inputs, want %d", inputs, distinct)
+	}
+}
