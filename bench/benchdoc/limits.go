@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/dev/bench"
+	"github.com/sluicehq/sluice/internal/pipeline"
 )
 
 // limits says, for each target r missed, what its own figures show
@@ -162,10 +163,10 @@ func reuseLimit(r *bench.Report, q bench.Ratio) string {
 	}
 	again := u.ProviderInputs - float64(u.Corpus.DistinctChunks)
 	return fmt.Sprintf("**%s: %.2f.** %.0f inputs went to the provider for %d distinct texts: %.0f of the %d repeats (%.0f%%) were sent again. "+
-		"A repeat shares a stored vector, or one its own consumer process is embedding; the run has %d consumer processes, and a repeat "+
-		"that reaches one while its original is being embedded by the other is sent again. A claim on a text across processes is not built.",
+		"A repeat takes a stored vector, or waits for the one its own consumer process or another of the run's %d is embedding; "+
+		"it is sent again only when the claim on its text expired (after %s) before that vector was stored, or was released without one.",
 		q.Name, q.Value, u.ProviderInputs, u.Corpus.DistinctChunks, again, u.Corpus.RepeatedChunks,
-		100*again/float64(u.Corpus.RepeatedChunks), r.Settings.Consumers)
+		100*again/float64(u.Corpus.RepeatedChunks), r.Settings.Consumers, pipeline.DefaultClaimTTL)
 }
 
 // migrationLimit sets the migration's CPU by process beside the
