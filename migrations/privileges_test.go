@@ -75,6 +75,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		pruneVectors   = `DELETE FROM chunk_embeddings WHERE doc_id = 'gone'`
 		claimText      = `INSERT INTO text_claims (generation, text_hash, claimed_by) VALUES (1, sha256('t'), 'me') ON CONFLICT (generation, text_hash) DO UPDATE SET claimed_at = now() RETURNING text_hash`
 		sweepClaims    = `DELETE FROM text_claims WHERE false`
+		takeClaims     = `SELECT ctid FROM text_claims FOR UPDATE SKIP LOCKED`
 		readClaims     = `SELECT count(*) FROM text_claims`
 		reuseVectors   = `SELECT text_hash, embedding FROM chunk_embeddings WHERE text_hash = ANY('{}'::bytea[]) AND model = 'm' UNION ALL SELECT text_hash, embedding FROM chunk_embeddings_previous WHERE text_hash = ANY('{}'::bytea[])`
 		readOutbox     = `SELECT payload FROM outbox`
@@ -156,7 +157,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		{migrations.ConsumerRole,
 			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
 				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, newPass, replan, parkInGen, retryGen, markReady, lockGen,
-				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, readClaims},
+				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, takeClaims, readClaims},
 			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
@@ -169,7 +170,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				readBulk, readBulkText, forgetMembers, claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
-				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, readClaims},
+				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, takeClaims, readClaims},
 			append([]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
 				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
@@ -181,7 +182,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims},
 			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk,
-				claimText}},
+				claimText, takeClaims}},
 		{migrations.ConsoleRole,
 			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
 			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,

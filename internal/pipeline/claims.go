@@ -146,7 +146,11 @@ func (p *Pipeline) releaseClaims(ctx context.Context, jobs []*Job) {
 	if !ok || len(jobs) == 0 {
 		return
 	}
-	if err := c.ReleaseTexts(context.WithoutCancel(ctx), p.pool, p.claimOwner, hashesOf(jobs)); err != nil {
+	// A stopping batch still releases; a database that does not answer
+	// holds it no longer than a claim would.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.ClaimTTL)
+	defer cancel()
+	if err := c.ReleaseTexts(ctx, p.pool, p.claimOwner, hashesOf(jobs)); err != nil {
 		p.log.Warn().Err(err).Int("texts", len(jobs)).Msg("cannot release the claims of a finished batch; they expire on their own")
 	}
 }

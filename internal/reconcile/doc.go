@@ -2,8 +2,10 @@
 // silent drop (every manifest row stored with a vector, parked with a dead
 // letter, or pending with a message in INGEST to deliver it), no
 // duplicate, nothing stranded, no stored chunk with an open dead letter,
-// no deleted document with data left in any index generation, and
-// exactly one active generation (each generation reported). With Redrive it repairs what it finds, from PostgreSQL alone,
+// no deleted document with data left in any index generation,
+// exactly one active generation (each generation reported), no fleet
+// budget overdrawn and no claim on a text left for an hour. With Redrive
+// it repairs what it finds, from PostgreSQL alone,
 // even when the INGEST stream is gone, and goes on past a failed repair,
 // reporting it.
 //

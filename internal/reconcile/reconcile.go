@@ -222,7 +222,7 @@ func (c *checker) textClaims(ctx context.Context) error {
 	if !c.opts.Redrive || n == 0 {
 		return nil
 	}
-	deleted, err := vectorstore.SweepTextClaims(ctx, c.pool, StaleClaimAge)
+	deleted, err := vectorstore.DeleteTextClaims(ctx, c.pool, StaleClaimAge)
 	if err != nil {
 		c.fail("delete stale text claims", err)
 		return nil

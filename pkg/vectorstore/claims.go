@@ -69,25 +69,46 @@ func (p *Postgres) ClaimTexts(ctx context.Context, db DB, owner string, hashes [
 	return elsewhere, nil
 }
 
+// releaseSQL locks the owner's claims in hash order before deleting
+// them, the order claimSQL locks them in, so that a release and another
+// process's claim of the same texts never deadlock.
+const releaseSQL = `DELETE FROM text_claims c USING (
+	SELECT generation, text_hash FROM text_claims
+	WHERE generation = $1 AND claimed_by = $2 AND text_hash = ANY($3::bytea[])
+	ORDER BY text_hash FOR UPDATE) mine
+WHERE c.generation = mine.generation AND c.text_hash = mine.text_hash`
+
 // ReleaseTexts implements Claimer. Empty hashes is a no-op.
 func (p *Postgres) ReleaseTexts(ctx context.Context, db DB, owner string, hashes []TextHash) error {
 	if len(hashes) == 0 {
 		return nil
 	}
-	if _, err := db.Exec(ctx, `DELETE FROM text_claims WHERE generation = $1 AND claimed_by = $2 AND text_hash = ANY($3::bytea[])`,
-		p.generation, owner, sortedKeys(hashes)); err != nil {
+	if _, err := db.Exec(ctx, releaseSQL, p.generation, owner, sortedKeys(hashes)); err != nil {
 		return fmt.Errorf("vectorstore: release %d texts: %w", len(hashes), err)
 	}
 	return nil
 }
 
-// SweepTextClaims deletes the claims of every generation older than ttl:
-// their texts are stored, or their claimer gave up or crashed. It
-// returns how many it deleted.
+// SweepTextClaims deletes the claims of every generation older than ttl,
+// left by claimers that died, skipping those another statement holds:
+// a process taking one over, or releasing its own. It returns how many
+// it deleted.
 func SweepTextClaims(ctx context.Context, db DB, ttl time.Duration) (int64, error) {
-	tag, err := db.Exec(ctx, `DELETE FROM text_claims WHERE claimed_at < now() - $1::interval`, ttl)
+	tag, err := db.Exec(ctx, `DELETE FROM text_claims WHERE ctid = ANY(ARRAY(
+		SELECT ctid FROM text_claims WHERE claimed_at < now() - $1::interval FOR UPDATE SKIP LOCKED))`, ttl)
 	if err != nil {
 		return 0, fmt.Errorf("vectorstore: sweep text claims: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// DeleteTextClaims deletes the claims of every generation older than
+// age, whoever holds them: reconcile's repair of claims no pipeline
+// swept.
+func DeleteTextClaims(ctx context.Context, db DB, age time.Duration) (int64, error) {
+	tag, err := db.Exec(ctx, `DELETE FROM text_claims WHERE claimed_at < now() - $1::interval`, age)
+	if err != nil {
+		return 0, fmt.Errorf("vectorstore: delete text claims: %w", err)
 	}
 	return tag.RowsAffected(), nil
 }
