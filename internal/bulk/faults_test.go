@@ -18,8 +18,10 @@ func TestBatchFaultsConverge(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		faults embedsim.BatchFaults
-		// lose makes the provider forget the first batch once created.
-		lose bool
+		// lose makes the provider forget the first batch once created;
+		// loseOutput, the first batch's output file once it completed,
+		// before the poller reads it, as a provider restarted then does.
+		lose, loseOutput bool
 		// ended is how the first batch ends, cause the cause of its
 		// owed members ("" when none are owed).
 		ended, cause string
@@ -28,6 +30,7 @@ func TestBatchFaultsConverge(t *testing.T) {
 		{name: "expired", faults: embedsim.BatchFaults{ExpireRate: 1}, ended: "requeued", cause: "batch_expired"},
 		{name: "lost at validating", faults: embedsim.BatchFaults{LoseRate: 1}, ended: "requeued", cause: "bulk batch lost"},
 		{name: "lost by the provider", lose: true, ended: "requeued", cause: "bulk batch lost"},
+		{name: "output file lost", loseOutput: true, ended: "requeued", cause: "bulk batch lost"},
 		{name: "slow finalize", faults: embedsim.BatchFaults{SlowFinalize: 3 * time.Hour}, ended: "applied"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +54,16 @@ func TestBatchFaultsConverge(t *testing.T) {
 					if id := tb.providerID(t, 1); id != "" {
 						tb.sim.LoseBatch(id)
 						tc.lose = false
+					}
+				}
+				if tc.loseOutput {
+					if id := tb.providerID(t, 1); id != "" {
+						if pb, err := tb.client.Batch(tb.ctx, id); err == nil && pb.OutputFileID != "" {
+							if err := tb.client.DeleteFile(tb.ctx, pb.OutputFileID); err != nil {
+								t.Fatal(err)
+							}
+							tc.loseOutput = false
+						}
 					}
 				}
 				if st := tb.state(t, 1); st == "applied" || st == "requeued" {

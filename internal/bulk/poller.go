@@ -143,21 +143,55 @@ func (p *Poller) follow(ctx context.Context, id int64) error {
 		return nil
 	}
 	if hasFiles(bt.state) {
-		if bt.outputFileID != "" {
-			if err := p.applyFile(ctx, bt, bt.outputFileID, "output_lines_done", bt.outputDone); err != nil {
-				return fmt.Errorf("apply output file %s: %w", bt.outputFileID, err)
+		err := p.applyFiles(ctx, bt)
+		switch {
+		case errors.Is(err, errFileLost):
+			if err := p.markLost(ctx, bt, err); err != nil {
+				return err
 			}
-		}
-		if bt.errorFileID != "" {
-			if err := p.applyFile(ctx, bt, bt.errorFileID, "error_lines_done", bt.errorDone); err != nil {
-				return fmt.Errorf("apply error file %s: %w", bt.errorFileID, err)
-			}
+		case err != nil:
+			return err
 		}
 	}
 	if err := p.deps.crash(CrashApplied); err != nil {
 		return err
 	}
 	return p.settle(ctx, bt.id)
+}
+
+// errFileLost is a result file the provider no longer has: a provider
+// restarted, or one that expired the file before it was read.
+var errFileLost = errors.New("the provider no longer has the result file")
+
+// applyFiles applies the output file, then the error file, of a batch
+// that ended.
+func (p *Poller) applyFiles(ctx context.Context, bt *batch) error {
+	if bt.outputFileID != "" {
+		if err := p.applyFile(ctx, bt, bt.outputFileID, "output_lines_done", bt.outputDone); err != nil {
+			return fmt.Errorf("apply output file %s: %w", bt.outputFileID, err)
+		}
+	}
+	if bt.errorFileID != "" {
+		if err := p.applyFile(ctx, bt, bt.errorFileID, "error_lines_done", bt.errorDone); err != nil {
+			return fmt.Errorf("apply error file %s: %w", bt.errorFileID, err)
+		}
+	}
+	return nil
+}
+
+// markLost records that a batch's results are lost at the provider with
+// what was applied of them: settling it hands its members still pending
+// on as owed work, as for a batch the provider lost.
+func (p *Poller) markLost(ctx context.Context, bt *batch, cause error) error {
+	if _, err := p.pool.Exec(ctx, `
+		UPDATE bulk_batches SET state = $2, last_error = $3, updated_at = $4 WHERE batch_id = $1 AND state = $5`,
+		bt.id, Lost, cause.Error(), p.deps.Now(), bt.state); err != nil {
+		return fmt.Errorf("record batch lost: %w", err)
+	}
+	p.deps.Log.Warn().Int64("batch", bt.id).Str("provider_batch", bt.providerID).Err(cause).
+		Msg("bulk batch results lost at the provider; its unanswered members are owed again")
+	bt.state = Lost
+	return nil
 }
 
 // poll asks the provider about a batch and records what it says.
@@ -212,7 +246,7 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 }
 
 // applyFile reads a result file after its first done lines and applies it
-// a slice at a time.
+// a slice at a time. A file the provider no longer has is errFileLost.
 func (p *Poller) applyFile(ctx context.Context, bt *batch, fileID, cursor string, done int) error {
 	sp, err := p.cfg.space(ctx, bt.generation)
 	if err != nil {
@@ -220,6 +254,9 @@ func (p *Poller) applyFile(ctx context.Context, bt *batch, fileID, cursor string
 	}
 	p.deps.Metrics.request(opContent)
 	rc, err := p.client.FileContent(ctx, fileID)
+	if errors.Is(err, batchapi.ErrNotFound) {
+		return fmt.Errorf("%w: %w", errFileLost, err)
+	}
 	if err != nil {
 		return err
 	}
