@@ -147,6 +147,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}
 		defer stop()
 	}
+	rt.Started()
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")

@@ -132,6 +132,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			wg.Go(func() { reporter.Run(ctx) })
 		}
 	}
+	rt.Started()
 	rt.Log.Info().Str("roles", cfg.Roles).Msg("dlq-replayer started")
 	wg.Wait()
 	rt.Log.Info().Msg("dlq-replayer stopped")

@@ -102,6 +102,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
+	rt.Started()
 	start := time.Now()
 	sum, err := p.Run(ctx, reader)
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {

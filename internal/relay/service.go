@@ -55,6 +55,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return service.UsageError(err)
 	}
+	rt.Started()
 	rt.Log.Info().Msg("outbox relay started")
 	// A relay stopped by a permanent failure stops the sweeper too, so
 	// that the service exits and says why rather than half running.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
@@ -34,7 +35,19 @@ type Runtime struct {
 
 	waitHTTP func() error
 	stopHTTP context.CancelFunc
+	// started is set by Started, once the service does its work.
+	started atomic.Bool
 }
+
+// errStarting is the "started" check's failure until Started.
+var errStarting = errors.New("still starting")
+
+// Started marks the service as doing its work: /readyz answers ready
+// from then on, while its dependencies answer. Before, a service still
+// joining what it needs (the fleet budget, say) is not ready, so that a
+// supervisor or a test waiting for readiness does not take it for a
+// service that can lose a dependency and carry on.
+func (rt *Runtime) Started() { rt.started.Store(true) }
 
 // StartConfig adjust Start.
 type StartConfig struct {
@@ -76,6 +89,12 @@ func Start(ctx context.Context, name string, c config.Common, opts StartConfig, 
 			return nil
 		}})
 	}
+	checks = append(checks, telemetry.Check{Name: "started", Fn: func(context.Context) error {
+		if !rt.started.Load() {
+			return errStarting
+		}
+		return nil
+	}})
 	rt.Health = telemetry.NewServer(rt.Registry, log, checks...)
 	// The HTTP server stops when the service closes, not only on a signal:
 	// a one-shot service such as the producer must exit once its work is
