@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -188,7 +189,7 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, fo
 	var takenOver []*Job
 	forget = func() {
 		p.flights.forget(own)
-		p.releaseClaims(ctx, append(send, takenOver...))
+		p.releaseClaims(ctx, slices.Concat(send, takenOver))
 	}
 	func() {
 		defer p.flights.land(own)
