@@ -30,7 +30,29 @@ const (
 	// claimSweepEvery is how often a pipeline deletes the claims past
 	// their time to live, its own and any other process's.
 	claimSweepEvery = time.Minute
+	// claimQuietBatches is how many batches in a row that met no
+	// repeated text a pipeline runs before it stops claiming: claims
+	// cost two statements a batch, and a corpus that does not repeat
+	// itself gains nothing from them. A batch that meets a repeat (a
+	// stored vector, a twin, another batch's text) turns them on again.
+	claimQuietBatches = 8
 )
+
+// noteRepeats records whether a batch met a repeated text.
+func (p *Pipeline) noteRepeats(met bool) {
+	if met {
+		p.batchesWithoutRepeats.Store(0)
+		return
+	}
+	p.batchesWithoutRepeats.Add(1)
+}
+
+// claiming reports whether a batch claims its texts: while the
+// pipeline's recent batches, or this one (repeated), met repeats, and in
+// its first claimQuietBatches batches, when nothing is known yet.
+func (p *Pipeline) claiming(repeated bool) bool {
+	return repeated || p.batchesWithoutRepeats.Load() < claimQuietBatches
+}
 
 // newClaimOwner names a pipeline's claims host:pid:random, so that an
 // operator can tell whose claims they are, and a process started again
@@ -44,21 +66,24 @@ func newClaimOwner() string {
 
 // claimAcross claims send's texts for this pipeline and returns the jobs
 // whose text it now holds, to embed, and those whose text another
-// process holds, to wait for. send holds one job per text. A store that
-// is no Claimer holds nothing back. A failed claim is a database error
-// like the lookup's: the caller holds the batch.
-func (p *Pipeline) claimAcross(ctx context.Context, send []*Job) (mine, elsewhere []*Job, err error) {
+// process holds, to wait for, and whether it claimed anything to
+// release. send holds one job per text; repeated says whether the batch
+// met a repeated text already. A store that is no Claimer, or a pipeline
+// not claiming, holds nothing back. A failed
+// claim is a database error like the lookup's: the caller holds the
+// batch.
+func (p *Pipeline) claimAcross(ctx context.Context, send []*Job, repeated bool) (mine, elsewhere []*Job, claimed bool, err error) {
 	c, ok := p.store.(vectorstore.Claimer)
-	if !ok || len(send) == 0 {
-		return send, nil, nil
+	if !ok || len(send) == 0 || !p.claiming(repeated) {
+		return send, nil, false, nil
 	}
 	p.sweepClaims(ctx)
 	held, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, hashesOf(send), p.cfg.ClaimTTL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("claim texts: %w", err)
+		return nil, nil, false, fmt.Errorf("claim texts: %w", err)
 	}
 	if len(held) == 0 {
-		return send, nil, nil
+		return send, nil, true, nil
 	}
 	for _, j := range send {
 		if held[j.textHash] {
@@ -67,7 +92,7 @@ func (p *Pipeline) claimAcross(ctx context.Context, send []*Job) (mine, elsewher
 			mine = append(mine, j)
 		}
 	}
-	return mine, elsewhere, nil
+	return mine, elsewhere, true, nil
 }
 
 // awaitElsewhere waits for the vectors of jobs, whose texts other

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -174,5 +175,56 @@ func TestAClaimOfADeadProcessExpires(t *testing.T) {
 	b.wantOutcomes("once the dead process's claim expired", one, pipeline.Stored)
 	if inputs := b.sim.Counts().Inputs; inputs != distinct {
 		t.Errorf("the provider was sent %d inputs, want %d", inputs, distinct)
+	}
+}
+
+// A pipeline whose batches meet no repeated text stops claiming after a
+// few batches, so that a corpus that does not repeat itself pays nothing
+// for claims; a batch that meets a repeat claims again.
+func TestClaimsOnlyWhileTextsRepeat(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 12
+	docs := map[string]string{}
+	for n := range distinct {
+		docs[fmt.Sprintf("u%03d.txt", n)] = passage(n)
+	}
+	docs["repeat.txt"] = passage(0)
+	b.produce("quiet", docs)
+	texts := byText(t, b.jobs(1))
+	// Claims held by a process that will not release them, on the last
+	// text and on the batch the repeat comes in, for an hour.
+	claimer := b.store.(vectorstore.Claimer)
+	held := []vectorstore.TextHash{vectorstore.HashText(passage(distinct - 1)), vectorstore.HashText(passage(0))}
+	if _, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process that keeps its claims", held, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	p := b.otherProcess(pipeline.Config{ClaimTTL: time.Hour}, b.client())
+	within := func(jobs []*pipeline.Job) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer cancel()
+		if err := p.Process(ctx, jobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One batch a text, the one the other process claims last: by then
+	// the pipeline has stopped claiming, and sends it at once.
+	for n := 1; n < distinct; n++ {
+		jobs := texts[passage(n)]
+		within(jobs)
+		b.wantOutcomes(fmt.Sprintf("in batch %d, of texts no batch repeated", n), jobs, pipeline.Stored)
+	}
+	if n := b.sim.SeenCount(passage(distinct - 1)); n != 1 {
+		t.Errorf("the text claimed elsewhere was sent %d times, want once: the pipeline no longer claims", n)
+	}
+	// Passage 0's two chunks in one batch are twins: a repeat, so the
+	// batch claims, and waits on the other process's claim of their text
+	// instead of sending it.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	_ = p.Process(ctx, texts[passage(0)])
+	if n := b.sim.SeenCount(passage(0)); n != 0 {
+		t.Errorf("a repeated text another process claims was sent %d times, want none: a repeat turns claims on", n)
 	}
 }

@@ -56,6 +56,9 @@ type Pipeline struct {
 	// nanoseconds by now.
 	claimOwner     string
 	lastClaimSweep atomic.Int64
+	// batchesWithoutRepeats counts this pipeline's batches since the last
+	// that met a repeated text (noteRepeats).
+	batchesWithoutRepeats atomic.Int64
 	// ledger holds the chunks of bulk-mode sources; nil embeds every
 	// source live.
 	ledger Ledger
@@ -178,18 +181,22 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, fo
 	if err != nil {
 		return nil, forget, err
 	}
+	repeated := len(send) < len(live)
 	if send, err = p.admit(ctx, send, tw); err != nil {
 		return nil, forget, err
 	}
-	send, elsewhere, err := p.claimAcross(ctx, send)
+	send, elsewhere, claimed, err := p.claimAcross(ctx, send, repeated)
 	if err != nil {
 		return nil, forget, err
 	}
 	own, waiting := p.flights.claim(send)
+	p.noteRepeats(repeated || len(elsewhere) > 0 || len(waiting) > 0)
 	var takenOver []*Job
 	forget = func() {
 		p.flights.forget(own)
-		p.releaseClaims(ctx, slices.Concat(send, takenOver))
+		if claimed {
+			p.releaseClaims(ctx, slices.Concat(send, takenOver))
+		}
 	}
 	func() {
 		defer p.flights.land(own)
