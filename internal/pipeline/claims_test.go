@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,11 +46,33 @@ func (h *heldEmbedder) Embed(ctx context.Context, inputs []string) ([][]float32,
 	return h.Embedder.Embed(ctx, inputs)
 }
 
+// pollingStore tells, by closing polling, when its lookup is asked a
+// second time in one batch: its pipeline is waiting on another
+// process's claims, polling for their vectors.
+type pollingStore struct {
+	*vectorstore.Postgres
+	calls   atomic.Int32
+	polling chan struct{}
+}
+
+func (s *pollingStore) Reusable(ctx context.Context, db vectorstore.DB, model string, hashes []vectorstore.TextHash) (map[vectorstore.TextHash][]float32, error) {
+	if s.calls.Add(1) == 2 {
+		close(s.polling)
+	}
+	return s.Postgres.Reusable(ctx, db, model, hashes)
+}
+
 // otherProcess is a pipeline with claims of its own, as a consumer in
 // another process has, sharing the database and nothing else.
 func (b *processBundle) otherProcess(cfg pipeline.Config, emb pipeline.Embedder) *pipeline.Pipeline {
 	b.t.Helper()
-	p, err := pipeline.New(cfg, pipeline.Deps{Pool: b.db.Pool, Store: b.store, Embedder: emb, Log: zerolog.Nop()})
+	return b.otherProcessOn(b.store, cfg, emb)
+}
+
+// otherProcessOn is otherProcess over store.
+func (b *processBundle) otherProcessOn(store vectorstore.Store, cfg pipeline.Config, emb pipeline.Embedder) *pipeline.Pipeline {
+	b.t.Helper()
+	p, err := pipeline.New(cfg, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb, Log: zerolog.Nop()})
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -57,10 +80,13 @@ func (b *processBundle) otherProcess(cfg pipeline.Config, emb pipeline.Embedder)
 }
 
 // processWhileHeld runs one in first, through held, and once held's call
-// has begun, two in second; it releases held when release returns, and
+// has begun, two in a second process configured by cfg; once the second
+// is waiting on the first's claims it calls check, releases held, and
 // waits for both.
-func (b *processBundle) processWhileHeld(first, second *pipeline.Pipeline, held *heldEmbedder, one, two []*pipeline.Job, release func()) {
+func (b *processBundle) processWhileHeld(first *pipeline.Pipeline, held *heldEmbedder, one, two []*pipeline.Job, cfg pipeline.Config, check func()) {
 	b.t.Helper()
+	watched := &pollingStore{Postgres: b.store.(*vectorstore.Postgres), polling: make(chan struct{})}
+	second := b.otherProcessOn(watched, cfg, b.client())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -78,7 +104,12 @@ func (b *processBundle) processWhileHeld(first, second *pipeline.Pipeline, held 
 			b.t.Errorf("process: %v", err)
 		}
 	}()
-	release()
+	select {
+	case <-watched.polling:
+		check()
+	case <-time.After(time.Minute):
+		b.t.Error("the second process never waited on the first's claims")
+	}
 	close(held.release)
 	<-done
 	<-secondDone
@@ -112,11 +143,9 @@ func TestProcessesShareTextsTheyEmbedAtOnce(t *testing.T) {
 	const distinct = 40
 	one, two := b.twoBatchesOfTheSameTexts("claims", distinct)
 	held := newHeldEmbedder(b.client(), nil)
-	first, second := b.otherProcess(pipeline.Config{}, held), b.otherProcess(pipeline.Config{}, b.client())
-	b.processWhileHeld(first, second, held, one, two, func() {
+	b.processWhileHeld(b.otherProcess(pipeline.Config{}, held), held, one, two, pipeline.Config{}, func() {
 		// The second process is waiting, not sending, while the first's
 		// call is held.
-		time.Sleep(300 * time.Millisecond)
 		if inputs := b.sim.Counts().Inputs; inputs != 0 {
 			t.Errorf("the other process sent %d inputs while the texts were claimed, want 0", inputs)
 		}
@@ -142,8 +171,7 @@ func TestAFailedClaimerHandsItsTextsOver(t *testing.T) {
 	// Claims would expire after an hour: only the release can end the
 	// wait within the test's time.
 	cfg := pipeline.Config{ClaimTTL: time.Hour}
-	first, second := b.otherProcess(cfg, held), b.otherProcess(cfg, b.client())
-	b.processWhileHeld(first, second, held, one, two, func() { time.Sleep(100 * time.Millisecond) })
+	b.processWhileHeld(b.otherProcess(cfg, held), held, one, two, cfg, func() {})
 	b.wantOutcomes("in the failing process", one, pipeline.Retry)
 	b.wantOutcomes("in the waiting process", two, pipeline.Stored)
 	b.wantNoClaims()
