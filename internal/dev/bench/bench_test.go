@@ -201,7 +201,10 @@ func checkRatios(t *testing.T, r *bench.Report) {
 		t.Errorf("%d ratios", len(r.Ratios))
 	}
 	for _, q := range r.Ratios {
-		if q.Value <= 0 {
+		// The migration's CPU to its last vector is read from /proc in
+		// 10 ms ticks over a window of a quick run's 200 chunks: it may
+		// truly read 0, as the windowed scenarios' CPU by process may.
+		if q.Value <= 0 && q.Name != bench.RatioMigrationVectorsCPU {
 			t.Errorf("ratio %q has no value", q.Name)
 		}
 		if q.Target != "" && q.Met == nil {
