@@ -67,9 +67,10 @@ func newClaimOwner() string {
 // claimAcross claims send's texts for this pipeline and returns the jobs
 // whose text it now holds, to embed, and those whose text another
 // process holds, to wait for, and whether it claimed anything to
-// release. send holds one job per text; repeated says whether the batch
-// met a repeated text already. A store that is no Claimer, or a pipeline
-// not claiming, holds nothing back. A failed
+// release. A text another process stored since the batch's lookup gets
+// that vector, as a reused one. send holds one job per text; repeated
+// says whether the batch met a repeated text already. A store that is
+// no Claimer, or a pipeline not claiming, holds nothing back. A failed
 // claim is a database error like the lookup's: the caller holds the
 // batch.
 func (p *Pipeline) claimAcross(ctx context.Context, send []*Job, repeated bool) (mine, elsewhere []*Job, claimed bool, err error) {
@@ -78,39 +79,47 @@ func (p *Pipeline) claimAcross(ctx context.Context, send []*Job, repeated bool) 
 		return send, nil, false, nil
 	}
 	p.sweepClaims(ctx)
-	held, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, hashesOf(send), p.cfg.ClaimTTL)
+	found, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, p.cfg.Model, hashesOf(send), p.cfg.ClaimTTL)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("claim texts: %w", err)
 	}
-	if len(held) == 0 {
-		return send, nil, true, nil
-	}
-	for _, j := range send {
-		if held[j.textHash] {
+	mine, elsewhere = p.sortClaimed(send, found)
+	return mine, elsewhere, true, nil
+}
+
+// sortClaimed gives the jobs whose text is stored its vector, as a
+// reused one, and sorts the others into those whose text this pipeline
+// claimed and those another process holds.
+func (p *Pipeline) sortClaimed(jobs []*Job, found vectorstore.Claims) (mine, elsewhere []*Job) {
+	for _, j := range jobs {
+		if vec, ok := found.Stored[j.textHash]; ok {
+			j.vector = vec
+			p.reused.Inc()
+			continue
+		}
+		if found.Elsewhere[j.textHash] {
 			elsewhere = append(elsewhere, j)
 		} else {
 			mine = append(mine, j)
 		}
 	}
-	return mine, elsewhere, true, nil
+	return mine, elsewhere
 }
 
 // awaitElsewhere waits for the vectors of jobs, whose texts other
-// processes claimed, polling the store, and returns the jobs whose text
-// this pipeline has claimed in the meantime, because their claimer
-// released it or let it expire: the caller embeds those. It waits a
-// little more than ClaimTTL at most, within ctx, so that every claim it
-// waits on expires first; a job still waiting when ctx ends fails, to be
+// processes claimed, polling the store with one statement that both
+// looks their vectors up and claims those neither stored nor held any
+// longer, and returns the jobs whose text this pipeline has claimed in
+// the meantime, because their claimer released it or let it expire: the
+// caller embeds those. It waits a little more than ClaimTTL at most,
+// within ctx, so that every claim it waits on expires first unless its
+// own process renews it; a job still waiting when ctx ends fails, to be
 // retried by redelivery, when the vector will most likely be stored. A
 // store that cannot be asked hands every job still waiting back, to be
 // embedded here: paying twice is better than holding a batch on a hint.
 func (p *Pipeline) awaitElsewhere(ctx context.Context, jobs []*Job) (claimed []*Job) {
-	if len(jobs) == 0 {
-		return nil
-	}
-	r, _ := p.store.(vectorstore.Reuser)
 	c, _ := p.store.(vectorstore.Claimer)
-	if r == nil || c == nil {
+	if len(jobs) == 0 || c == nil {
 		return jobs
 	}
 	// Every claim held when the wait began has expired before it ends.
@@ -130,33 +139,14 @@ func (p *Pipeline) awaitElsewhere(ctx context.Context, jobs []*Job) (claimed []*
 			}
 			return claimed
 		}
-		stored, err := r.Reusable(ctx, p.pool, p.cfg.Model, hashesOf(pending))
+		found, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, p.cfg.Model, hashesOf(pending), p.cfg.ClaimTTL)
 		if err != nil {
-			p.log.Warn().Err(err).Int("texts", len(pending)).Msg("the store cannot say whether another process stored the texts this batch waits for; embedding them here")
+			p.log.Warn().Err(err).Int("texts", len(pending)).Msg("cannot claim the texts this batch waits for, or look them up; embedding them here")
 			return append(claimed, pending...)
 		}
-		var still []*Job
-		for _, j := range pending {
-			if vec, ok := stored[j.textHash]; ok {
-				j.vector = vec
-				p.reused.Inc()
-				continue
-			}
-			still = append(still, j)
-		}
-		held, err := c.ClaimTexts(ctx, p.pool, p.claimOwner, hashesOf(still), p.cfg.ClaimTTL)
-		if err != nil {
-			p.log.Warn().Err(err).Int("texts", len(still)).Msg("cannot claim the texts this batch waits for; embedding them here")
-			return append(claimed, still...)
-		}
-		pending = still[:0:0]
-		for _, j := range still {
-			if held[j.textHash] {
-				pending = append(pending, j)
-			} else {
-				claimed = append(claimed, j)
-			}
-		}
+		var mine []*Job
+		mine, pending = p.sortClaimed(pending, found)
+		claimed = append(claimed, mine...)
 	}
 	return claimed
 }

@@ -46,7 +46,7 @@ func (h *heldEmbedder) Embed(ctx context.Context, inputs []string) ([][]float32,
 	return h.Embedder.Embed(ctx, inputs)
 }
 
-// pollingStore tells, by closing polling, when its lookup is asked a
+// pollingStore tells, by closing polling, when its claim is asked a
 // second time in one batch: its pipeline is waiting on another
 // process's claims, polling for their vectors.
 type pollingStore struct {
@@ -55,11 +55,29 @@ type pollingStore struct {
 	polling chan struct{}
 }
 
-func (s *pollingStore) Reusable(ctx context.Context, db vectorstore.DB, model string, hashes []vectorstore.TextHash) (map[vectorstore.TextHash][]float32, error) {
+func (s *pollingStore) ClaimTexts(ctx context.Context, db vectorstore.DB, owner, model string, hashes []vectorstore.TextHash, ttl time.Duration) (vectorstore.Claims, error) {
 	if s.calls.Add(1) == 2 {
 		close(s.polling)
 	}
-	return s.Postgres.Reusable(ctx, db, model, hashes)
+	return s.Postgres.ClaimTexts(ctx, db, owner, model, hashes, ttl)
+}
+
+// lookupGate holds its pipeline's first batch between its lookup of
+// stored vectors and what follows: it closes looked, and answers once
+// proceed is closed.
+type lookupGate struct {
+	*vectorstore.Postgres
+	once            sync.Once
+	looked, proceed chan struct{}
+}
+
+func (s *lookupGate) Reusable(ctx context.Context, db vectorstore.DB, model string, hashes []vectorstore.TextHash) (map[vectorstore.TextHash][]float32, error) {
+	out, err := s.Postgres.Reusable(ctx, db, model, hashes)
+	s.once.Do(func() {
+		close(s.looked)
+		<-s.proceed
+	})
+	return out, err
 }
 
 // otherProcess is a pipeline with claims of its own, as a consumer in
@@ -158,6 +176,35 @@ func TestProcessesShareTextsTheyEmbedAtOnce(t *testing.T) {
 	b.wantNoClaims()
 }
 
+// A batch that finds no stored vector for its texts, then claims them
+// after another process stored and released them, reuses the vectors:
+// its claim looks them up again in the same statement. Claiming after
+// the lookup alone sends every text twice here.
+func TestATextStoredBetweenLookupAndClaimIsReused(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	const distinct = 20
+	one, two := b.twoBatchesOfTheSameTexts("window", distinct)
+	gated := &lookupGate{Postgres: b.store.(*vectorstore.Postgres), looked: make(chan struct{}), proceed: make(chan struct{})}
+	late := b.otherProcessOn(gated, pipeline.Config{}, b.client())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.process(late, two)
+	}()
+	<-gated.looked
+	b.process(b.otherProcess(pipeline.Config{}, b.client()), one)
+	b.wantNoClaims()
+	close(gated.proceed)
+	<-done
+	b.wantOutcomes("in either process", append(one, two...), pipeline.Stored)
+	if inputs := b.sim.Counts().Inputs; inputs != distinct {
+		t.Errorf("the provider was sent %d inputs for %d texts, want %d: the late batch paid for texts stored before its claim", inputs, distinct, distinct)
+	}
+	b.checkVectors(2 * distinct)
+	b.wantNoClaims()
+}
+
 // A process that could not embed its claimed texts releases them when
 // its batch gives up, and the process waiting on them embeds them at
 // once, long before the claims would have expired. No claim outlives
@@ -190,8 +237,8 @@ func TestAClaimOfADeadProcessExpires(t *testing.T) {
 		hashes[n] = vectorstore.HashText(passage(n))
 	}
 	claimer := b.store.(vectorstore.Claimer)
-	if held, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process killed with -9", hashes, time.Hour); err != nil || len(held) != 0 {
-		t.Fatalf("claim: held elsewhere %v, %v", held, err)
+	if found, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process killed with -9", "", hashes, time.Hour); err != nil || len(found.Elsewhere) != 0 {
+		t.Fatalf("claim: held elsewhere %v, %v", found.Elsewhere, err)
 	}
 	const ttl = 2 * time.Second
 	p := b.otherProcess(pipeline.Config{ClaimTTL: ttl}, b.client())
@@ -224,7 +271,7 @@ func TestClaimsOnlyWhileTextsRepeat(t *testing.T) {
 	// text and on the batch the repeat comes in, for an hour.
 	claimer := b.store.(vectorstore.Claimer)
 	held := []vectorstore.TextHash{vectorstore.HashText(passage(distinct - 1)), vectorstore.HashText(passage(0))}
-	if _, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process that keeps its claims", held, time.Hour); err != nil {
+	if _, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a process that keeps its claims", "", held, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	p := b.otherProcess(pipeline.Config{ClaimTTL: time.Hour}, b.client())

@@ -185,17 +185,17 @@ func (p *Pipeline) vectors(ctx context.Context, live []*Job) (toStore []*Job, fo
 	if send, err = p.admit(ctx, send, tw); err != nil {
 		return nil, forget, err
 	}
-	send, elsewhere, claimed, err := p.claimAcross(ctx, send, repeated)
+	mine, elsewhere, claimed, err := p.claimAcross(ctx, send, repeated)
 	if err != nil {
 		return nil, forget, err
 	}
-	own, waiting := p.flights.claim(send)
-	p.noteRepeats(repeated || len(elsewhere) > 0 || len(waiting) > 0)
+	own, waiting := p.flights.claim(mine)
+	p.noteRepeats(repeated || len(mine) < len(send) || len(waiting) > 0)
 	var takenOver []*Job
 	forget = func() {
 		p.flights.forget(own)
 		if claimed {
-			p.releaseClaims(ctx, slices.Concat(send, takenOver))
+			p.releaseClaims(ctx, slices.Concat(mine, takenOver))
 		}
 	}
 	func() {

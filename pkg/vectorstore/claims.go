@@ -18,55 +18,93 @@ import (
 // older than the time to live, when another process takes it over; no
 // chunk ever depends on a claim to be stored. *Postgres is one.
 type Claimer interface {
-	// ClaimTexts claims, for owner, each of hashes that no other owner
-	// claimed less than ttl ago, and returns those another owner holds.
-	// An owner's own claims are renewed.
-	ClaimTexts(ctx context.Context, db DB, owner string, hashes []TextHash, ttl time.Duration) (heldElsewhere map[TextHash]bool, err error)
+	// ClaimTexts claims, for owner, each of hashes that no stored vector
+	// embedded with model answers and no other owner claimed less than
+	// ttl ago. It returns the vectors stored for the others and those
+	// another owner holds; the rest are owner's now. An owner's own claims
+	// are renewed. Looking up and claiming in one statement leaves no
+	// moment between them in which another owner could store a text and
+	// release it unseen.
+	ClaimTexts(ctx context.Context, db DB, owner, model string, hashes []TextHash, ttl time.Duration) (Claims, error)
 	// ReleaseTexts drops owner's claims on hashes, so that the processes
 	// waiting on texts the owner could not embed take them over at once.
 	ReleaseTexts(ctx context.Context, db DB, owner string, hashes []TextHash) error
 }
 
+// Claims is what ClaimTexts found for the hashes it did not claim.
+type Claims struct {
+	// Stored holds a vector stored for each text that had one, as
+	// Reuser.Reusable returns it.
+	Stored map[TextHash][]float32
+	// Elsewhere holds the texts another owner claimed.
+	Elsewhere map[TextHash]bool
+}
+
 var _ Claimer = (*Postgres)(nil)
 
-// claimSQL inserts the claims in hash order, so that two processes
-// claiming overlapping texts lock them in the same order and never
-// deadlock. A row is taken over when it is the owner's own or older than
-// the time to live; RETURNING lists the rows this statement wrote.
-const claimSQL = `INSERT INTO text_claims AS c (generation, text_hash, claimed_by, claimed_at)
-SELECT $1, h, $2, now() FROM unnest($3::bytea[]) h ORDER BY h
+// claimStatement looks up the vectors stored for the texts, as
+// reuseStatement does, and claims the others in hash order, so that two
+// processes claiming overlapping texts lock them in the same order and
+// never deadlock. A row is taken over when it is the owner's own or
+// older than the time to live. It returns the texts it claimed, with no
+// vector, and the stored ones, with theirs; both read one snapshot, so a
+// text another owner stored and released before the statement began is
+// found stored, and one it stores later was still claimed by it.
+func claimStatement(t target) string {
+	return `WITH stored AS (` + reuseStatement(t) + `), claimed AS (
+INSERT INTO text_claims AS c (generation, text_hash, claimed_by, claimed_at)
+SELECT $4, h, $5, now() FROM unnest($1::bytea[]) h WHERE h NOT IN (SELECT text_hash FROM stored) ORDER BY h
 ON CONFLICT (generation, text_hash) DO UPDATE SET claimed_by = EXCLUDED.claimed_by, claimed_at = EXCLUDED.claimed_at
-WHERE c.claimed_by = EXCLUDED.claimed_by OR c.claimed_at < now() - $4::interval
-RETURNING text_hash`
+WHERE c.claimed_by = EXCLUDED.claimed_by OR c.claimed_at < now() - $6::interval
+RETURNING text_hash)
+SELECT text_hash, NULL::real[] FROM claimed UNION ALL SELECT * FROM stored`
+}
 
 // ClaimTexts implements Claimer with one statement for the store's
 // generation. Empty hashes is a no-op.
-func (p *Postgres) ClaimTexts(ctx context.Context, db DB, owner string, hashes []TextHash, ttl time.Duration) (map[TextHash]bool, error) {
+func (p *Postgres) ClaimTexts(ctx context.Context, db DB, owner, model string, hashes []TextHash, ttl time.Duration) (Claims, error) {
+	var found Claims
 	if len(hashes) == 0 {
-		return nil, nil
+		return found, nil
 	}
-	rows, err := db.Query(ctx, claimSQL, p.generation, owner, sortedKeys(hashes), ttl)
+	rows, err := db.Query(ctx, p.claimSQL, sortedKeys(hashes), model, p.dims, p.generation, owner, ttl)
 	if err != nil {
-		return nil, fmt.Errorf("vectorstore: claim %d texts: %w", len(hashes), err)
+		return found, fmt.Errorf("vectorstore: claim %d texts: %w", len(hashes), err)
 	}
 	mine := make(map[TextHash]bool, len(hashes))
-	var key []byte
-	if _, err := pgx.ForEachRow(rows, []any{&key}, func() error {
-		mine[TextHash(key)] = true
+	var (
+		key []byte
+		vec []float32
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&key, &vec}, func() error {
+		var h TextHash
+		if len(key) != len(h) {
+			return nil
+		}
+		copy(h[:], key)
+		switch {
+		case vec == nil:
+			mine[h] = true
+		case len(vec) == p.dims:
+			if found.Stored == nil {
+				found.Stored = map[TextHash][]float32{}
+			}
+			found.Stored[h] = vec
+		}
+		vec = nil
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("vectorstore: claim %d texts: %w", len(hashes), err)
+		return Claims{}, fmt.Errorf("vectorstore: claim %d texts: %w", len(hashes), err)
 	}
-	var elsewhere map[TextHash]bool
 	for _, h := range hashes {
-		if !mine[h] {
-			if elsewhere == nil {
-				elsewhere = map[TextHash]bool{}
+		if _, ok := found.Stored[h]; !ok && !mine[h] {
+			if found.Elsewhere == nil {
+				found.Elsewhere = map[TextHash]bool{}
 			}
-			elsewhere[h] = true
+			found.Elsewhere[h] = true
 		}
 	}
-	return elsewhere, nil
+	return found, nil
 }
 
 // releaseSQL locks the owner's claims in hash order before deleting

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -25,11 +27,11 @@ func TestAClaimHoldsATextForOneOwnerUntilReleasedOrExpired(t *testing.T) {
 		conn := db.RolePool(t, role)
 		claim := func(s *vectorstore.Postgres, owner string, ttl time.Duration, hashes ...vectorstore.TextHash) []vectorstore.TextHash {
 			t.Helper()
-			held, err := s.ClaimTexts(ctx, conn, owner, hashes, ttl)
-			if err != nil {
-				t.Fatalf("as %s, %s claims: %v", role, owner, err)
+			found, err := s.ClaimTexts(ctx, conn, owner, "m", hashes, ttl)
+			if err != nil || len(found.Stored) != 0 {
+				t.Fatalf("as %s, %s claims: %d stored, %v", role, owner, len(found.Stored), err)
 			}
-			return slices.SortedFunc(maps.Keys(held), func(x, y vectorstore.TextHash) int { return slices.Compare(x[:], y[:]) })
+			return slices.SortedFunc(maps.Keys(found.Elsewhere), func(x, y vectorstore.TextHash) int { return slices.Compare(x[:], y[:]) })
 		}
 		want := func(what string, got []vectorstore.TextHash, hashes ...vectorstore.TextHash) {
 			t.Helper()
@@ -69,6 +71,48 @@ func TestAClaimHoldsATextForOneOwnerUntilReleasedOrExpired(t *testing.T) {
 		}
 		if _, err := db.Pool.Exec(ctx, `DELETE FROM text_claims`); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A text whose vector is stored is not claimed: the claim returns the
+// vector instead, in the same statement, so that a text another process
+// stored and released after the batch's lookup is not paid for again.
+// A vector of another model does not answer, nor one of another
+// generation.
+func TestAClaimFindsTheTextsStoredMeanwhile(t *testing.T) {
+	t.Parallel()
+	first, second, db := openGenerations(t, testenv.DefaultBackend)
+	ctx := t.Context()
+	vec := make([]float32, testDims)
+	vec[0] = 1
+	if _, err := first.Upsert(ctx, db.Pool, []vectorstore.Record{rec("a", 0, 2, "h0", vec)}); err != nil {
+		t.Fatal(err)
+	}
+	stored, other := vectorstore.HashText("a text"), vectorstore.HashText("another text")
+	conn := db.RolePool(t, migrations.ConsumerRole)
+	found, err := first.ClaimTexts(ctx, conn, "p1", "m", []vectorstore.TextHash{stored, other}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := found.Stored[stored]; len(found.Stored) != 1 || !slices.Equal(got, vec) || len(found.Elsewhere) != 0 {
+		t.Errorf("claim of a stored text and another: stored %v, elsewhere %v; want the stored one's vector alone", found.Stored, found.Elsewhere)
+	}
+	rows, _ := db.Pool.Query(ctx, `SELECT generation || ':' || (text_hash = $1) FROM text_claims ORDER BY 1`, other[:])
+	claims, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || !slices.Equal(claims, []string{"1:true"}) {
+		t.Errorf("claims held %v (%v), want the unstored text's alone", claims, err)
+	}
+	for what, claim := range map[string]func() (vectorstore.Claims, error){
+		"another model": func() (vectorstore.Claims, error) {
+			return first.ClaimTexts(ctx, conn, "p2", "other", []vectorstore.TextHash{stored}, time.Minute)
+		},
+		"another generation": func() (vectorstore.Claims, error) {
+			return second.ClaimTexts(ctx, conn, "p2", "m", []vectorstore.TextHash{stored}, time.Minute)
+		},
+	} {
+		if found, err := claim(); err != nil || len(found.Stored)+len(found.Elsewhere) != 0 {
+			t.Errorf("%s: stored %v, elsewhere %v (%v), want the text claimed", what, found.Stored, found.Elsewhere, err)
 		}
 	}
 }

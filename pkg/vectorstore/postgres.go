@@ -33,6 +33,7 @@ type Postgres struct {
 	searchSQL  string
 	pruneSQL   string
 	reuseSQL   string
+	claimSQL   string
 }
 
 var _ Store = (*Postgres)(nil)
@@ -95,7 +96,7 @@ func newPostgres(dims int, mode string, gen int) (*Postgres, error) {
 	}
 	t := targetOf(gen)
 	p := &Postgres{dims: dims, mode: mode, generation: gen, resolveSQL: resolveStatement(t), pruneSQL: pruneStatement(t),
-		reuseSQL: reuseStatement(t)}
+		reuseSQL: reuseStatement(t), claimSQL: claimStatement(t)}
 	switch {
 	case mode == ModeVector && gen == firstGeneration:
 		p.upsertSQL = upsertStatement(t, dims, "::vector")
