@@ -73,6 +73,10 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		readVectors    = `SELECT text FROM chunk_embeddings`
 		writeVectors   = `UPDATE chunk_embeddings SET text = '' WHERE false`
 		pruneVectors   = `DELETE FROM chunk_embeddings WHERE doc_id = 'gone'`
+		writeCut       = `INSERT INTO generation_documents (generation, doc_id, version, chunk_count) SELECT 2, 'd', 1, 0 WHERE false`
+		readCutText    = `SELECT text FROM generation_chunks`
+		readCutKeys    = `SELECT c.doc_id, c.chunk_index, c.version, c.content_hash, c.withheld, d.version FROM generation_chunks c JOIN generation_documents d USING (generation, doc_id)`
+		eraseCut       = `DELETE FROM generation_chunks WHERE doc_id = 'gone'`
 		claimText      = `INSERT INTO text_claims (generation, text_hash, claimed_by) VALUES (1, sha256('t'), 'me') ON CONFLICT (generation, text_hash) DO UPDATE SET claimed_at = now() RETURNING text_hash`
 		sweepClaims    = `DELETE FROM text_claims WHERE false`
 		takeClaims     = `SELECT ctid FROM text_claims FOR UPDATE SKIP LOCKED`
@@ -147,23 +151,23 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
-			[]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
+			[]string{writeCut, readCutText, readCutKeys, eraseCut, readGens, queueOwed, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
 				findGenDocs, eraseGenDoc, takeOwed, eraseParked, eraseBulkDoc},
 			[]string{readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				readGens, createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, readBackfill, parkInGen, markReady, lockGen,
+				createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
+				writeGen, readBackfill, parkInGen, markReady, lockGen,
 				readBulk, readBulkText, openBulk, admitBulk, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, readClaims}},
 		{migrations.ConsumerRole,
-			[]string{keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
+			[]string{readCutText, readCutKeys, eraseCut, keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
 				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, newPass, replan, parkInGen, retryGen, markReady, lockGen,
 				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, takeClaims, readClaims},
-			[]string{readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
+			[]string{writeCut, readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
-			append([]string{queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
+			append([]string{writeCut, readCutText, readCutKeys, eraseCut, queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
@@ -171,28 +175,28 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		{migrations.ReplayerRole,
 			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, takeClaims, readClaims},
-			append([]string{readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
+			append([]string{writeCut, readCutText, readCutKeys, eraseCut, readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
 				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
 				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.OperatorRole,
-			[]string{reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
+			[]string{readCutText, readCutKeys, eraseCut, reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
 				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims},
-			[]string{keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
+			[]string{writeCut, keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk,
 				claimText, takeClaims}},
 		{migrations.ConsoleRole,
-			[]string{readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
-			append([]string{keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			[]string{readCutKeys, readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
+			append([]string{writeCut, readCutText, eraseCut, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers,
 				claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReadonlyRole,
-			[]string{readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
-			append([]string{readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
+			[]string{readCutText, readCutKeys, readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
+			append([]string{writeCut, eraseCut, readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
 				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers}, bulkWrites...)},
 	} {

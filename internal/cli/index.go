@@ -76,7 +76,11 @@ func chunking(g generation.Generation) string {
 	if g.Chunking == nil {
 		return "(the producer's)"
 	}
-	return fmt.Sprintf("%d/%d %s", g.Chunking.Size, g.Chunking.Overlap, g.Chunking.Unit)
+	s := fmt.Sprintf("%d/%d %s", g.Chunking.Size, g.Chunking.Overlap, g.Chunking.Unit)
+	if g.Recut {
+		s += " (recut)"
+	}
+	return s
 }
 
 func runIndexCreate(ctx context.Context, env Env, args []string) error {
@@ -104,14 +108,13 @@ func runIndexCreate(ctx context.Context, env Env, args []string) error {
 	if r.Reason == "" {
 		return usageErr("index create needs --reason: %v", generation.ErrNoReason)
 	}
-	if cur, err := producerChunking(env); err != nil {
+	cur, err := producerChunking(env)
+	if err != nil {
 		return usageErr("index create: %v", err)
-	} else if s.Chunking != cur {
-		return usageErr("index create: chunking %d/%d %s differs from the producer's %d/%d %s (CHUNK_SIZE, CHUNK_OVERLAP, CHUNK_UNIT): "+
-			"a chunking change needs the sources' text, and the backfill embeds the chunks PostgreSQL holds; "+
-			"re-chunking from the sources is not supported yet, so create the generation with the producer's chunking",
-			s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit, cur.Size, cur.Overlap, cur.Unit)
 	}
+	// Another chunking cuts other chunks than those generation 1 holds
+	// the text of: the sources' runs cut them.
+	s.Recut = s.Chunking != cur
 	return change(ctx, env, c, &r, func(reg *generation.Registry) (generation.Change, error) { return reg.Create(ctx, s, r) })
 }
 
@@ -195,6 +198,9 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	if p.ParkedHere > 0 {
 		fmt.Fprintf(w, "  of the parked, %d in this generation alone\n", p.ParkedHere)
 	}
+	if p.Uncut > 0 {
+		fmt.Fprintf(w, "  %d documents not cut for it yet: run their sources' producers again\n", p.Uncut)
+	}
 	fmt.Fprintf(w, "  backfill: %s", p.Backfill)
 	if st := p.State; st != nil {
 		fmt.Fprintf(w, "; pass %d", st.Pass)
@@ -231,7 +237,7 @@ func printCost(w io.Writer, k generation.Cost) {
 	if !k.Exact {
 		how += ", an estimate"
 	}
-	fmt.Fprintf(w, "  cost to finish: %d tokens (%s) for the %d owed chunks whose text generation 1 holds", k.Tokens, how, k.Counted)
+	fmt.Fprintf(w, "  cost to finish: %d tokens (%s) for the %d owed chunks whose text is held", k.Tokens, how, k.Counted)
 	if k.Unheld > 0 {
 		fmt.Fprintf(w, "; %d more owed, whose text it does not hold, not counted", k.Unheld)
 	}
@@ -346,6 +352,11 @@ func printChange(env Env, ch generation.Change) {
 	case generation.ActionCreate:
 		would = fmt.Sprintf("create generation %d", ch.Generation)
 		did = fmt.Sprintf("created generation %d, building: the consumers' backfill embeds every stored chunk into it (follow with sluice index status %d)", ch.Generation, ch.Generation)
+		if ch.Recut {
+			would += ", recut: its chunking differs from the producer's (CHUNK_SIZE, CHUNK_OVERLAP, CHUNK_UNIT)"
+			did = fmt.Sprintf("created generation %d, building, recut: its chunking differs from the producer's, so each source's next run cuts every document it reads for it too, "+
+				"and the consumers' backfill embeds those chunks; run every source's producer again (sluice index status %d counts the documents not cut yet)", ch.Generation, ch.Generation)
+		}
 	case generation.ActionActivate:
 		would = fmt.Sprintf("activate generation %d, retiring generation %d", ch.Generation, ch.Previous)
 		did = fmt.Sprintf("activated generation %d: search serves it; generation %d is retired (activate it to roll back)", ch.Generation, ch.Previous)

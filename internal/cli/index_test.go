@@ -249,8 +249,6 @@ func TestIndexCommandsRefuseBadInput(t *testing.T) {
 		{"no dims", []string{"index", "create", "--model", "m", "--reason", "r"}, 2, "dims 0 out of range"},
 		{"overlap too large", []string{"index", "create", "--model", "m", "--dims", "8", "--chunk-size", "10", "--chunk-overlap", "10", "--reason", "r"}, 2, "overlap 10"},
 		{"no reason", []string{"index", "create", "--model", "m", "--dims", "8"}, 2, "--reason"},
-		{"another chunking", []string{"index", "create", "--model", "m", "--dims", "8", "--chunk-size", "256", "--chunk-overlap", "32", "--reason", "r", "--execute"},
-			2, "a chunking change needs the sources' text"},
 		{"retry the first", []string{"index", "retry", "1", "--reason", "r"}, 1, "sluice dlq replay"},
 		{"retry unknown", []string{"index", "retry", "9", "--reason", "r"}, 1, "unknown index generation 9"},
 		{"unknown generation", []string{"index", "activate", "9", "--reason", "r"}, 1, "unknown index generation 9"},

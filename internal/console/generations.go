@@ -19,8 +19,9 @@ type generationRow struct {
 
 // Backfill says what writes the generation: the pipeline for generation
 // 1; for a later one its backfill's pass, the chunks queued to publish,
-// the rate of the last generation.ETAWindow and, while chunks are owed,
-// the time to finish at that rate, as sluice index status says them.
+// the rate of the last generation.ETAWindow, a recut generation's
+// documents not cut yet and, while chunks are owed, the time to finish
+// at that rate, as sluice index status says them.
 func (r generationRow) Backfill() string {
 	p := r.Progress
 	st := p.State
@@ -32,6 +33,9 @@ func (r generationRow) Backfill() string {
 		s += " scanned"
 	}
 	s += fmt.Sprintf(" · %d queued · %s/s", st.Queued, rate(p.RecentPerSecond))
+	if p.Uncut > 0 {
+		s += fmt.Sprintf(" · %d documents not cut yet (run their sources)", p.Uncut)
+	}
 	switch {
 	case p.Owed == 0:
 	case p.ETASeconds != nil:

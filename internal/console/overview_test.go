@@ -67,6 +67,14 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 		`INSERT INTO generation_backfill (generation, pass, scanned, planned) VALUES (2, 2, true, 3)`,
 		`INSERT INTO generation_backfill_queue (generation, doc_id, chunk_index, version, content_hash, source_id)
 		 SELECT 2, 'gen-' || i, 0, 1, 'h', 'gamma' FROM generate_series(3, 4) i`,
+		// A recut generation that has cut one document of them all.
+		`INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, recut)
+		 VALUES (4, 'cut-model', 4, 100, 0, 'chars', 'building', true)`,
+		`INSERT INTO generation_documents (generation, doc_id, version, chunk_count) VALUES (4, 'gen-1', 1, 2)`,
+		`INSERT INTO generation_chunks (generation, doc_id, chunk_index, version, content_hash, source_id, text)
+		 VALUES (4, 'gen-1', 0, 1, 'c0', 'gamma', 'first half'), (4, 'gen-1', 1, 1, 'c1', 'gamma', 'second half')`,
+		`INSERT INTO generation_embeddings (generation, doc_id, chunk_index, version, content_hash, model, dims, embedding, text)
+		 VALUES (4, 'gen-1', 0, 1, 'c0', 'cut-model', 4, array_fill(0.1::real, ARRAY[4]), 'first half')`,
 	} {
 		if _, err := b.db.Pool.Exec(ctx, sql); err != nil {
 			t.Fatal(err)
@@ -85,6 +93,8 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 		fmt.Sprintf(`<progress max="100" value="%.1f" title="1 of %d chunks stored">`, 100/float64(chunks), chunks),
 		// Two owed at one chunk in five minutes: ten minutes to go.
 		fmt.Sprintf(`%%</td><td>pass 2 scanned · 2 queued · 0.0033/s · about 10m0s left<br>%d parked: <code>sluice index retry 2 --reason R --execute</code></td></tr>`, alphaStored+1),
+		`<tr id="generation-4"><td>4</td><td>building</td><td class="clip">cut-model</td><td class="n">4</td><td class="n">1</td><td class="n">1</td><td class="n">0</td>`,
+		fmt.Sprintf(`· %d documents not cut yet (run their sources)`, b.count(t, `SELECT count(*) FROM documents WHERE status <> 'deleted'`)-1),
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %s\n%s", want, body[strings.Index(body, `id="generations"`):])

@@ -50,7 +50,7 @@ const GenerationLeakPrefix = "generation_embeddings.g"
 // leakTables are the places a deleted document's data could be, in the
 // order a leak names them.
 var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "ingest_manifest.job", "ingest_manifest.live",
-	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload", "bulk_members"}
+	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload", "bulk_members", "generation_chunks"}
 
 // leaksSQL finds, for every deleted document, what is left of it: a
 // vector or chunk text of any index generation, a manifest row with job bytes or not superseded
@@ -85,6 +85,8 @@ SELECT doc_id, what, n FROM (
 	WHERE coalesce(o.payload->>'payload', '') <> '' GROUP BY 1
 	UNION ALL
 	SELECT b.doc_id, 'bulk_members', count(*) FROM bulk_members b JOIN gone USING (doc_id) WHERE b.text <> '' GROUP BY 1
+	UNION ALL
+	SELECT c.doc_id, 'generation_chunks', count(*) FROM generation_chunks c JOIN gone USING (doc_id) GROUP BY 1
 ) leaks ORDER BY doc_id, what`
 
 // Check returns every deleted document of which PostgreSQL still holds

@@ -42,7 +42,8 @@ type Stored struct {
 }
 
 // Enqueue queues every chunk of stored for each generation after the
-// first that is not dropped, in the caller's transaction: the pipeline's
+// first that is neither dropped nor recut (whose chunks are other pieces:
+// RecordCuts queues those), in the caller's transaction: the pipeline's
 // store transaction calls it, so that a new or changed document reaches
 // every later generation with the same certainty as its first vector.
 // With no such generation it writes nothing.
@@ -60,7 +61,7 @@ func Enqueue(ctx context.Context, q manifest.Querier, stored []Stored) error {
 		SELECT g.generation, u.doc_id, u.chunk_index, u.version, u.content_hash, u.source_id
 		FROM index_generations g
 		CROSS JOIN unnest($1::text[], $2::int4[], $3::int8[], $4::text[], $5::text[]) AS u(doc_id, chunk_index, version, content_hash, source_id)
-		WHERE g.generation > `+fmt.Sprint(First)+` AND g.status <> '`+string(Dropped)+`'`,
+		WHERE g.generation > `+fmt.Sprint(First)+` AND g.status <> '`+string(Dropped)+`' AND NOT g.recut`,
 		docs, indexes, versions, hashes, sources)
 	if err != nil {
 		return fmt.Errorf("queue stored chunks for later generations: %w", err)
@@ -93,15 +94,15 @@ func Requeue(ctx context.Context, q manifest.Querier, owed []Owed) error {
 	return nil
 }
 
-// owedSQL is the chunks stored in the manifest before $5 that
-// generation $1 has no vector of at their current version and content
-// and has not parked, after the cursor ($2, $3), in key order, at most
-// $4.
-const owedSQL = `
-SELECT m.doc_id, m.chunk_index, m.version, m.content_hash, d.source_id
-FROM ingest_manifest m
-JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> ` + manifest.SQLDocDeleted + `
-WHERE m.status = ` + manifest.SQLStored + ` AND (m.doc_id, m.chunk_index) > ($2, $3) AND m.updated_at < $5
+// owedSQL is the chunks written before $5 that generation $1 should
+// hold (shouldHold: the manifest's stored chunks, or a recut
+// generation's own) and has no vector of at their current version and
+// content and has not parked, after the cursor ($2, $3), in key order,
+// at most $4.
+var owedSQL = `
+SELECT m.doc_id, m.chunk_index, m.version, m.content_hash, m.source_id
+FROM ` + shouldHold("$1", false) + ` m
+WHERE m.status = ` + manifest.SQLStored + ` AND (m.doc_id, m.chunk_index) > ($2, $3) AND m.since < $5
   AND NOT EXISTS (SELECT 1 FROM generation_embeddings v
                   WHERE v.generation = $1 AND v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index
                     AND v.version = m.version AND v.content_hash = m.content_hash)
@@ -386,12 +387,13 @@ func StateOf(ctx context.Context, q manifest.Querier, gen int) (BackfillState, e
 	return s, nil
 }
 
-// Erase deletes what the backfill holds of documents docIDs, queued or
-// parked, in every generation: the generation's part of deleting a
-// document (package erase). Neither holds text; a deleted document's
-// queued chunk would find nothing to embed anyway.
+// Erase deletes what the generations hold of documents docIDs besides
+// their vectors, in every generation: queued, parked, and a recut
+// generation's cuts with their text. It is the generations' part of
+// deleting a document (package erase); a deleted document's queued chunk
+// would find nothing to embed anyway.
 func Erase(ctx context.Context, q manifest.Querier, docIDs []string) error {
-	for _, table := range []string{"generation_backfill_queue", "generation_parked"} {
+	for _, table := range []string{"generation_backfill_queue", "generation_parked", "generation_chunks", "generation_documents"} {
 		if _, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE doc_id = ANY($1)`, docIDs); err != nil {
 			return fmt.Errorf("erase documents from %s: %w", table, err)
 		}
@@ -417,7 +419,7 @@ func LockForWrite(ctx context.Context, q manifest.Querier, gen int) (bool, error
 }
 
 // OwesStored reports whether generation gen lacks a vector of any chunk
-// the manifest stored before before, at its current version and
+// the manifest stored (or, recut, it cut) before before, at its current version and
 // content, that it has not parked: what another pass of its scan would
 // queue. A zero before counts every stored chunk.
 func OwesStored(ctx context.Context, q manifest.Querier, gen int, before time.Time) (bool, error) {

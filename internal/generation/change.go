@@ -52,6 +52,10 @@ type Spec struct {
 	// Mode is how its backfill embeds: policy.ModeLive (the default when
 	// empty) or policy.ModeBatch, through the provider's Batch API.
 	Mode string
+	// Recut makes a generation whose Chunking differs from the
+	// producer's: the sources' next runs cut its chunks, since the text
+	// generation 1 holds is cut otherwise.
+	Recut bool
 }
 
 // Validate reports a Spec that cannot be a generation, saying how to fix
@@ -98,8 +102,12 @@ type IncompleteError struct {
 
 // Error says what is missing and how to go on.
 func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("generation %d is incomplete: %d chunks owed, %d parked in it alone, of %d (backfill %s); wait until it is complete, or pass --force with a --reason to serve it as it is",
-		e.Progress.Generation, e.Progress.Owed, e.Progress.ParkedHere, e.Progress.Chunks, e.Progress.Backfill)
+	uncut := ""
+	if e.Progress.Uncut > 0 {
+		uncut = fmt.Sprintf(", %d documents not cut yet (run their sources' producers)", e.Progress.Uncut)
+	}
+	return fmt.Sprintf("generation %d is incomplete: %d chunks owed, %d parked in it alone, of %d%s (backfill %s); wait until it is complete, or pass --force with a --reason to serve it as it is",
+		e.Progress.Generation, e.Progress.Owed, e.Progress.ParkedHere, e.Progress.Chunks, uncut, e.Progress.Backfill)
 }
 
 // Is matches ErrIncomplete.
@@ -124,6 +132,8 @@ type Change struct {
 	IndexExisted bool   `json:"index_existed,omitempty"`
 	// Retried counts the parked chunks a retry cleared (or would).
 	Retried int64 `json:"retried,omitempty"`
+	// Recut is a created generation that the sources' runs cut.
+	Recut bool `json:"recut,omitempty"`
 }
 
 // Registry makes changes to the generations, each in one transaction.
@@ -153,20 +163,20 @@ func (reg *Registry) Create(ctx context.Context, s Spec, r Request) (Change, err
 	if err := r.check(); err != nil {
 		return Change{}, err
 	}
-	c := Change{Action: ActionCreate, DryRun: !r.Execute}
+	c := Change{Action: ActionCreate, DryRun: !r.Execute, Recut: s.Recut}
 	err := pgx.BeginFunc(ctx, reg.pool, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT coalesce(max(generation), 0) + 1 FROM index_generations`).Scan(&c.Generation); err != nil {
 			return fmt.Errorf("number the new generation: %w", err)
 		}
 		if r.Execute {
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, mode)
-				VALUES ($1, $2, $3, $4, $5, $6, '`+string(Building)+`', $7)`,
-				c.Generation, s.Model, s.Dims, s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit, s.mode()); err != nil {
+				INSERT INTO index_generations (generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, mode, recut)
+				VALUES ($1, $2, $3, $4, $5, $6, '`+string(Building)+`', $7, $8)`,
+				c.Generation, s.Model, s.Dims, s.Chunking.Size, s.Chunking.Overlap, s.Chunking.Unit, s.mode(), s.Recut); err != nil {
 				return fmt.Errorf("create generation %d: %w", c.Generation, err)
 			}
 		}
-		return audit(ctx, tx, &c, r, map[string]any{"model": s.Model, "dims": s.Dims, "chunking": s.Chunking, "mode": s.mode()})
+		return audit(ctx, tx, &c, r, map[string]any{"model": s.Model, "dims": s.Dims, "chunking": s.Chunking, "mode": s.mode(), "recut": s.Recut})
 	})
 	return c, err
 }
@@ -239,7 +249,8 @@ func switchActive(ctx context.Context, tx pgx.Tx, id int) error {
 	return nil
 }
 
-// Drop removes generation id's vectors and marks it dropped. It refuses
+// Drop removes generation id's vectors, and a recut one's cuts with
+// their text, and marks it dropped. It refuses
 // the active generation (ErrActive) and generation 1, whose vectors the
 // pipeline writes (vectorstore.ErrFirstGeneration).
 func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error) {
@@ -266,6 +277,9 @@ func (reg *Registry) Drop(ctx context.Context, id int, r Request) (Change, error
 			}
 			if c.VectorsDropped, err = vectorstore.DropGeneration(ctx, tx, id); err != nil {
 				return nil, err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM generation_documents WHERE generation = $1`, id); err != nil {
+				return nil, fmt.Errorf("drop generation %d's cuts: %w", id, err)
 			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE index_generations SET status = '`+string(Dropped)+`', dropped_at = now() WHERE generation = $1`, id); err != nil {

@@ -55,7 +55,11 @@ type Generation struct {
 	// Chunking is nil when it was never recorded (generation 1: the
 	// producer's settings).
 	Chunking *Chunking `json:"chunking"`
-	Status   Status    `json:"status"`
+	// Recut is a generation whose chunking differs from the producer's:
+	// the sources' runs cut its chunks (RecordCuts), instead of its
+	// backfill taking generation 1's.
+	Recut  bool   `json:"recut"`
+	Status Status `json:"status"`
 	// Mode is how its backfill embeds: policy.ModeLive through the live
 	// endpoint, policy.ModeBatch through the provider's Batch API.
 	Mode        string     `json:"mode"`
@@ -70,14 +74,14 @@ var ErrUnknown = errors.New("unknown index generation")
 
 // selectSQL reads generations; a statement appends its WHERE.
 const selectSQL = `
-SELECT generation, model, dims, chunk_size, chunk_overlap, chunk_unit, status, mode, created_at, activated_at, retired_at, dropped_at
+SELECT generation, model, dims, chunk_size, chunk_overlap, chunk_unit, recut, status, mode, created_at, activated_at, retired_at, dropped_at
 FROM index_generations`
 
 func scan(row pgx.CollectableRow) (Generation, error) {
 	var g Generation
 	var size, overlap *int
 	var unit *string
-	err := row.Scan(&g.ID, &g.Model, &g.Dims, &size, &overlap, &unit, &g.Status, &g.Mode, &g.CreatedAt, &g.ActivatedAt, &g.RetiredAt, &g.DroppedAt)
+	err := row.Scan(&g.ID, &g.Model, &g.Dims, &size, &overlap, &unit, &g.Recut, &g.Status, &g.Mode, &g.CreatedAt, &g.ActivatedAt, &g.RetiredAt, &g.DroppedAt)
 	if size != nil && overlap != nil && unit != nil {
 		g.Chunking = &Chunking{Size: *size, Overlap: *overlap, Unit: *unit}
 	}

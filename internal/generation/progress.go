@@ -3,6 +3,7 @@ package generation
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +33,11 @@ type Progress struct {
 	// every other generation holds them. A chunk parked in the manifest
 	// is missing from every generation alike.
 	ParkedHere int64 `json:"parked_here"`
+	// Uncut are the documents a recut generation has not cut at their
+	// current version: the sources they come from have not been run
+	// since it was created or they changed. Their chunks are in none of
+	// the counts above; 0 for any other generation.
+	Uncut int64 `json:"uncut"`
 	// Vectors are the generation's rows, stale versions included.
 	Vectors int64 `json:"vectors"`
 	// Percent is Stored of Chunks, 100 when there are none.
@@ -48,10 +54,11 @@ type Progress struct {
 }
 
 // Complete reports whether the generation holds every chunk the others
-// hold: nothing owed, nothing parked in it alone. A chunk parked in the
-// manifest is missing from every generation, so it does not hold back
-// one generation against another.
-func (p Progress) Complete() bool { return p.Owed == 0 && p.ParkedHere == 0 }
+// hold: nothing owed, nothing parked in it alone, no document left to
+// cut. A chunk parked in the manifest (or withheld from a cut) is
+// missing from every generation, so it does not hold back one
+// generation against another.
+func (p Progress) Complete() bool { return p.Owed == 0 && p.ParkedHere == 0 && p.Uncut == 0 }
 
 // Backfill states of Progress.
 const (
@@ -61,6 +68,9 @@ const (
 	// writes it, from the chunk text generation 1 holds, and queues
 	// every chunk the pipeline stores for it.
 	BackfillRunning = "written by the backfill"
+	// BackfillRecut is a recut generation's: the consumers' backfill
+	// writes it from the chunks the sources' runs cut for it.
+	BackfillRecut = "written by the backfill, from the sources' runs"
 	// BackfillDropped is a dropped generation's: its vectors are gone.
 	BackfillDropped = "none: the generation was dropped and its vectors removed"
 )
@@ -69,30 +79,28 @@ const (
 // over.
 const ETAWindow = 5 * time.Minute
 
-// progressSQL counts a generation's chunks; see chunksSQL for its
-// arguments.
+// progressSQL counts a generation's chunks; chunksSQL follows it.
 const progressSQL = `
 SELECT count(*),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NOT NULL),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NULL),
        count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + ` OR (v.doc_id IS NULL AND gp.doc_id IS NOT NULL)),
-       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NOT NULL)` + chunksSQL
+       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NOT NULL)`
 
-// chunksSQL is the chunks a generation should hold, m, beside its
-// vector of the chunk's current version and content, v, and its parked
-// row of them, gp (each NULL when there is none); %[1]s is the
-// generation's stored keys, %[2]d the generation.
-const chunksSQL = `
-FROM ingest_manifest m
-JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> ` + manifest.SQLDocDeleted + `
-LEFT JOIN %[1]s v ON v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index
+// chunksSQL is the chunks generation id should hold (shouldHold, with
+// their cut text when withText), m, beside its vector of the chunk's
+// current version and content, v, and its parked row of them, gp (each
+// NULL when there is none), ending in a WHERE clause a caller may extend
+// with AND.
+func chunksSQL(id int, withText bool) string {
+	return `
+FROM ` + shouldHold(strconv.Itoa(id), withText) + ` m
+LEFT JOIN ` + vectorstore.GenerationKeysSQL(id) + ` v ON v.doc_id = m.doc_id AND v.chunk_index = m.chunk_index
                 AND v.version = m.version AND v.content_hash = m.content_hash
-LEFT JOIN generation_parked gp ON gp.generation = %[2]d AND gp.doc_id = m.doc_id AND gp.chunk_index = m.chunk_index
+LEFT JOIN generation_parked gp ON gp.generation = ` + strconv.Itoa(id) + ` AND gp.doc_id = m.doc_id AND gp.chunk_index = m.chunk_index
                 AND gp.version = m.version AND gp.content_hash = m.content_hash AND gp.released_at IS NULL
 WHERE m.status <> ` + manifest.SQLSuperseded
-
-// chunksArgs are chunksSQL's arguments for generation id.
-func chunksArgs(id int) []any { return []any{vectorstore.GenerationKeysSQL(id), id} }
+}
 
 // ProgressOf measures generation g against the manifest.
 func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress, error) {
@@ -102,8 +110,10 @@ func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress
 		p.Backfill = BackfillDropped
 	case g.ID == First:
 		p.Backfill = BackfillPipeline
+	case g.Recut:
+		p.Backfill = BackfillRecut
 	}
-	rows, err := q.Query(ctx, fmt.Sprintf(progressSQL, chunksArgs(g.ID)...))
+	rows, err := q.Query(ctx, progressSQL+chunksSQL(g.ID, false))
 	if err != nil {
 		return p, fmt.Errorf("measure generation %d: %w", g.ID, err)
 	}
@@ -112,6 +122,9 @@ func ProgressOf(ctx context.Context, q manifest.Querier, g Generation) (Progress
 	})
 	if err != nil {
 		return p, fmt.Errorf("measure generation %d: %w", g.ID, err)
+	}
+	if p.Uncut, err = countUncut(ctx, q, g); err != nil {
+		return p, err
 	}
 	p.Percent = 100
 	if p.Chunks > 0 {

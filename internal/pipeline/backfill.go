@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/jackc/pgx/v5"
@@ -19,8 +20,9 @@ import (
 // jobs[i]'s) into the pipeline's store, which must be that generation's
 // (vectorstore.OpenGeneration), with the pipeline's embedder, which must
 // be its model's. Each chunk's text is the one generation 1 holds at the
-// chunk's version and content; a chunk that changed or went since it
-// was owed is Superseded, its new version being owed on its own. The
+// chunk's version and content, or a recut generation's own cut of it
+// (heldTexts); a chunk that changed or went since it was owed is
+// Superseded, its new version being owed on its own. The
 // rest goes through the live path's stages: reuse of the generation's
 // vectors of the same text, the embedder under each source's budget, the
 // same classification and delivery budget, and an upsert under the same
@@ -42,7 +44,7 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 		}
 		keys[i] = vectorstore.HeldKey{DocID: o.DocID, ChunkIndex: o.ChunkIndex, Version: o.Version, ContentHash: o.ContentHash}
 	}
-	held, err := vectorstore.HeldTexts(ctx, p.pool, keys)
+	held, err := p.heldTexts(ctx, p.pool, keys)
 	if err != nil {
 		return p.undecide(jobs, err)
 	}
@@ -80,6 +82,33 @@ func (p *Pipeline) Backfill(ctx context.Context, jobs []*Job, owed []generation.
 	}
 	p.countOutcomes(jobs)
 	return nil
+}
+
+// heldTexts returns the text of each key that generation 1 holds and,
+// for the keys it does not, the text the pipeline's generation cut of
+// them if it is recut: a chunk of a recut generation that generation 1
+// holds at the same version and content has the same text. A key
+// neither holds is absent.
+func (p *Pipeline) heldTexts(ctx context.Context, db vectorstore.DB, keys []vectorstore.HeldKey) (map[vectorstore.HeldKey]vectorstore.Held, error) {
+	held, err := vectorstore.HeldTexts(ctx, db, keys)
+	if err != nil || len(held) == len(keys) {
+		return held, err
+	}
+	var rest []vectorstore.HeldKey
+	for _, k := range keys {
+		if _, ok := held[k]; !ok {
+			rest = append(rest, k)
+		}
+	}
+	cut, err := generation.CutTexts(ctx, db, p.gen, rest)
+	if err != nil {
+		return nil, err
+	}
+	if held == nil {
+		held = make(map[vectorstore.HeldKey]vectorstore.Held, len(cut))
+	}
+	maps.Copy(held, cut)
+	return held, nil
 }
 
 // storeGenerationTx stores a later generation's vectors, or nothing once

@@ -290,8 +290,8 @@ func (p *Pipeline) Requeue(ctx context.Context, tx pgx.Tx, owed []bulk.Owed) err
 }
 
 // applyGeneration is Apply for a later generation's batch: the vectors
-// of chunks generation 1 still holds at the member's version and content
-// are stored, behind the generation's write lock and the documents'
+// of chunks generation 1 (or the recut generation's cut) still holds at
+// the member's version and content are stored, behind the generation's write lock and the documents'
 // share locks as the backfill stores them; input errors park the chunks
 // in the generation alone. A dropped generation takes nothing.
 func (p *Pipeline) applyGeneration(ctx context.Context, tx pgx.Tx, results []bulk.Result) error {
@@ -310,7 +310,7 @@ func (p *Pipeline) applyGeneration(ctx context.Context, tx pgx.Tx, results []bul
 	if err := manifest.ShareDocuments(ctx, tx, slices.Compact(docs)); err != nil {
 		return fmt.Errorf("lock documents: %w", err)
 	}
-	held, err := vectorstore.HeldTexts(ctx, tx, keys)
+	held, err := p.heldTexts(ctx, tx, keys)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type plan struct {
 	// unchanged are the doc ids of documents read as they were recorded:
 	// nothing to write but the run that read them.
 	unchanged []string
+	// recuts are the cuts of the batch's documents for the recut index
+	// generations that lack them.
+	recuts []recutPlan
 }
 
 // escalation is a chunk held back because it touches a secret: its job
@@ -104,6 +107,9 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 			sum.ParkedDocs++
 		}
 		pl.docs = append(pl.docs, pd)
+	}
+	if err := p.planCuts(ctx, docs, ids, current, pl); err != nil {
+		return nil, err
 	}
 	return pl, nil
 }
@@ -193,17 +199,7 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 // leaves: every chunk a secret touches is escalated instead of published,
 // so no part of a secret reaches NATS, the embedder or the vector store.
 func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, meta json.RawMessage, now time.Time) ([]plannedJob, []escalation, error) {
-	chunks := chunk.Split(d.Text, p.cfg.Chunk)
-	spans := make([]secrets.Span, len(chunks))
-	for i, c := range chunks {
-		spans[i] = secrets.Span{Start: c.Start, End: c.End}
-	}
-	flagged := map[int]string{}
-	for _, f := range p.cfg.Secrets.ScanDocument(d.Text, d.Metadata, spans) {
-		if _, ok := flagged[f.Chunk]; !ok {
-			flagged[f.Chunk] = f.Rule
-		}
-	}
+	chunks, flagged := p.splitScreened(d, p.cfg.Chunk)
 	jobs := make([]plannedJob, 0, len(chunks))
 	var escalated []escalation
 	for i, c := range chunks {
@@ -226,6 +222,24 @@ func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, met
 		jobs = append(jobs, job)
 	}
 	return jobs, escalated, nil
+}
+
+// splitScreened splits document d with cfg and screens it for secrets:
+// flagged maps each chunk a secret touches to the first rule that found
+// one in it.
+func (p *Producer) splitScreened(d corpus.Document, cfg chunk.Config) (chunks []chunk.Chunk, flagged map[int]string) {
+	chunks = chunk.Split(d.Text, cfg)
+	spans := make([]secrets.Span, len(chunks))
+	for i, c := range chunks {
+		spans[i] = secrets.Span{Start: c.Start, End: c.End}
+	}
+	flagged = map[int]string{}
+	for _, f := range p.cfg.Secrets.ScanDocument(d.Text, d.Metadata, spans) {
+		if _, ok := flagged[f.Chunk]; !ok {
+			flagged[f.Chunk] = f.Rule
+		}
+	}
+	return chunks, flagged
 }
 
 // escalate builds the escalation of a chunk that touches a secret: a job
@@ -296,53 +310,67 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 }
 
 // record writes the batch's documents and manifest rows, and the dead
-// letters of unreadable documents, and marks its unchanged documents read
-// by the run, in one transaction.
+// letters of unreadable documents, marks its unchanged documents read
+// by the run, and records the recut generations' cuts of both, in one
+// transaction.
 func (p *Producer) record(ctx context.Context, pl *plan) error {
 	if len(pl.docs) == 0 && len(pl.unchanged) == 0 {
 		return nil
 	}
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		if err := manifest.MarkRead(ctx, tx, p.cfg.RunID, pl.unchanged); err != nil || len(pl.docs) == 0 {
+		if err := manifest.MarkRead(ctx, tx, p.cfg.RunID, pl.unchanged); err != nil {
 			return err
 		}
-		n := len(pl.docs)
-		d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
-			Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),
-			Versions: make([]int64, n), ChunkCounts: make([]int32, n)}
-		for i, pd := range pl.docs {
-			d.DocIDs[i], d.NativeIDs[i], d.Hashes[i], d.Statuses[i], d.Codecs[i] = pd.docID, pd.nativeID, pd.hash, string(pd.status), pd.codec
-			d.Versions[i], d.ChunkCounts[i] = pd.version, int32(pd.chunkCount)
-			d.Metadata[i] = "{}"
-			if len(pd.metadata) > 0 {
-				d.Metadata[i] = string(pd.metadata)
-			}
-		}
-		if err := manifest.RecordDocuments(ctx, tx, p.cfg.SourceID, p.cfg.RunID, d); err != nil {
-			return fmt.Errorf("record documents: %w", err)
-		}
-		deleted, err := manifest.Deleted(ctx, tx, d.DocIDs)
-		if err != nil {
+		if err := p.recordDocuments(ctx, tx, pl); err != nil {
 			return err
 		}
-		pl.leaveOut(deleted)
-		if err := supersede(ctx, tx, pl); err != nil {
-			return err
-		}
-		if err := p.recordManifest(ctx, tx, pl); err != nil {
-			return err
-		}
-		if err := recordEscalations(ctx, tx, pl.escalated); err != nil {
-			return err
-		}
-		for _, dl := range pl.parked {
-			if err := manifest.ParkUnreadable(ctx, tx, manifest.ParkedChunk{DocID: dl.DocID, Version: dl.DocVersion,
-				Class: dl.ErrorClass, RunID: dl.RunID, Job: dl.Payload}); err != nil {
-				return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
-			}
-		}
-		return deadletter.Write(ctx, tx, pl.parked)
+		return recordCuts(ctx, tx, pl)
 	})
+}
+
+// recordDocuments writes the batch's new versions of documents: their
+// documents and manifest rows, what their older versions leave behind,
+// their escalations and the dead letters of unreadable ones.
+func (p *Producer) recordDocuments(ctx context.Context, tx pgx.Tx, pl *plan) error {
+	if len(pl.docs) == 0 {
+		return nil
+	}
+	n := len(pl.docs)
+	d := manifest.Documents{DocIDs: make([]string, n), NativeIDs: make([]string, n), Hashes: make([]string, n),
+		Statuses: make([]string, n), Codecs: make([]string, n), Metadata: make([]string, n),
+		Versions: make([]int64, n), ChunkCounts: make([]int32, n)}
+	for i, pd := range pl.docs {
+		d.DocIDs[i], d.NativeIDs[i], d.Hashes[i], d.Statuses[i], d.Codecs[i] = pd.docID, pd.nativeID, pd.hash, string(pd.status), pd.codec
+		d.Versions[i], d.ChunkCounts[i] = pd.version, int32(pd.chunkCount)
+		d.Metadata[i] = "{}"
+		if len(pd.metadata) > 0 {
+			d.Metadata[i] = string(pd.metadata)
+		}
+	}
+	if err := manifest.RecordDocuments(ctx, tx, p.cfg.SourceID, p.cfg.RunID, d); err != nil {
+		return fmt.Errorf("record documents: %w", err)
+	}
+	deleted, err := manifest.Deleted(ctx, tx, d.DocIDs)
+	if err != nil {
+		return err
+	}
+	pl.leaveOut(deleted)
+	if err := supersede(ctx, tx, pl); err != nil {
+		return err
+	}
+	if err := p.recordManifest(ctx, tx, pl); err != nil {
+		return err
+	}
+	if err := recordEscalations(ctx, tx, pl.escalated); err != nil {
+		return err
+	}
+	for _, dl := range pl.parked {
+		if err := manifest.ParkUnreadable(ctx, tx, manifest.ParkedChunk{DocID: dl.DocID, Version: dl.DocVersion,
+			Class: dl.ErrorClass, RunID: dl.RunID, Job: dl.Payload}); err != nil {
+			return fmt.Errorf("park %s: %w", dl.SourceNativeID, err)
+		}
+	}
+	return deadletter.Write(ctx, tx, pl.parked)
 }
 
 func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) error {

@@ -17,6 +17,18 @@ import (
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
+// corpusWriter returns a directory for a corpus and a function that
+// writes a document into it.
+func corpusWriter(t *testing.T) (string, func(name, text string)) {
+	dir := t.TempDir()
+	return dir, func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A delete that commits between a run's plan of a new version and its
 // record takes the version the run meant to record: the run writes and
 // publishes nothing of the document (no job bytes, no dead letter, no
@@ -26,12 +38,7 @@ func TestADeleteBetweenPlanAndRecordWins(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.NewDatabase(t, testenv.WithDims(dims))
 	_, js := testenv.NewJetStream(t, broker.Topology{})
-	dir := t.TempDir()
-	write := func(name, text string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, write := corpusWriter(t)
 	write("a.txt", "the first version of a")
 	write("b.txt", "the first version of b")
 	run := func(crash func(string)) {

@@ -337,9 +337,9 @@ func (c *checker) generations(ctx context.Context) error {
 			return err
 		}
 		c.rep.Active = &p
-		if g.ID != generation.First && p.Owed > 0 {
-			c.rep.ActiveOwes = fmt.Sprintf("active generation %d owes %d chunks (backfill %s): search misses them; "+
-				"roll back with sluice index activate 1, or wait for its backfill", g.ID, p.Owed, p.Backfill)
+		if g.ID != generation.First && (p.Owed > 0 || p.Uncut > 0) {
+			c.rep.ActiveOwes = fmt.Sprintf("active generation %d owes %d chunks and %d documents not cut yet (backfill %s): search misses them; "+
+				"roll back with sluice index activate 1, or wait for its backfill and run the sources of the documents not cut", g.ID, p.Owed, p.Uncut, p.Backfill)
 		}
 	}
 	return nil

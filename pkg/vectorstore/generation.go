@@ -166,12 +166,17 @@ ORDER BY s.score DESC NULLS LAST, c.doc_id, c.chunk_index
 LIMIT $3`, gen)
 }
 
-// PruneLaterGenerations deletes a document's rows at index >= chunkCount
-// in every generation after the first: what an older, longer version
-// left there. Call it where PruneVersion is called, once the new
-// version is complete.
+// PruneLaterGenerations deletes what an older version of a document
+// left in every generation after the first: its rows at index >=
+// chunkCount in a generation cut like the first, and every row older
+// than the document's current version in a recut one, whose chunks are
+// other pieces of the document. Call it where PruneVersion is called,
+// once the new version is complete.
 func PruneLaterGenerations(ctx context.Context, db DB, docID string, chunkCount int) (int64, error) {
-	tag, err := db.Exec(ctx, `DELETE FROM generation_embeddings WHERE doc_id = $1 AND chunk_index >= $2`, docID, chunkCount)
+	tag, err := db.Exec(ctx, `
+		DELETE FROM generation_embeddings e USING index_generations g, documents d
+		WHERE e.doc_id = $1 AND g.generation = e.generation AND d.doc_id = e.doc_id
+		  AND CASE WHEN g.recut THEN e.version < d.version ELSE e.chunk_index >= $2 END`, docID, chunkCount)
 	if err != nil {
 		return 0, fmt.Errorf("vectorstore: prune %s in later generations: %w", docID, err)
 	}

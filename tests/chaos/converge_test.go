@@ -169,8 +169,8 @@ func (f *fleet) claimsOfRunningProcesses() []string {
 
 // unerasedSQL counts what PostgreSQL still holds of deleted documents,
 // table by table, written here apart from the code under test: a
-// vector or chunk text, a retained previous row, job bytes, escalated
-// text, a dead letter's payload, a payload kept by reference (by its
+// vector or chunk text (a recut generation's cut text too), a retained
+// previous row, job bytes, escalated text, a dead letter's payload, a payload kept by reference (by its
 // document, or by the outbox rows of the document's dead letters), or an
 // outbox row's.
 const unerasedSQL = `
@@ -184,23 +184,44 @@ SELECT (SELECT count(*) FROM chunk_embeddings WHERE doc_id IN (SELECT doc_id FRO
            OR p.outbox_id IN (SELECT d.last_outbox_id FROM dead_letters d WHERE d.doc_id IN (SELECT doc_id FROM gone)))
      + (SELECT count(*) FROM outbox o WHERE o.payload->>'doc_id' IN (SELECT doc_id FROM gone) AND coalesce(o.payload->>'payload', '') <> '')
      + (SELECT count(*) FROM generation_embeddings WHERE doc_id IN (SELECT doc_id FROM gone))
-     + (SELECT count(*) FROM bulk_members WHERE doc_id IN (SELECT doc_id FROM gone) AND text <> '')`
+     + (SELECT count(*) FROM bulk_members WHERE doc_id IN (SELECT doc_id FROM gone) AND text <> '')
+     + (SELECT count(*) FROM generation_chunks WHERE doc_id IN (SELECT doc_id FROM gone))`
 
 // laterOwedSQL counts, over every later index generation not dropped,
-// the chunks stored at their document's current version that the
-// generation has no vector of at that version and content and has not
-// parked.
+// the chunks it should hold at their document's current version that it
+// has no vector of at that version and content and has not parked: the
+// chunks stored in generation 1, or for a recut generation the chunks
+// the sources' runs cut for it that are not withheld. A recut
+// generation's documents not cut yet are counted apart (uncutSQL).
 const laterOwedSQL = `
+WITH should AS (
+	SELECT g.generation, m.doc_id, m.chunk_index, m.version, m.content_hash
+	FROM index_generations g
+	JOIN ingest_manifest m ON m.status = 'stored'
+	JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> 'deleted'
+	WHERE g.generation > 1 AND g.status <> 'dropped' AND NOT g.recut
+	UNION ALL
+	SELECT g.generation, c.doc_id, c.chunk_index, c.version, c.content_hash
+	FROM index_generations g
+	JOIN generation_chunks c ON c.generation = g.generation AND NOT c.withheld
+	JOIN documents d ON d.doc_id = c.doc_id AND d.version = c.version AND d.status <> 'deleted'
+	WHERE g.status <> 'dropped' AND g.recut)
+SELECT count(*)
+FROM should s
+WHERE NOT EXISTS (SELECT 1 FROM generation_embeddings v WHERE v.generation = s.generation AND v.doc_id = s.doc_id
+                  AND v.chunk_index = s.chunk_index AND v.version = s.version AND v.content_hash = s.content_hash)
+  AND NOT EXISTS (SELECT 1 FROM generation_parked p WHERE p.generation = s.generation AND p.doc_id = s.doc_id
+                  AND p.chunk_index = s.chunk_index AND p.version = s.version AND p.content_hash = s.content_hash
+                  AND p.released_at IS NULL)`
+
+// uncutSQL counts, over every recut generation not dropped, the
+// documents not deleted that it has not cut at their current version.
+const uncutSQL = `
 SELECT count(*)
 FROM index_generations g
-JOIN ingest_manifest m ON m.status = 'stored'
-JOIN documents d ON d.doc_id = m.doc_id AND d.version = m.version AND d.status <> 'deleted'
-WHERE g.generation > 1 AND g.status <> 'dropped'
-  AND NOT EXISTS (SELECT 1 FROM generation_embeddings v WHERE v.generation = g.generation AND v.doc_id = m.doc_id
-                  AND v.chunk_index = m.chunk_index AND v.version = m.version AND v.content_hash = m.content_hash)
-  AND NOT EXISTS (SELECT 1 FROM generation_parked p WHERE p.generation = g.generation AND p.doc_id = m.doc_id
-                  AND p.chunk_index = m.chunk_index AND p.version = m.version AND p.content_hash = m.content_hash
-                  AND p.released_at IS NULL)`
+JOIN documents d ON d.status <> 'deleted'
+WHERE g.recut AND g.status <> 'dropped'
+  AND NOT EXISTS (SELECT 1 FROM generation_documents c WHERE c.generation = g.generation AND c.doc_id = d.doc_id AND c.version = d.version)`
 
 // randomDocument picks a document not deleted, at random, and returns
 // its source and doc id; false while PostgreSQL does not answer or none
