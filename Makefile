@@ -72,10 +72,10 @@ pgvector-root:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(or $(FUZZTIME),40000x) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(or $(FUZZTIME),60000x) ./pkg/messages/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(or $(FUZZTIME),5000x) ./internal/corpus/
-	$(GO) test -run '^$$' -fuzz '^FuzzReduceHTML$$' -fuzztime $(or $(FUZZTIME),50000x) ./internal/corpus/
-	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/chunk/
-	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/secrets/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(or $(FUZZTIME),5000x) ./internal/content/corpus/
+	$(GO) test -run '^$$' -fuzz '^FuzzReduceHTML$$' -fuzztime $(or $(FUZZTIME),50000x) ./internal/content/corpus/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/content/chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/content/secrets/
 
 ## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, and the cluster scenarios (the leader killed twice, a minute apart)
 CHAOS_DURATION ?= 90s

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/dev/bench"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 )
 
 // limits says, for each target r missed, what its own figures show

@@ -3,8 +3,8 @@
 package main
 
 import (
-	"github.com/sluicehq/sluice/internal/consumer"
-	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
+	"github.com/sluicehq/sluice/internal/platform/service"
 )
 
 func main() {

@@ -4,8 +4,8 @@
 package main
 
 import (
-	"github.com/sluicehq/sluice/internal/dlq"
-	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/failure/dlq"
+	"github.com/sluicehq/sluice/internal/platform/service"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
-	"github.com/sluicehq/sluice/internal/tokens"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
 // errUsage marks a command-line mistake, which exits with status 2.

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
-	"github.com/sluicehq/sluice/internal/tokens"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )

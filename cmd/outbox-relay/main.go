@@ -3,10 +3,10 @@
 package main
 
 import (
-	"github.com/sluicehq/sluice/internal/relay"
-	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/failure/outboxrelay"
+	"github.com/sluicehq/sluice/internal/platform/service"
 )
 
 func main() {
-	service.Main("outbox-relay", relay.Run)
+	service.Main("outbox-relay", outboxrelay.Run)
 }

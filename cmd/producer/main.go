@@ -14,8 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/sluicehq/sluice/internal/producer"
-	"github.com/sluicehq/sluice/internal/service"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
+	"github.com/sluicehq/sluice/internal/platform/service"
 )
 
 func main() {

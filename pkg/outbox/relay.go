@@ -371,7 +371,7 @@ func (r *Relay) listen(ctx context.Context, wake chan<- struct{}) {
 
 // pause waits PollInterval, or less when ctx ends or wake (nil for
 // none) receives. It is the relay's one pause between polls; the
-// module's own loops use internal/wait, which a pkg/ package does not
+// module's own loops use internal/platform/wait, which a pkg/ package does not
 // import.
 func (r *Relay) pause(ctx context.Context, wake <-chan struct{}) {
 	t := time.NewTimer(r.cfg.PollInterval)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/config/configtest"
+	"github.com/sluicehq/sluice/internal/platform/config/configtest"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/pkg/outbox"
 )
 

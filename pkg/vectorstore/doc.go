@@ -46,7 +46,7 @@
 // nothing else's. EraseDocuments erases a document from every generation
 // in one statement per table, so an erasure cannot miss a generation;
 // DropGeneration removes a later generation's vectors. Which generation
-// is active is the registry's (internal/generation), not the store's.
+// is active is the registry's (internal/store/generation), not the store's.
 //
 // # Reusing vectors
 //

@@ -62,7 +62,7 @@ func pruneStatement(t target) string {
 // have dims dimensions: for generation 1 what Open returns (dims must be
 // the migrated dimension), for a later one a store on GenerationTable
 // bound to gen. It reads the vector column's type from sluice_settings;
-// the generation's registration (package internal/generation) is the
+// the generation's registration (package internal/store/generation) is the
 // caller's to check.
 func OpenGeneration(ctx context.Context, db DB, gen, dims int) (*Postgres, error) {
 	if gen == firstGeneration {

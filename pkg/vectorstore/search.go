@@ -12,7 +12,7 @@ import (
 // DocReady is the status of a documents row whose version has every
 // chunk stored. Search serves a ready document's current version, and
 // any other document's live version (the one it served before a newer
-// version began). The statuses are internal/manifest's; this one lives
+// version began). The statuses are internal/store/manifest's; this one lives
 // here because the search statements name it.
 const DocReady = "ready"
 

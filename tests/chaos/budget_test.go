@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
-	"github.com/sluicehq/sluice/internal/fleetbudget"
+	"github.com/sluicehq/sluice/internal/provider/fleetbudget"
 )
 
 // The organisation's quota embed-sim enforces, and the fleet budget the

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/netfault"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 // newClusterFleet starts a 3-node cluster and a fleet on it, paced so

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
-	"github.com/sluicehq/sluice/internal/fleetbudget"
-	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/provider/fleetbudget"
+	"github.com/sluicehq/sluice/internal/store/runs"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/netfault"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 var blackholeFor = flag.Duration("chaos.blackhole", 10*time.Second, "how long TestNetworkFaults blackholes a connection (make chaos: 20s)")

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // One node of an R3 cluster loses power: its store directory is copied

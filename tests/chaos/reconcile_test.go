@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // sqlExec runs a statement that injects a fault.

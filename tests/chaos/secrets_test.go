@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // A 4096-bit RSA private key spanning several chunks never reaches the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/broker"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // workersDelivered is how many deliveries the workers durable has made.

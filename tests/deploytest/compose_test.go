@@ -15,11 +15,11 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 
-	"github.com/sluicehq/sluice/internal/cli"
-	"github.com/sluicehq/sluice/internal/config"
 	"github.com/sluicehq/sluice/internal/dev/catalog"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/ops/cli"
+	"github.com/sluicehq/sluice/internal/platform/config"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 )
 

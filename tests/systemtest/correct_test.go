@@ -11,9 +11,9 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/producer"
-	"github.com/sluicehq/sluice/internal/replay"
+	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 

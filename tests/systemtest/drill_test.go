@@ -6,9 +6,9 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 )
 
 // `sluice drill` passes against a running system whose embed-sim runs the

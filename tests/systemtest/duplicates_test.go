@@ -9,8 +9,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
 )
 
 // A native id read twice in one run keeps its first document; every later

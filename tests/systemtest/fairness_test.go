@@ -12,14 +12,14 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/chunk"
-	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/content/corpus"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 // fairBound is the per-source bound of this test's INGEST: small, so that

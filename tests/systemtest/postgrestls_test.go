@@ -20,7 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 )
 

@@ -9,14 +9,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/replay"
-	"github.com/sluicehq/sluice/internal/runs"
+	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // noBreaker keeps the breaker shut so that an outage burns deliveries:

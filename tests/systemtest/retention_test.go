@@ -10,7 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 )
 
 // retentionChunks sizes TestStoredChunksKeepNoJob; the README's storage

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 	"github.com/sluicehq/sluice/migrations"
 )
 

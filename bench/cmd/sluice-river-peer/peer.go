@@ -17,7 +17,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

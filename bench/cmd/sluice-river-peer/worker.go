@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

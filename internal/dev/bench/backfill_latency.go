@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/localenv"
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
 // ScenarioBackfillLatency is the end-to-end latency of fresh documents

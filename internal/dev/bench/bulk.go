@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/bulk"
-	"github.com/sluicehq/sluice/internal/bulk/view"
+	"github.com/sluicehq/sluice/internal/store/bulk"
+	"github.com/sluicehq/sluice/internal/store/bulk/view"
 )
 
 // ScenarioBulk is the corpus of the 384-dimension pipeline loaded with

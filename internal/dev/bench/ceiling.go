@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/corpus"
-	"github.com/sluicehq/sluice/internal/embedder"
+	"github.com/sluicehq/sluice/internal/content/corpus"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/pipeline"
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/publish"
+	"github.com/sluicehq/sluice/internal/ingest/publish"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 

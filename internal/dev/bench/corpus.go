@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/content/chunk"
 )
 
 // PoisonMarker is the word that makes a generated chunk poison: embed-sim is

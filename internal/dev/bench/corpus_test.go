@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/chunk"
-	"github.com/sluicehq/sluice/internal/corpus"
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/content/corpus"
 )
 
 // The generated corpus is reproducible, has exactly the asked share of

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/content/chunk"
 )
 
 // ScenarioPipelineDocs is the 384-dimension pipeline over documents of

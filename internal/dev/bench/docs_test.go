@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/chunk"
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
 )
 
 // The documents corpus has the sizes of a real one, 1 to 40 chunks and

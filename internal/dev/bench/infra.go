@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/consumer"
-	"github.com/sluicehq/sluice/internal/pipeline"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
+	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 )
 
 // ScenarioLatency is the 384-dimension pipeline against an embed-sim

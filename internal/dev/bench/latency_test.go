@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/consumer"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
 )
 
 // The ideal is requests in flight × chunks per request / latency, with a

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/backfill"
-	"github.com/sluicehq/sluice/internal/chunk"
-	"github.com/sluicehq/sluice/internal/generation"
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/ingest/backfill"
+	"github.com/sluicehq/sluice/internal/store/generation"
 )
 
 // ScenarioMigration is a model change on a stored corpus: Config.Chunks

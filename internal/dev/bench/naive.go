@@ -16,9 +16,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/embedder"
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 

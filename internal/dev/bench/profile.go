@@ -7,8 +7,8 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/sluicehq/sluice/internal/consumer"
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
 )
 
 // profiledConsume runs the consumer service exactly as cmd/consumer does,

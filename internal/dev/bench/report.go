@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/producer"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
 )
 
 // Names of the ratios whose targets the benchmark page lists whether or

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
-	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/ops/reconcile"
 )
 
 // ScenarioReuse is the 384-dimension pipeline over long documents, a

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/content/chunk"
 )
 
 // Shape of the reuse scenario's corpus: documents of about

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/consumer"
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
 // consumers is how many consumer processes a pipeline run starts.

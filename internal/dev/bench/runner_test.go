@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/manifest"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/migrations"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )

@@ -1,11 +1,11 @@
 package catalog
 
 import (
-	"github.com/sluicehq/sluice/internal/config"
-	"github.com/sluicehq/sluice/internal/consumer"
-	"github.com/sluicehq/sluice/internal/dlq"
-	"github.com/sluicehq/sluice/internal/producer"
-	"github.com/sluicehq/sluice/internal/relay"
+	"github.com/sluicehq/sluice/internal/failure/dlq"
+	"github.com/sluicehq/sluice/internal/failure/outboxrelay"
+	"github.com/sluicehq/sluice/internal/ingest/consumer"
+	"github.com/sluicehq/sluice/internal/ingest/producer"
+	"github.com/sluicehq/sluice/internal/platform/config"
 )
 
 // Settings returns the settings of each long-running service and of the
@@ -14,7 +14,7 @@ func Settings() map[string][]config.Var {
 	return map[string][]config.Var{
 		"producer":     vars("producer", func(l *config.Loader) { (&producer.ServiceConfig{}).Register(l) }),
 		"consumer":     vars("consumer", func(l *config.Loader) { (&consumer.ServiceConfig{}).Register(l) }),
-		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&relay.ServiceConfig{}).Register(l) }),
+		"outbox-relay": vars("outbox-relay", func(l *config.Loader) { (&outboxrelay.ServiceConfig{}).Register(l) }),
 		"dlq-replayer": vars("dlq-replayer", func(l *config.Loader) { (&dlq.ServiceConfig{}).Register(l) }),
 	}
 }

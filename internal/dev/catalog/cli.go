@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/cli"
-	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/ops/cli"
+	"github.com/sluicehq/sluice/internal/platform/config"
 )
 
 // CLICommands are the operator commands whose settings the configuration

@@ -1,6 +1,6 @@
 package catalog
 
-import "github.com/sluicehq/sluice/internal/config"
+import "github.com/sluicehq/sluice/internal/platform/config"
 
 // notes add to a setting's usage what an operator needs beyond it, keyed
 // by environment variable (or by flag, as --flag, when it has none). A
@@ -16,7 +16,7 @@ var notes = map[string]string{
 	"CONSUMER_WORKERS":         "three keep work going while one waits out a 429",
 	"SOFT_TIME_LIMIT":          "derived by default: `EMBEDDER_TIMEOUT` × 3 in-process attempts + 10 s of waiting out 429s + 6 s",
 	"MAX_DELIVERIES":           "enforced by the application; JetStream's MaxDeliver is unlimited",
-	"POLICY_RULES":             "the rules of `internal/secrets` are built in: private keys, cloud and API tokens, webhook URLs, JWTs, password assignments",
+	"POLICY_RULES":             "the rules of `internal/content/secrets` are built in: private keys, cloud and API tokens, webhook URLs, JWTs, password assignments",
 	"BACKOFF_MAX":              "a transient failure is redelivered after full jitter below `min(BACKOFF_MAX, BACKOFF_BASE·2^(delivery−1))`, never before `Retry-After`",
 	"RATE_REQUESTS_PER_MINUTE": "set it alike on every consumer and replayer: each paces to its share (see [Scaling out](deployment.md#scaling-out))",
 	"BUDGET_KEY":               "the API key itself is never written to NATS, only a truncated SHA-256 with the URL; set it alike where one quota is reached through several URLs or keys",

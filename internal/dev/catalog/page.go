@@ -9,8 +9,8 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/config"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/config"
 )
 
 // PagePath is where the configuration page lives, relative to the

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/console"
+	"github.com/sluicehq/sluice/internal/ops/console"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // demoPrincipal holds the demo console's operator token.

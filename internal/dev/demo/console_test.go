@@ -8,9 +8,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 // The link the demo prints signs in to a working console, once.

@@ -15,13 +15,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/chunk"
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/dev/drill"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
-	"github.com/sluicehq/sluice/internal/drill"
-	"github.com/sluicehq/sluice/internal/erase"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/ops/reconcile"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
+	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/migrations"
 )
 

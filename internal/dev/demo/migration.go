@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/generation"
-	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/ops/reconcile"
+	"github.com/sluicehq/sluice/internal/store/generation"
 )
 
 // LargerModel is the model the demo migrates to; embed-sim answers any

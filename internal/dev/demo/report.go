@@ -10,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/deadletter"
-	"github.com/sluicehq/sluice/internal/manifest"
-	"github.com/sluicehq/sluice/internal/natsauth"
-	"github.com/sluicehq/sluice/internal/reconcile"
+	"github.com/sluicehq/sluice/internal/ops/reconcile"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
 // status is the system's state as the database tells it.

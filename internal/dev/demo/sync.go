@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/erase"
+	"github.com/sluicehq/sluice/internal/store/erase"
 )
 
 // SyncDeletes is how many documents the demo removes from its corpus

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/sluicehq/sluice/internal/tokens"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
 // maxBatchErrors bounds the errors a failed validation reports.

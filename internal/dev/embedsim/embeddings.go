@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sluicehq/sluice/internal/tokens"
-	"github.com/sluicehq/sluice/internal/wait"
+	"github.com/sluicehq/sluice/internal/platform/wait"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 
 	"github.com/sluicehq/sluice/pkg/messages"
 )

@@ -4,7 +4,7 @@ import (
 	"flag"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/tokens"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
 // ServiceConfig are the settings of the embed-sim command, as its command line sets

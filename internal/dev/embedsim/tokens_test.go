@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluicehq/sluice/internal/tokens"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
 // embed-sim counts an input's tokens with the requested model's tokenizer,

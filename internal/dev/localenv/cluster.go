@@ -12,8 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 // ClusterSize is the number of nodes in a Cluster: the smallest JetStream
@@ -29,7 +29,7 @@ type Cluster struct {
 	// Services take URLFor their role.
 	URL string
 	// Nodes are the servers, named n1, n2, n3. They share one user per
-	// role (internal/natsauth).
+	// role (internal/platform/natsauth).
 	Nodes []*ClusterNode
 }
 

@@ -13,12 +13,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sluicehq/sluice/internal/broker"
-	"github.com/sluicehq/sluice/internal/natsauth"
+	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/natsauth"
 )
 
 // NATS is a running nats-server with JetStream that requires a user per
-// role (internal/natsauth). A local one can be killed with SIGKILL and
+// role (internal/platform/natsauth). A local one can be killed with SIGKILL and
 // restarted on the same port and store directory.
 type NATS struct {
 	// URL is the client URL with the topology owner's credentials,

@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/localenv"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // The cluster tests get is localenv's.

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/broker"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/platform/broker"
 )
 
 // Messages acknowledged by an R3 stream survive kill -9 of its leader:

@@ -13,7 +13,7 @@
 // test failure whose message says how to provide it; it is never a silent
 // skip.
 //
-// NATS servers require a user per role (internal/natsauth), as
+// NATS servers require a user per role (internal/platform/natsauth), as
 // deployments do: NATS.URL carries the topology owner's credentials, for
 // tests' own connections, and NATS.URLFor, ConnConfig and Env give a
 // service's role; WithTLS adds TLS with client certificates from a CA

@@ -1,0 +1,155 @@
+package producer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/content/corpus"
+	"github.com/sluicehq/sluice/internal/platform/config"
+	"github.com/sluicehq/sluice/internal/platform/crashpoint"
+	"github.com/sluicehq/sluice/internal/platform/service"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
+	"github.com/sluicehq/sluice/internal/store/erase"
+	"github.com/sluicehq/sluice/internal/store/runs"
+)
+
+// ServiceConfig are the producer command's settings.
+type ServiceConfig struct {
+	Common config.Common
+	Config Config
+	JSONL  bool
+	JSON   bool
+	Unit   string
+	// Model is the embedding model whose tokens CHUNK_UNIT=tokens counts.
+	Model string
+}
+
+// Register registers the producer's settings on l.
+func (f *ServiceConfig) Register(l *config.Loader) {
+	config.RegisterCommon(l, &f.Common, "")
+	l.String(&f.Config.SourceID, "source", "SOURCE", "", "source name (required): letters, digits, _ and -")
+	l.Bool(&f.JSONL, "jsonl", "", false, "read files named on the command line, and stdin, as JSONL")
+	l.Int(&f.Config.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
+	l.Int(&f.Config.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
+	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (the --embedder-model's) or chars")
+	l.String(&f.Model, "embedder-model", "EMBEDDER_MODEL", config.DefaultEmbedderModel, "embedding model whose tokenizer counts --chunk-unit tokens (approximate for a model without a known tokenizer)")
+	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
+	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
+	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")
+	l.Duration(&f.Config.HeartbeatInterval, "run-heartbeat-interval", "RUN_HEARTBEAT_INTERVAL", runs.DefaultHeartbeatInterval, "how often the producer records that its run is alive, with its progress")
+	l.Duration(&f.Config.HeartbeatTimeout, "run-heartbeat-timeout", "RUN_HEARTBEAT_TIMEOUT", runs.DefaultHeartbeatTimeout, "how long the producer may stay silent before its run, once its chunks have settled, ends interrupted (at least "+strconv.Itoa(runs.MinHeartbeatBeats)+" intervals)")
+	l.Bool(&f.Config.Secrets.WithholdDocument, "withhold-secret-documents", "WITHHOLD_SECRET_DOCUMENTS", false, "escalate every chunk of a document in which a secret is found, not only the chunks the secret touches")
+	l.Bool(&f.Config.Sync, "sync", "", false, "after a run that read its whole input without error, delete the source's documents the run did not read")
+	l.Float(&f.Config.MaxDeleteFraction, "max-delete-fraction", "MAX_DELETE_FRACTION", DefaultMaxDeleteFraction, "the largest share of the source's documents a --sync may delete; a sync that would delete more is refused (1 allows everything)")
+	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
+}
+
+// Validate checks the settings the flags and the environment gave.
+func (f *ServiceConfig) Validate() error {
+	if f.Config.SourceID == "" {
+		return errors.New("--source is required: name the corpus, e.g. --source docs")
+	}
+	c := f.producerConfig()
+	return c.Validate()
+}
+
+// producerConfig is the producer's Config with the chunk unit and the
+// model's tokenizer the settings name.
+func (f *ServiceConfig) producerConfig() Config {
+	c := f.Config
+	c.Chunk.Unit = chunk.Unit(f.Unit)
+	c.Chunk.Tokens, _ = tokens.ForModel(f.Model)
+	return c
+}
+
+// Run is the producer command: it records and publishes the inputs named
+// in args and prints the run's summary on stdout.
+func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) error {
+	var f ServiceConfig
+	inputs, err := service.Load("producer", args, lookup, stderr, &f)
+	if err != nil {
+		return err
+	}
+	if len(inputs) == 0 {
+		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))
+	}
+	cfg := f.producerConfig()
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin})
+	if err != nil {
+		return service.UsageError(err)
+	}
+	rt, err := service.Start(ctx, "producer", f.Common, service.StartConfig{MaxConns: 4, NATSOptional: true}, stderr)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if cfg.Chunk.Unit == chunk.UnitTokens {
+		tokens.Log(rt.Log, f.Model, cfg.Chunk.Tokens)
+	}
+	p, err := New(cfg, rt.Pool, rt.JS, rt.Log)
+	if err != nil {
+		return err
+	}
+	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
+	p.Progress = progress(stderr, rt)
+	p.Crash = crashpoint.FromEnv(lookup)
+	rt.Started()
+	start := time.Now()
+	sum, err := p.Run(ctx, reader)
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(stderr)
+	}
+	if perr := printSummary(stdout, sum, time.Since(start), f.JSON); perr != nil && err == nil {
+		err = perr
+	}
+	return err
+}
+
+// progress reports after each batch: a one-line bar on a terminal, a log
+// line at most every few seconds otherwise.
+func progress(stderr io.Writer, rt *service.Runtime) func(Summary) {
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return func(s Summary) {
+			fmt.Fprintf(stderr, "\r\033[Kdocuments %d (new %d, changed %d, unchanged %d, parked %d) · chunks published %d",
+				s.Seen, s.New, s.Changed, s.Unchanged, s.Failed, s.Chunks)
+		}
+	}
+	var last time.Time
+	return func(s Summary) {
+		if time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		rt.Log.Info().Int("documents", s.Seen).Int("chunks_published", s.Chunks).Msg("progress")
+	}
+}
+
+func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(s)
+	}
+	_, err := fmt.Fprintf(w, "run %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
+		s.RunID, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+	if err == nil && s.Republished > 0 {
+		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
+	}
+	if err == nil && s.Deleted+s.TombstonesUnknown > 0 {
+		_, err = fmt.Fprintf(w, "  documents deleted: %d (tombstones naming no document: %d)\n", s.Deleted, s.TombstonesUnknown)
+	}
+	if err == nil && s.SyncSkipped != "" {
+		_, err = fmt.Fprintf(w, "  sync deleted nothing: %s\n", s.SyncSkipped)
+	}
+	if err == nil && s.Owed > 0 {
+		_, err = fmt.Fprintf(w, "  chunks owed (NATS unreachable; the outbox-relay publishes them when it answers): %d\n", s.Owed)
+	}
+	return err
+}

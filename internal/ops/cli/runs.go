@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/store/manifest"
+)
+
+// maxRunsLimit bounds --limit of sluice runs.
+const maxRunsLimit = 1000
+
+// runsList is the JSON output of `sluice runs`.
+type runsList struct {
+	// Runs are the newest first.
+	Runs []runRow `json:"runs"`
+}
+
+// runRow is one ingest run. Stored and Parked are the counters the run
+// recorded, which may lag; Manifest is counted live.
+type runRow struct {
+	RunID        string     `json:"run_id"`
+	SourceID     string     `json:"source_id"`
+	StartedAt    time.Time  `json:"started_at"`
+	FinishedAt   *time.Time `json:"finished_at"`
+	Status       string     `json:"status"`
+	Documents    int        `json:"documents"`
+	Published    int        `json:"published"`
+	Stored       int        `json:"stored"`
+	Parked       int        `json:"parked"`
+	HaltedReason *string    `json:"halted_reason"`
+	// HeartbeatAt is when the run's producer was last heard from; a run
+	// whose producer fell silent for longer than its timeout ends
+	// interrupted once its chunks have settled.
+	HeartbeatAt *time.Time `json:"heartbeat_at"`
+	// Manifest counts, now, the run's chunks in ingest_manifest by status.
+	Manifest manifestCounts `json:"manifest"`
+}
+
+// manifestCounts are ingest_manifest rows of one run by status. A chunk
+// counts for the run that last published it.
+type manifestCounts struct {
+	Pending int64 `json:"pending"`
+	Stored  int64 `json:"stored"`
+	Parked  int64 `json:"parked"`
+}
+
+func runRuns(ctx context.Context, env Env, args []string) error {
+	if len(args) > 0 {
+		if _, ok := runsCommands()[args[0]]; ok {
+			return subcommand(ctx, env, "runs", runsCommands(), args)
+		}
+	}
+	var c conn
+	l := newLoader(env, "runs", &c, false)
+	var source string
+	var limit int
+	l.String(&source, "source", "", "", "only runs of this source_id")
+	l.Int(&limit, "limit", "", DefaultRunsLimit, "at most this many runs, newest first")
+	rest, err := parse(l, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs("runs", rest); err != nil {
+		return err
+	}
+	if err := checkLimit(limit, maxRunsLimit); err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	runs, err := listRuns(ctx, pool, source, limit)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, runsList{Runs: runs})
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(env.Stderr, "no ingest runs")
+		return nil
+	}
+	return printRuns(env.Stdout, runs)
+}
+
+// listRuns reads the newest runs and counts their manifest rows live: the
+// ingest_runs counters are updated in batches and lag the manifest.
+func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int) ([]runRow, error) {
+	rows, err := pool.Query(ctx, `
+		WITH r AS (
+			SELECT * FROM ingest_runs
+			WHERE $1 = '' OR source_id = $1
+			ORDER BY started_at DESC, run_id DESC
+			LIMIT $2
+		)
+		SELECT r.run_id, r.source_id, r.started_at, r.finished_at, r.status, r.documents,
+		       r.published, r.stored, r.parked, r.halted_reason, r.heartbeat_at, m.pending, m.stored, m.parked
+		FROM r
+		CROSS JOIN LATERAL (
+			SELECT count(*) FILTER (WHERE status = $3) AS pending,
+			       count(*) FILTER (WHERE status = $4) AS stored,
+			       count(*) FILTER (WHERE status = $5) AS parked
+			FROM ingest_manifest WHERE run_id = r.run_id
+		) m
+		ORDER BY r.started_at DESC, r.run_id DESC`, source, limit, manifest.Pending, manifest.Stored, manifest.Parked)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runRow, error) {
+		var r runRow
+		err := row.Scan(&r.RunID, &r.SourceID, &r.StartedAt, &r.FinishedAt, &r.Status, &r.Documents,
+			&r.Published, &r.Stored, &r.Parked, &r.HaltedReason, &r.HeartbeatAt, &r.Manifest.Pending, &r.Manifest.Stored, &r.Manifest.Parked)
+		r.StartedAt, r.FinishedAt, r.HeartbeatAt = r.StartedAt.UTC(), utcPtr(r.FinishedAt), utcPtr(r.HeartbeatAt)
+		return r, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	if runs == nil {
+		runs = []runRow{}
+	}
+	return runs, nil
+}
+
+// printRuns prints the runs, then why each halted, cancelled, failed or
+// interrupted one stopped. PENDING, STORED and PARKED are the live
+// manifest counts; the run's own counters are in --json.
+func printRuns(w io.Writer, runs []runRow) error {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "RUN_ID\tSOURCE\tSTARTED\tFINISHED\tSTATUS\tDOCUMENTS\tPUBLISHED\tPENDING\tSTORED\tPARKED")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\n",
+			cell(r.RunID), cell(r.SourceID), tableTime(r.StartedAt), tableTimePtr(r.FinishedAt), r.Status,
+			r.Documents, r.Published, r.Manifest.Pending, r.Manifest.Stored, r.Manifest.Parked)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.HaltedReason != nil {
+			fmt.Fprintf(w, "%s %s: %s\n", cell(r.RunID), r.Status, cell(*r.HaltedReason))
+		}
+	}
+	return nil
+}

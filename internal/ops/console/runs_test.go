@@ -1,0 +1,46 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/internal/store/runs"
+)
+
+// A run whose producer fell silent shows as interrupted on the Runs page,
+// and its page says when its producer was last heard from, what it
+// published, and what to do next.
+func TestRunPagesShowAnInterruptedRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	if err := runs.Open(ctx, b.db.Pool, "run-gamma", "gamma", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Beat(ctx, b.db.Pool, "run-gamma", runs.Progress{Documents: 3, Published: 3}); err != nil {
+		t.Fatal(err)
+	}
+	var beat time.Time
+	if err := b.db.Pool.QueryRow(ctx, `UPDATE ingest_runs SET heartbeat_at = now() - interval '1 minute' WHERE run_id = 'run-gamma'
+		RETURNING heartbeat_at`).Scan(&beat); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Refresh(ctx, b.db.Pool); err != nil {
+		t.Fatal(err)
+	}
+
+	code, body := b.get(t, "/runs", viewerSecret)
+	if code != http.StatusOK || !regexp.MustCompile(`run-gamma</a></td><td>gamma</td><td>interrupted</td>`).MatchString(body) {
+		t.Errorf("GET /runs: %d, no interrupted run-gamma in:\n%s", code, body)
+	}
+	code, body = b.get(t, "/runs/run-gamma", viewerSecret)
+	heard := "Producer last heard from</th><td>" + beat.UTC().Format("2006-01-02 15:04:05") + "</td>"
+	if code != http.StatusOK || !strings.Contains(body, "interrupted: its producer stopped before it finished publishing") ||
+		!strings.Contains(body, "having published 3 chunks") || !strings.Contains(body, heard) {
+		t.Errorf("GET /runs/run-gamma: %d, want the interruption, what it published and %q in:\n%s", code, heard, body)
+	}
+}

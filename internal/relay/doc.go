@@ -1,3 +1,0 @@
-// Package relay is the outbox-relay service: it publishes the outbox's
-// dead letters to the DLQ stream (see pkg/outbox.Relay).
-package relay
