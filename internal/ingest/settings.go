@@ -30,7 +30,7 @@ import (
 // consumer and the replayer, which must agree on them.
 type Config struct {
 	Common           config.Common
-	Embedder         config.Embedder
+	Embedder         embedder.Settings
 	MaxDeliveries    int
 	AmbiguousRetries int
 	MaxReplays       int
@@ -151,7 +151,7 @@ func (c *Config) Backfill() func(context.Context, int) (*pipeline.Pipeline, erro
 
 // generationPipelines builds a later generation's pipeline on first
 // use, and answers nil for a generation that is dropped or unknown.
-func (c *Config) generationPipelines(rt *service.Runtime, settings config.Embedder, budget *embedder.Budget,
+func (c *Config) generationPipelines(rt *service.Runtime, settings embedder.Settings, budget *embedder.Budget,
 	pcfg pipeline.Config, deps pipeline.Deps) func(context.Context, int) (*pipeline.Pipeline, error) {
 	var mu sync.Mutex
 	built := map[int]*pipeline.Pipeline{}
@@ -276,7 +276,7 @@ func (c *Config) Validate() error {
 // service's default metrics address.
 func (c *Config) Register(l *config.Loader, metricsAddr string) {
 	config.RegisterCommon(l, &c.Common, metricsAddr)
-	config.RegisterEmbedder(l, &c.Embedder)
+	c.Embedder.Register(l)
 	l.Int(&c.MaxDeliveries, "max-deliveries", "MAX_DELIVERIES", pipeline.DefaultMaxDeliveries, "delivery cap before a transient failure is parked")
 	l.Int(&c.AmbiguousRetries, "ambiguous-retries", "AMBIGUOUS_RETRIES", pipeline.DefaultAmbiguousRetries, "retries of an unrecognised error before parking")
 	l.Int(&c.MaxReplays, "max-replays", "MAX_REPLAYS", pipeline.DefaultMaxReplays, "replay generations before a chunk is quarantined as replay_exhausted")
@@ -407,7 +407,7 @@ func (c *Config) joinFleet(ctx context.Context, rt *service.Runtime, budget *emb
 
 // embedderSettings are the embedder settings with the policy's
 // embedder-wide values (breaker) applied.
-func (c *Config) embedderSettings(def policy.Settings) config.Embedder {
+func (c *Config) embedderSettings(def policy.Settings) embedder.Settings {
 	e := c.Embedder
 	e.BreakerFailures, e.BreakerDelay = def.BreakerFailures, def.BreakerDelay
 	return e
@@ -417,7 +417,7 @@ func (c *Config) embedderSettings(def policy.Settings) config.Embedder {
 // by budget (nil for none) in tokens counted by counter and from the
 // provider's rate-limit headers, and exports the breaker state as
 // sluice_circuit_breaker_state.
-func NewEmbedder(cfg config.Embedder, dims int, budget *embedder.Budget, counter tokens.Counter, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
+func NewEmbedder(cfg embedder.Settings, dims int, budget *embedder.Budget, counter tokens.Counter, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
 	ecfg := embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding}
 	if budget != nil {
 		ecfg.OnRateLimits = budget.Observe

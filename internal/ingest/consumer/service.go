@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/platform/service"
 	"github.com/sluicehq/sluice/internal/provider/batchapi"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/store/bulk"
 	"github.com/sluicehq/sluice/internal/store/runs"
 )
@@ -157,7 +158,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 // runBulk runs bulk mode's builder, which sends sealed batches to the
 // provider, and its poller, which follows them and applies their results
 // through the pipelines, until the returned stop is called.
-func runBulk(ctx context.Context, rt *service.Runtime, emb config.Embedder, b *ingest.Bulk, pipes byGeneration) (stop func(), err error) {
+func runBulk(ctx context.Context, rt *service.Runtime, emb embedder.Settings, b *ingest.Bulk, pipes byGeneration) (stop func(), err error) {
 	client, err := batchapi.New(batchapi.Config{URL: emb.URL, APIKey: emb.APIKey})
 	if err != nil {
 		return nil, service.UsageError(err)

@@ -17,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/platform/crashpoint"
 	"github.com/sluicehq/sluice/internal/platform/service"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
@@ -41,7 +42,7 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.Int(&f.Config.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "largest chunk, in --chunk-unit")
 	l.Int(&f.Config.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "overlap between consecutive chunks, in --chunk-unit")
 	l.String(&f.Unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "chunk size unit: tokens (the --embedder-model's) or chars")
-	l.String(&f.Model, "embedder-model", "EMBEDDER_MODEL", config.DefaultEmbedderModel, "embedding model whose tokenizer counts --chunk-unit tokens (approximate for a model without a known tokenizer)")
+	l.String(&f.Model, "embedder-model", "EMBEDDER_MODEL", embedder.DefaultModel, "embedding model whose tokenizer counts --chunk-unit tokens (approximate for a model without a known tokenizer)")
 	l.Int(&f.Config.BatchDocs, "batch-docs", "PRODUCER_BATCH_DOCS", DefaultBatchDocs, "documents recorded per transaction")
 	l.Duration(&f.Config.Patience, "publish-patience", "PUBLISH_PATIENCE", DefaultPatience, "how long to keep trying an unreachable NATS before recording the rest of the run as owed, for the outbox-relay to publish")
 	l.Duration(&f.Config.ConfirmDelay, "confirm-delay", "PUBLISH_CONFIRM_DELAY", DefaultConfirmDelay, "how long a PubAck waits before it is recorded; chunks stored meanwhile need no record (at most "+MaxConfirmDelay.String()+")")

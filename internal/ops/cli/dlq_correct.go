@@ -13,7 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
 	"github.com/sluicehq/sluice/internal/failure/replay"
-	"github.com/sluicehq/sluice/internal/platform/config"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
@@ -57,7 +57,7 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	l.Int(&rd.Chunk.Size, "chunk-size", "CHUNK_SIZE", chunk.DefaultSize, "with --rederive: the producer's --chunk-size")
 	l.Int(&rd.Chunk.Overlap, "chunk-overlap", "CHUNK_OVERLAP", chunk.DefaultOverlap, "with --rederive: the producer's --chunk-overlap")
 	l.String(&unit, "chunk-unit", "CHUNK_UNIT", string(chunk.DefaultUnit), "with --rederive: the producer's --chunk-unit")
-	l.String(&model, "embedder-model", "EMBEDDER_MODEL", config.DefaultEmbedderModel, "with --rederive: the producer's --embedder-model, whose tokenizer counts its chunks")
+	l.String(&model, "embedder-model", "EMBEDDER_MODEL", embedder.DefaultModel, "with --rederive: the producer's --embedder-model, whose tokenizer counts its chunks")
 	l.String(&corr.Reason, "reason", "", "", "why (required; recorded in replay_audit)")
 	l.Bool(&execute, "execute", "", false, "dispatch the corrected job; without it, only show the diff")
 	rest, err := parse(l, args)

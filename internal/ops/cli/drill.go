@@ -7,14 +7,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/dev/drill"
-	"github.com/sluicehq/sluice/internal/platform/config"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 )
 
 func runDrill(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var cfg drill.Config
 	l := newLoader(env, "drill", &c, true)
-	l.String(&cfg.EmbedderURL, "embedder-url", "EMBEDDER_URL", config.DefaultEmbedderURL, "the running embed-sim the services embed with")
+	l.String(&cfg.EmbedderURL, "embedder-url", "EMBEDDER_URL", embedder.DefaultURL, "the running embed-sim the services embed with")
 	l.String(&cfg.Source, "source", "", drill.DefaultSource, "source_id the drill's documents are ingested under")
 	l.Duration(&cfg.Timeout, "timeout", "", drill.DefaultTimeout, "how long to wait for each document's outcome")
 	rest, err := parse(l, args)

@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/platform/config"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/store/generation"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
@@ -59,11 +59,11 @@ type compareResult struct {
 
 func runIndexCompare(ctx context.Context, env Env, args []string) error {
 	var c conn
-	var emb config.Embedder
+	var emb embedder.Settings
 	var file string
 	var k int
 	l := newLoader(env, "index compare", &c, false)
-	config.RegisterEmbedder(l, &emb)
+	emb.Register(l)
 	l.String(&file, "queries", "", "", "file of queries, one a line (required); each is embedded with each generation's own model and dimension")
 	l.Int(&k, "k", "", vectorstore.DefaultSearchK, "how many hits of each generation to compare (overlap@k divides by k, or by the longer list when the corpus holds fewer chunks)")
 	rest, err := parseInterspersed(l, args)
@@ -180,7 +180,7 @@ func openSnapshot(ctx context.Context, pool *pgxpool.Pool, id int) (*compareSnap
 // compare searches every query in both generations and measures how far
 // their hits agree. Both generations are read before any query is
 // embedded, so that an unknown or dropped one fails before a paid call.
-func compare(ctx context.Context, pool *pgxpool.Pool, emb config.Embedder, ids [2]int, queries []string, k int) (*compareResult, error) {
+func compare(ctx context.Context, pool *pgxpool.Pool, emb embedder.Settings, ids [2]int, queries []string, k int) (*compareResult, error) {
 	var snaps [2]*compareSnapshot
 	for i, id := range ids {
 		s, err := openSnapshot(ctx, pool, id)

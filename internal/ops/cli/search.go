@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/store/generation"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -45,7 +44,7 @@ type searchHit struct {
 // searchOptions are the settings of `sluice search`.
 type searchOptions struct {
 	conn
-	embedder   config.Embedder
+	embedder   embedder.Settings
 	generation int
 	k          int
 	source     string
@@ -54,7 +53,7 @@ type searchOptions struct {
 func runSearch(ctx context.Context, env Env, args []string) error {
 	var o searchOptions
 	l := newLoader(env, "search", &o.conn, false)
-	config.RegisterEmbedder(l, &o.embedder)
+	o.embedder.Register(l)
 	l.Int(&o.generation, "generation", "", 0, "the index generation to search (see sluice index ls); 0 for the active one")
 	l.Int(&o.k, "k", "", vectorstore.DefaultSearchK, "number of hits")
 	l.String(&o.source, "source", "", "", "only documents of this source_id")
@@ -144,7 +143,7 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 // dimension. A blip is retried and a 429 waited out (its Retry-After, up
 // to the resilient client's ThrottleMaxWait), as the pipeline's calls
 // are: one throttled answer does not fail a search.
-func queryEmbedder(g generation.Generation, cfg config.Embedder) (*embedder.Resilient, error) {
+func queryEmbedder(g generation.Generation, cfg embedder.Settings) (*embedder.Resilient, error) {
 	client, err := embedder.NewOpenAI(embedder.Config{
 		URL: cfg.URL, Model: cmp.Or(g.Model, cfg.Model), APIKey: cfg.APIKey,
 		Dims: g.Dims, Encoding: cfg.Encoding,
@@ -157,7 +156,7 @@ func queryEmbedder(g generation.Generation, cfg config.Embedder) (*embedder.Resi
 
 // embedQueries embeds queries in one call bounded by the settings'
 // timeout and the resilient client's retries.
-func embedQueries(ctx context.Context, emb *embedder.Resilient, cfg config.Embedder, queries []string) ([][]float32, error) {
+func embedQueries(ctx context.Context, emb *embedder.Resilient, cfg embedder.Settings, queries []string) ([][]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, embedder.ResilientConfig{Timeout: cfg.Timeout}.WorstCase())
 	defer cancel()
 	vecs, err := emb.Embed(ctx, queries)

@@ -1,4 +1,4 @@
-package config
+package embedder
 
 import (
 	"errors"
@@ -6,11 +6,12 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/provider/embedder"
+	"github.com/sluicehq/sluice/internal/platform/config"
 )
 
-// Embedder holds the embedding API settings.
-type Embedder struct {
+// Settings are the operator's settings of the embedding API, as flags and
+// environment variables; Resilient and OpenAI are built from them.
+type Settings struct {
 	// URL is the OpenAI-compatible API base. Defaults to a local embed-sim.
 	URL string
 	// Model is the model name. Defaults to embed-sim-1.
@@ -28,30 +29,27 @@ type Embedder struct {
 	BreakerFailures int
 }
 
-// Defaults of Embedder: a local embed-sim, and the embedder package's own
-// timeout and breaker defaults.
+// Defaults of Settings: a local embed-sim; the timeout and breaker take
+// DefaultTimeout, DefaultBreakerDelay and DefaultFailureThreshold.
 const (
-	DefaultEmbedderURL      = "http://127.0.0.1:8089"
-	DefaultEmbedderModel    = "embed-sim-1"
-	DefaultEmbedderEncoding = embedder.EncodingBase64
-	DefaultEmbedderTimeout  = embedder.DefaultTimeout
-	DefaultBreakerDelay     = embedder.DefaultBreakerDelay
-	DefaultBreakerFailures  = embedder.DefaultFailureThreshold
+	DefaultURL      = "http://127.0.0.1:8089"
+	DefaultModel    = "embed-sim-1"
+	DefaultEncoding = EncodingBase64
 )
 
-// RegisterEmbedder registers the embedding API settings.
-func RegisterEmbedder(l *Loader, e *Embedder) {
-	l.String(&e.URL, "embedder-url", "EMBEDDER_URL", DefaultEmbedderURL, "OpenAI-compatible embeddings API base URL")
-	l.String(&e.Model, "embedder-model", "EMBEDDER_MODEL", DefaultEmbedderModel, "embedding model name")
+// Register registers the embedding API settings with l.
+func (e *Settings) Register(l *config.Loader) {
+	l.String(&e.URL, "embedder-url", "EMBEDDER_URL", DefaultURL, "OpenAI-compatible embeddings API base URL")
+	l.String(&e.Model, "embedder-model", "EMBEDDER_MODEL", DefaultModel, "embedding model name")
 	l.String(&e.APIKey, "embedder-api-key", "EMBEDDER_API_KEY", "", "API key, sent as a bearer token")
-	l.String(&e.Encoding, "embedder-encoding", "EMBEDDER_ENCODING", DefaultEmbedderEncoding, "encoding_format to request: base64, float or auto")
-	l.Duration(&e.Timeout, "embedder-timeout", "EMBEDDER_TIMEOUT", DefaultEmbedderTimeout, "timeout of one embedding request")
+	l.String(&e.Encoding, "embedder-encoding", "EMBEDDER_ENCODING", DefaultEncoding, "encoding_format to request: base64, float or auto")
+	l.Duration(&e.Timeout, "embedder-timeout", "EMBEDDER_TIMEOUT", DefaultTimeout, "timeout of one embedding request")
 	l.Duration(&e.BreakerDelay, "breaker-delay", "BREAKER_DELAY", DefaultBreakerDelay, "how long the circuit breaker stays open before a probe")
-	l.Int(&e.BreakerFailures, "breaker-failures", "BREAKER_FAILURES", DefaultBreakerFailures, "consecutive transient failures that open the circuit breaker")
+	l.Int(&e.BreakerFailures, "breaker-failures", "BREAKER_FAILURES", DefaultFailureThreshold, "consecutive transient failures that open the circuit breaker")
 }
 
 // Validate reports problems with the embedder settings.
-func (e Embedder) Validate() error {
+func (e Settings) Validate() error {
 	var errs []error
 	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("EMBEDDER_URL %q: want http(s)://host[:port][/v1]", e.URL))
@@ -60,7 +58,7 @@ func (e Embedder) Validate() error {
 		errs = append(errs, errors.New("EMBEDDER_MODEL is empty: name the embedding model"))
 	}
 	switch e.Encoding {
-	case embedder.EncodingBase64, embedder.EncodingFloat, embedder.EncodingAuto:
+	case EncodingBase64, EncodingFloat, EncodingAuto:
 	default:
 		errs = append(errs, fmt.Errorf("EMBEDDER_ENCODING %q: use base64, float or auto", e.Encoding))
 	}
