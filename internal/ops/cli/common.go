@@ -54,7 +54,7 @@ func (c *conn) connectNATS(name string, log zerolog.Logger) (*nats.Conn, jetstre
 	if c.Settle < 0 {
 		return nil, nil, usageErr("NATS_SETTLE_TIMEOUT %s: use a positive duration such as 30s", c.Settle)
 	}
-	nc, js, err := broker.Connect(c.NATSConn(name), log)
+	nc, js, err := broker.Connect(broker.ConnConfigOf(c.Common, name), log)
 	if err != nil || c.Settle == 0 {
 		return nc, js, err
 	}

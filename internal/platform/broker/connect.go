@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+	"github.com/sluicehq/sluice/internal/platform/config"
 )
 
 // ConnConfig says how to reach NATS. Credentials and TLS pass through to
@@ -51,10 +52,16 @@ func userOf(servers string) string {
 	return u.User.Username()
 }
 
-// DefaultPingInterval is the default ConnConfig.PingInterval. nats.go's
-// own default, two minutes, leaves a client on a silently dead connection
-// for up to six; this finds one within half a minute.
-const DefaultPingInterval = 10 * time.Second
+// DefaultPingInterval is the default ConnConfig.PingInterval, the
+// settings' own (see config.DefaultNATSPingInterval).
+const DefaultPingInterval = config.DefaultNATSPingInterval
+
+// ConnConfigOf is how a process named name connects to NATS with the
+// common settings c: the one place credentials and TLS reach the client.
+func ConnConfigOf(c config.Common, name string) ConnConfig {
+	return ConnConfig{URL: c.NATSURL, Name: name, Creds: c.NATSCreds,
+		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, PingInterval: c.NATSPingInterval}
+}
 
 // PubAckTimeout bounds the wait for one asynchronous publish's PubAck, so
 // no publisher waits forever on a silent connection.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -38,7 +37,7 @@ type Common struct {
 	SQLTimeout time.Duration
 	// NATSPingInterval is how often the client pings NATS; two unanswered
 	// pings mark the connection stale and it reconnects. Defaults to
-	// broker.DefaultPingInterval.
+	// DefaultNATSPingInterval.
 	NATSPingInterval time.Duration
 	// Demo accepts the shipped default passwords and short ones in
 	// DATABASE_URL and NATS_URL (see CheckPassword). Defaults to false.
@@ -94,7 +93,7 @@ func RegisterNATS(l *Loader, c *Common) {
 	l.String(&c.NATSTLSCA, "nats-tls-ca", "NATS_TLS_CA", "", "CA certificate for TLS to NATS")
 	l.String(&c.NATSTLSCert, "nats-tls-cert", "NATS_TLS_CERT", "", "client certificate for TLS to NATS")
 	l.String(&c.NATSTLSKey, "nats-tls-key", "NATS_TLS_KEY", "", "client key for TLS to NATS")
-	l.Duration(&c.NATSPingInterval, "nats-ping-interval", "NATS_PING_INTERVAL", broker.DefaultPingInterval, "how often to ping NATS; two unanswered pings mark the connection stale and it reconnects")
+	l.Duration(&c.NATSPingInterval, "nats-ping-interval", "NATS_PING_INTERVAL", DefaultNATSPingInterval, "how often to ping NATS; two unanswered pings mark the connection stale and it reconnects")
 }
 
 // Validate reports every problem at once, each with how to fix it.
@@ -143,9 +142,7 @@ func (c Common) ValidateNATS() error {
 	return errors.Join(errs...)
 }
 
-// NATSConn is how a process named name connects to NATS with these
-// settings: the one place credentials and TLS reach the client.
-func (c Common) NATSConn(name string) broker.ConnConfig {
-	return broker.ConnConfig{URL: c.NATSURL, Name: name, Creds: c.NATSCreds,
-		TLSCA: c.NATSTLSCA, TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, PingInterval: c.NATSPingInterval}
-}
+// DefaultNATSPingInterval is the default NATSPingInterval. nats.go's own
+// default, two minutes, leaves a client on a silently dead connection for
+// up to six; this finds one within half a minute.
+const DefaultNATSPingInterval = 10 * time.Second

@@ -137,7 +137,7 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 // once briefly.
 func (rt *Runtime) connectNATS(ctx context.Context, name string, c config.Common, opts StartConfig) error {
 	var err error
-	if rt.NC, rt.JS, err = broker.Connect(c.NATSConn("sluice-"+name), rt.Log); err != nil {
+	if rt.NC, rt.JS, err = broker.Connect(broker.ConnConfigOf(c, "sluice-"+name), rt.Log); err != nil {
 		return err
 	}
 	verify := func(ctx context.Context) error { return broker.Verify(ctx, rt.JS) }
