@@ -3,7 +3,7 @@
 // a stable error class (what operators filter and alert on), a finer code and
 // the delay the remote side asked for.
 //
-// The four dispositions are those of DESIGN §6:
+// The four dispositions are those of design §6:
 //
 //   - Retry: a transient fault (timeout, dropped connection, 429, most 5xx,
 //     serialization failure, too many connections). Back off with full jitter,

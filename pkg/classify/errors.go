@@ -9,7 +9,7 @@ import (
 // Disposition is what the pipeline does with a failed unit of work.
 type Disposition string
 
-// The four dispositions of DESIGN §6. Their string values appear in DLQ
+// The four dispositions of design §6. Their string values appear in DLQ
 // subjects (dlq.<disposition>.<source>) and in the dead_letters table.
 const (
 	// Retry is a transient fault: back off and try again, within a budget.

@@ -1,6 +1,6 @@
 // Package messages defines Sluice's wire envelopes — ChunkJob on the INGEST
 // stream and DeadLetter on the DLQ stream — together with the ids, NATS
-// subjects and Nats-Msg-Id values that go with them (DESIGN §4).
+// subjects and Nats-Msg-Id values that go with them (design §4).
 //
 // It is a leaf package: it imports only the standard library, so every
 // service, tool and test can share it without import cycles.

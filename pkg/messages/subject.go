@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Subject filters for stream and consumer configuration (DESIGN §4): the
+// Subject filters for stream and consumer configuration (design §4): the
 // INGEST stream holds ChunkSubjectFilter and ReplaySubjectFilter, the DLQ
 // stream DLQSubjectFilter.
 const (

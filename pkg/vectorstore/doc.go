@@ -1,5 +1,5 @@
 // Package vectorstore writes chunk embeddings to PostgreSQL and searches
-// them. It owns the chunk_embeddings table of DESIGN §5, the retained rows
+// them. It owns the chunk_embeddings table of design §5, the retained rows
 // of chunk_embeddings_previous and the later index generations' vectors in
 // generation_embeddings, and nothing else:
 // documents and ingest_manifest belong to the pipeline, which runs the
@@ -12,7 +12,7 @@
 // (doc_id, chunk_index); a record older than the stored row never overwrites
 // it (Stale); a record with the stored version and content hash changes
 // nothing, not even updated_at (Unchanged). Replaying any batch any number of
-// times therefore converges to the same table, which is what DESIGN §7's
+// times therefore converges to the same table, which is what design §7's
 // "no duplicate" invariant rests on.
 //
 // Upsert validates every record before it touches the database, so bad data
@@ -25,7 +25,7 @@
 // Upsert costs one statement per batch (two only when a concurrent writer
 // committed the same chunk while the statement ran): every column travels as
 // one array parameter and all vectors as a single binary float4[] sliced per
-// row in SQL, never as text literals (DESIGN §9).
+// row in SQL, never as text literals (design §9).
 //
 // # Vector column
 //

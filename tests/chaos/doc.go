@@ -1,5 +1,5 @@
 // Package chaos proves that every chunk converges with no operator action
-// while faults land on work in flight (DESIGN §7.3, §7.7). Its tests run
+// while faults land on work in flight (design §7.3, §7.7). Its tests run
 // every service as a real process, with the settings a deployment uses
 // (metrics on), against a real nats-server and PostgreSQL that they kill,
 // stop and restart, and an embed-sim they kill, slow down and hang.

@@ -3,7 +3,7 @@
 // replay button, so both select, count, mark, audit and dispatch the same
 // way.
 //
-// Guarantees (DESIGN §7.5): a replay names an explicit scope, is capped by
+// Guarantees (design §7.5): a replay names an explicit scope, is capped by
 // Scope.Limit, previews by default (DryRun), and Execute marks the selection
 // (replayed_at, replay_id) and writes its replay_audit row in one
 // transaction before anything is published, so the same replay run twice

@@ -1,7 +1,7 @@
 // Package publish publishes owed chunk jobs to INGEST and records, in the
 // manifest, that JetStream confirmed each one.
 //
-// PostgreSQL is the source of truth for owed work (DESIGN §7.7): a manifest
+// PostgreSQL is the source of truth for owed work (design §7.7): a manifest
 // row is pending until a consumer stores or parks it, and its published_at
 // stays NULL until a PubAck proves the job is in the stream. Every path
 // that publishes a chunk job goes through a Publisher: the producer for a

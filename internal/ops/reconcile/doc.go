@@ -1,4 +1,4 @@
-// Package reconcile proves DESIGN §7 from the database and the broker: no
+// Package reconcile proves design §7 from the database and the broker: no
 // silent drop (every manifest row stored with a vector, parked with a dead
 // letter, or pending with a message in INGEST to deliver it), no
 // duplicate, nothing stranded, no stored chunk with an open dead letter,

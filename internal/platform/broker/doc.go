@@ -1,5 +1,5 @@
 // Package broker connects to NATS and declares Sluice's JetStream topology
-// (DESIGN §4): the INGEST work queue with its durables "workers" and
+// (design §4): the INGEST work queue with its durables "workers" and
 // "replay", and the DLQ stream whose durables "triage", "replayer" and
 // "alerter" each see every dead letter. Only the topology owner declares
 // it (Ensure, run by `sluice nats setup`); services verify it at startup

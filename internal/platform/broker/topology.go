@@ -11,7 +11,7 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/policy"
 )
 
-// Stream and durable consumer names (DESIGN §4).
+// Stream and durable consumer names (design §4).
 const (
 	IngestStream = "INGEST"
 	DLQStream    = "DLQ"

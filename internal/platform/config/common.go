@@ -10,7 +10,7 @@ import (
 	"github.com/sluicehq/sluice/migrations"
 )
 
-// Common holds the settings every service shares (DESIGN §8).
+// Common holds the settings every service shares (design §8).
 type Common struct {
 	// DatabaseURL is the PostgreSQL URL; TLS settings (sslmode, sslrootcert,
 	// sslcert, sslkey) pass through it. Defaults to a local database.
