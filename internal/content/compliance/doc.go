@@ -1,4 +1,4 @@
-// Package compliance is the policy stage of the ingest pipeline: the
+// Package compliance is the compliance stage of the ingest pipeline: the
 // rules no chunk may break before any of its text leaves the process (to
 // the embedder, or into the vector store), and the source allow-list. A
 // chunk that breaks one is escalated under the rule's name, never with

@@ -2,7 +2,7 @@ package secrets
 
 // Prefilter finds the scanner's literals and a caller's own groups of
 // literals in one pass over a text, so that a caller with rules of its
-// own (the policy stage's patterns) reads a chunk once for both.
+// own (the compliance stage's patterns) reads a chunk once for both.
 type Prefilter struct {
 	a      *automaton
 	groups int

@@ -210,7 +210,7 @@ func TestPoisonInBatchIsIsolated(t *testing.T) {
 	}
 }
 
-// The policy stage escalates a chunk holding a private key before any
+// The compliance stage escalates a chunk holding a private key before any
 // text leaves the process; encodings are recorded or parked.
 func TestPolicyAndEncodings(t *testing.T) {
 	t.Parallel()

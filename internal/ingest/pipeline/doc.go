@@ -1,7 +1,7 @@
 // Package pipeline turns chunk jobs into stored vectors or dead letters.
 // It is the one code path shared by the consumer (jobs from JetStream) and
 // the replayer (jobs from the DLQ): decode, drop stale work, enforce the
-// delivery cap, apply the policy stage before any text leaves the process,
+// delivery cap, apply the compliance stage before any text leaves the process,
 // reuse the vectors the store already holds for the batch's texts (one
 // lookup a batch, same generation, model and dimension) and send each
 // other text once, embed in bounded sub-batches (bisecting a batch
