@@ -61,6 +61,13 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer srv.Close()
+	printConsoleSignIn(env, cfg, kept, created)
+	return srv.ListenAndServe(ctx)
+}
+
+// printConsoleSignIn says where the console listens and, when its operator
+// token was generated, which file holds it.
+func printConsoleSignIn(env Env, cfg console.Config, kept string, created bool) {
 	scheme := "http"
 	if cfg.TLSCert != "" {
 		scheme = "https"
@@ -73,5 +80,4 @@ func runConsole(ctx context.Context, env Env, args []string) error {
 	default:
 		fmt.Fprintf(env.Stdout, "console on %s://%s/\n", scheme, cfg.Addr)
 	}
-	return srv.ListenAndServe(ctx)
 }

@@ -163,35 +163,53 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	st, err := loadIndexStatus(ctx, pool, id, withCost)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return printJSON(env.Stdout, st)
+	}
+	printIndexStatus(env.Stdout, st)
+	return nil
+}
+
+// indexStatus is what `sluice index status` shows of one generation.
+type indexStatus struct {
+	generation.Generation
+	Progress generation.Progress `json:"progress"`
+	Index    *string             `json:"index"`
+	Cost     *generation.Cost    `json:"cost,omitempty"`
+}
+
+// loadIndexStatus reads generation id's status, and with withCost what
+// finishing it costs.
+func loadIndexStatus(ctx context.Context, pool *pgxpool.Pool, id int, withCost bool) (indexStatus, error) {
 	g, err := generation.Get(ctx, pool, id)
 	if err != nil {
-		return err
+		return indexStatus{}, err
 	}
-	p, err := generation.ProgressOf(ctx, pool, g)
-	if err != nil {
-		return err
+	st := indexStatus{Generation: g}
+	if st.Progress, err = generation.ProgressOf(ctx, pool, g); err != nil {
+		return indexStatus{}, err
 	}
-	index, err := indexState(ctx, pool, g)
-	if err != nil {
-		return err
+	if st.Index, err = indexState(ctx, pool, g); err != nil {
+		return indexStatus{}, err
 	}
-	var cost *generation.Cost
 	if withCost && g.ID != generation.First && g.Status != generation.Dropped {
 		k, err := generation.CostToFinish(ctx, pool, g)
 		if err != nil {
-			return err
+			return indexStatus{}, err
 		}
-		cost = &k
+		st.Cost = &k
 	}
-	if c.JSON {
-		return printJSON(env.Stdout, struct {
-			generation.Generation
-			Progress generation.Progress `json:"progress"`
-			Index    *string             `json:"index"`
-			Cost     *generation.Cost    `json:"cost,omitempty"`
-		}{g, p, index, cost})
-	}
-	w := env.Stdout
+	return st, nil
+}
+
+// printIndexStatus writes st for a person.
+func printIndexStatus(w io.Writer, st indexStatus) {
+	g, p := st.Generation, st.Progress
+	later := g.ID != generation.First && g.Status != generation.Dropped
 	fmt.Fprintf(w, "generation %d: %s, model %s, %d dims, chunking %s, embedded %s\n", g.ID, g.Status, modelName(g), g.Dims, chunking(g), g.Mode)
 	fmt.Fprintf(w, "  %d of %d chunks stored (%.1f%%), %d owed, %d parked; %d vectors held\n",
 		p.Stored, p.Chunks, p.Percent, p.Owed, p.Parked, p.Vectors)
@@ -201,16 +219,8 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 	if p.Uncut > 0 {
 		fmt.Fprintf(w, "  %d documents not cut for it yet: run their sources' producers again\n", p.Uncut)
 	}
-	fmt.Fprintf(w, "  backfill: %s", p.Backfill)
-	if st := p.State; st != nil {
-		fmt.Fprintf(w, "; pass %d", st.Pass)
-		if st.Scanned {
-			fmt.Fprint(w, " scanned")
-		}
-		fmt.Fprintf(w, ", %d planned, %d queued to publish", st.Planned, st.Queued)
-	}
-	fmt.Fprintln(w)
-	if g.ID != generation.First && g.Status != generation.Dropped && p.Owed > 0 {
+	printBackfill(w, p)
+	if later && p.Owed > 0 {
 		if p.ETASeconds != nil {
 			fmt.Fprintf(w, "  rate: %.1f chunks/s over the last %s; about %s to finish\n", p.RecentPerSecond, generation.ETAWindow, time.Duration(*p.ETASeconds*float64(time.Second)).Round(time.Second))
 		} else {
@@ -221,15 +231,27 @@ func runIndexStatus(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(w, "  parked: see why with sluice index status %d --json; retry with sluice index retry %d --reason R --execute\n", g.ID, g.ID)
 	}
 	switch {
-	case index != nil:
-		fmt.Fprintf(w, "  nearest-neighbour index: %s\n", *index)
-	case g.ID != generation.First && g.Status != generation.Dropped:
+	case st.Index != nil:
+		fmt.Fprintf(w, "  nearest-neighbour index: %s\n", *st.Index)
+	case later:
 		fmt.Fprintf(w, "  nearest-neighbour index: none; searches scan every vector (sluice index build %d)\n", g.ID)
 	}
-	if cost != nil {
-		printCost(w, *cost)
+	if st.Cost != nil {
+		printCost(w, *st.Cost)
 	}
-	return nil
+}
+
+// printBackfill writes the line on a generation's backfill.
+func printBackfill(w io.Writer, p generation.Progress) {
+	fmt.Fprintf(w, "  backfill: %s", p.Backfill)
+	if st := p.State; st != nil {
+		fmt.Fprintf(w, "; pass %d", st.Pass)
+		if st.Scanned {
+			fmt.Fprint(w, " scanned")
+		}
+		fmt.Fprintf(w, ", %d planned, %d queued to publish", st.Planned, st.Queued)
+	}
+	fmt.Fprintln(w)
 }
 
 func printCost(w io.Writer, k generation.Cost) {

@@ -44,42 +44,53 @@ func runMigrate(ctx context.Context, env Env, args []string) error {
 	url := cmp.Or(ownerURL, c.DatabaseURL)
 	switch action {
 	case "up":
-		if err := migrations.Up(ctx, url, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
-			return err
-		}
-		if !demo {
-			var errs []error
-			for i, role := range migrations.Roles {
-				errs = append(errs, config.CheckPassword(role.PasswordEnv, role.Name, passwords[i]))
-			}
-			if err := errors.Join(errs...); err != nil {
-				return usageErr("%v", err)
-			}
-		}
-		if err := setLogins(ctx, env, url, passwords); err != nil {
-			return err
-		}
-		fmt.Fprintln(env.Stderr, "migrations: up to date")
-		return nil
+		return migrateUp(ctx, env, url, dims, demo, passwords)
 	case "status":
-		st, err := migrations.List(ctx, url)
-		if err != nil {
-			return err
-		}
-		if c.JSON {
-			return json.NewEncoder(env.Stdout).Encode(st)
-		}
-		for _, s := range st {
-			state := "pending"
-			if s.Applied {
-				state = "applied"
-			}
-			fmt.Fprintf(env.Stdout, "%05d  %-8s %s\n", s.Version, state, s.Source)
-		}
-		return nil
+		return migrateStatus(ctx, env, url, c.JSON)
 	default:
 		return usageErr("unknown migrate action %q: use up or status", action)
 	}
+}
+
+// migrateUp applies every migration as the schema owner at url, then lets
+// each service role with a password log in with it.
+func migrateUp(ctx context.Context, env Env, url string, dims int, demo bool, passwords []string) error {
+	if err := migrations.Up(ctx, url, migrations.Options{Dims: dims, Log: env.Stderr}); err != nil {
+		return err
+	}
+	if !demo {
+		var errs []error
+		for i, role := range migrations.Roles {
+			errs = append(errs, config.CheckPassword(role.PasswordEnv, role.Name, passwords[i]))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if err := setLogins(ctx, env, url, passwords); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stderr, "migrations: up to date")
+	return nil
+}
+
+// migrateStatus lists each migration and whether it is applied.
+func migrateStatus(ctx context.Context, env Env, url string, asJSON bool) error {
+	st, err := migrations.List(ctx, url)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(env.Stdout).Encode(st)
+	}
+	for _, s := range st {
+		state := "pending"
+		if s.Applied {
+			state = "applied"
+		}
+		fmt.Fprintf(env.Stdout, "%05d  %-8s %s\n", s.Version, state, s.Source)
+	}
+	return nil
 }
 
 // setLogins lets each of migrations.Roles with a password (passwords[i]
