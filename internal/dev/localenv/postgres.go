@@ -120,30 +120,9 @@ func StartLocalPostgres(ctx context.Context, dir string, opts ...PostgresOption)
 		return nil, err
 	}
 	dataDir := filepath.Join(dir, "pgdata")
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+	password, err := initCluster(ctx, binDir, dir, dataDir, o.tls, cred)
+	if err != nil {
 		return nil, err
-	}
-	for _, d := range []string{dir, dataDir} {
-		if err := chown(d, cred); err != nil {
-			return nil, err
-		}
-	}
-	initArgs := []string{"-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
-	var password string
-	if o.tls {
-		password = randomPassword()
-		pwfile := filepath.Join(dir, "superuser-password")
-		if err := writeOwned(pwfile, []byte(password+"\n"), cred); err != nil {
-			return nil, err
-		}
-		defer os.Remove(pwfile)
-		initArgs = append(initArgs, "--pwfile="+pwfile)
-	}
-	initdb := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"), initArgs...)
-	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
-	initdb.Dir = dir
-	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb: %w\n%s", err, out)
 	}
 	port, err := freePort()
 	if err != nil {
@@ -170,6 +149,36 @@ func StartLocalPostgres(ctx context.Context, dir string, opts ...PostgresOption)
 		return nil, err
 	}
 	return pg, nil
+}
+
+// initCluster runs initdb into dataDir under dir as cred, with a generated
+// superuser password when withPassword is set, which it returns.
+func initCluster(ctx context.Context, binDir, dir, dataDir string, withPassword bool, cred *syscall.Credential) (password string, err error) {
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", err
+	}
+	for _, d := range []string{dir, dataDir} {
+		if err := chown(d, cred); err != nil {
+			return "", err
+		}
+	}
+	initArgs := []string{"-D", dataDir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"}
+	if withPassword {
+		password = randomPassword()
+		pwfile := filepath.Join(dir, "superuser-password")
+		if err := writeOwned(pwfile, []byte(password+"\n"), cred); err != nil {
+			return "", err
+		}
+		defer os.Remove(pwfile)
+		initArgs = append(initArgs, "--pwfile="+pwfile)
+	}
+	initdb := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"), initArgs...)
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGKILL}
+	initdb.Dir = dir
+	if out, err := initdb.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("initdb: %w\n%s", err, out)
+	}
+	return password, nil
 }
 
 // requireTLS writes the server's certificate and a TLS-only pg_hba.conf
