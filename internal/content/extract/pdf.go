@@ -101,7 +101,7 @@ func passwordArgs(password string) []string {
 // poppler cannot repair; 3 is a permissions error.
 func popplerError(name string, res toolResult, err error) error {
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
+	if _, ok := errors.AsType[*Error](err); ok || !errors.As(err, &exit) {
 		return err
 	}
 	detail := firstLine(res.stderr)
