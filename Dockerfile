@@ -17,7 +17,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # Runtime: alpine for busybox wget (the healthchecks) and CA certificates
 # (a real embedding provider over HTTPS); the binaries need nothing else.
 FROM alpine:3.22
-RUN apk add --no-cache ca-certificates \
+RUN apk add --no-cache ca-certificates poppler-utils util-linux \
  && addgroup -S -g 10001 sluice \
  && adduser -S -D -H -u 10001 -G sluice -s /sbin/nologin sluice
 COPY --from=build /out/ /usr/local/bin/

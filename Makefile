@@ -14,7 +14,7 @@ SERVICES  := $(notdir $(wildcard cmd/*))
 export NATS_SERVER_BIN := $(NATS_BIN)
 export PROMTOOL_BIN
 
-.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium promtool
+.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium extract-tools promtool
 
 all: build
 
@@ -52,13 +52,17 @@ test: test-go fuzz
 # server); otherwise the pgvector tests fail saying how to provide one.
 PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u)),pgvector-root))
 
-test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium
+test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium extract-tools
 	$(GO) test -race -count=1 -timeout 15m ./...
 	cd bench && $(GO) test -count=1 ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
+
+## extract-tools: poppler's pdfinfo and pdftotext, which extract PDFs, and qpdf, which the extraction tests use (Debian's packages)
+extract-tools:
+	@test -x /usr/bin/pdftotext -a -x /usr/bin/qpdf || { apt-get update && apt-get install -y poppler-utils qpdf; }
 
 ## pgvector-root: the cached Debian trixie root with PostgreSQL 17 + pgvector 0.8 that tests start with chroot (as root; installs debootstrap if missing; minutes the first time)
 pgvector-root:

@@ -1,0 +1,82 @@
+package extract
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/sluicehq/sluice/pkg/classify"
+)
+
+// ErrToolMissing reports that a PDF tool (pdfinfo, pdftotext, prlimit) is
+// not installed: a fault of the deployment, not of the file, so it is not
+// an *Error and classifies as ambiguous. Install poppler-utils and
+// util-linux.
+var ErrToolMissing = errors.New("extraction tool missing")
+
+// Error is an extraction failure. Its Class is one of classify's extraction
+// classes, and classify.Classify gives it that class's disposition. The
+// caller adds the file's identity when it wraps it.
+type Error struct {
+	// Class is a classify class: encrypted, corrupt, no_text_layer,
+	// unsupported_format, extract_timeout, extract_memory, too_large,
+	// missing_required_field or invalid_record.
+	Class string
+	// Page is the 1-based PDF page or slide concerned, 0 if none.
+	Page int
+	// Row is the 1-based record or spreadsheet row concerned, 0 if none.
+	Row int
+	// Field is the record field concerned, empty if none.
+	Field string
+	// Detail says what was found, for the operator.
+	Detail string
+	// Err is the underlying cause, nil if none.
+	Err error
+}
+
+var _ error = (*Error)(nil)
+
+// Error implements error: "class: page 3: row 7: field "id": detail: cause".
+func (e *Error) Error() string {
+	msg := e.Class
+	if e.Page > 0 {
+		msg += ": page " + strconv.Itoa(e.Page)
+	}
+	if e.Row > 0 {
+		msg += ": row " + strconv.Itoa(e.Row)
+	}
+	if e.Field != "" {
+		msg += fmt.Sprintf(": field %q", e.Field)
+	}
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the classified form of the error, which classify.Classify
+// reads, and the cause.
+func (e *Error) Unwrap() []error {
+	return []error{classify.Extraction(e.Class, nil), e.Err}
+}
+
+// failf returns an *Error of the given class with a formatted detail.
+func failf(class, format string, args ...any) *Error {
+	return &Error{Class: class, Detail: fmt.Sprintf(format, args...)}
+}
+
+// wrapf returns an *Error of the given class with a cause.
+func wrapf(class string, err error, format string, args ...any) *Error {
+	return &Error{Class: class, Detail: fmt.Sprintf(format, args...), Err: err}
+}
+
+// atPage sets the page of an *Error that has none.
+func atPage(err error, page int) error {
+	if e, ok := errors.AsType[*Error](err); ok && e.Page == 0 {
+		e.Page = page
+	}
+	return err
+}
