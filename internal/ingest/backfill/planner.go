@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store/generation"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/puback"
 )
 
 // Planner defaults.
@@ -82,6 +83,7 @@ type Planner struct {
 	cfg       Config
 	pool      *pgxpool.Pool
 	js        jetstream.JetStream
+	sender    *puback.Sender
 	log       zerolog.Logger
 	now       func() time.Time
 	published prometheus.Counter
@@ -107,7 +109,7 @@ type Deps struct {
 // NewPlanner returns a Planner.
 func NewPlanner(cfg Config, deps Deps) *Planner {
 	cfg.applyDefaults()
-	p := &Planner{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, now: deps.Now,
+	p := &Planner{cfg: cfg, pool: deps.Pool, js: deps.JS, sender: puback.NewSender(deps.JS, broker.IngestStream), log: deps.Log, now: deps.Now,
 		published: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_backfill_published_total",
 			Help: "Chunks owed to later index generations published to INGEST's backfill subjects.",
@@ -280,7 +282,7 @@ func (p *Planner) outstanding(ctx context.Context) (int, error) {
 }
 
 // publish publishes up to limit queued chunks and removes them from the
-// queue once every one is acknowledged, in one transaction; nothing is
+// queue once every one is in INGEST, in one transaction; nothing is
 // removed if any publish fails.
 func (p *Planner) publish(ctx context.Context, limit int) error {
 	var n int
@@ -289,27 +291,25 @@ func (p *Planner) publish(ctx context.Context, limit int) error {
 		if err != nil || len(owed) == 0 {
 			return err
 		}
-		futures := make([]jetstream.PubAckFuture, 0, len(owed))
-		for _, o := range owed {
+		msgs := make([]*nats.Msg, len(owed))
+		for i, o := range owed {
 			body, err := Encode(o)
 			if err != nil {
 				return err
 			}
-			msg := &nats.Msg{Subject: messages.BackfillSubject(o.SourceID), Data: body, Header: nats.Header{}}
-			msg.Header.Set(jetstream.MsgIDHeader, MsgID(o))
-			f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream))
-			if err != nil {
-				return fmt.Errorf("publish a chunk owed to generation %d: %w", o.Generation, err)
-			}
-			futures = append(futures, f)
+			msgs[i] = &nats.Msg{Subject: messages.BackfillSubject(o.SourceID), Data: body, Header: nats.Header{}}
+			msgs[i].Header.Set(jetstream.MsgIDHeader, MsgID(o))
 		}
-		for _, f := range futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				return fmt.Errorf("publish a chunk owed to a later generation: %w", err)
-			case <-ctx.Done():
-				return ctx.Err()
+		// A second copy of a backfill message changes nothing (the
+		// version guard, the reuse of the vector just stored), so one
+		// whose first copy is gone goes out again under a new id.
+		acks, err := p.sender.Send(ctx, msgs, puback.RepublishGone(maxRepublish))
+		if err != nil {
+			return err
+		}
+		for i, a := range acks {
+			if a.Err != nil {
+				return fmt.Errorf("publish a chunk owed to generation %d: %w", owed[i].Generation, a.Err)
 			}
 		}
 		n = len(owed)
@@ -322,10 +322,15 @@ func (p *Planner) publish(ctx context.Context, limit int) error {
 	return nil
 }
 
+// maxRepublish bounds how often one publish sends a chunk again whose
+// first copy is gone; past it, the chunk stays queued for the next step.
+const maxRepublish = 3
+
 // MsgID names a queued chunk by its queue row: a publish repeated after
 // a crash, before the row was removed, is dropped by JetStream within its
-// dedupe window, while the same chunk owed again later (a retry, another
-// pass) is a new row and a new message.
+// dedupe window while its first copy is still in INGEST (and sent again
+// as bf:<id>:r<n> when it is not), while the same chunk owed again later
+// (a retry, another pass) is a new row and a new message.
 func MsgID(o generation.Owed) string { return "bf:" + strconv.FormatInt(o.ID, 10) }
 
 // plan queues the next page generation gen owes.
