@@ -331,7 +331,7 @@ const maxRepublish = 3
 // dedupe window while its first copy is still in INGEST (and sent again
 // as bf:<id>:r<n> when it is not), while the same chunk owed again later
 // (a retry, another pass) is a new row and a new message.
-func MsgID(o generation.Owed) string { return "bf:" + strconv.FormatInt(o.ID, 10) }
+func MsgID(o generation.Owed) string { return messages.BackfillMsgID(o.ID) }
 
 // plan queues the next page generation gen owes.
 func (p *Planner) plan(ctx context.Context, gen int) (generation.Plan, error) {

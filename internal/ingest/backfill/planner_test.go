@@ -30,7 +30,11 @@ func TestPlannerRepublishesAChunkWhoseFirstCopyIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owed := generation.Owed{Generation: created.Generation, DocID: "d", ChunkIndex: 0, Version: 1, ContentHash: "h", SourceID: "s"}
+	hash, err := messages.ContentHash("a chunk", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owed := generation.Owed{Generation: created.Generation, DocID: "d", ChunkIndex: 0, Version: 1, ContentHash: hash, SourceID: "s"}
 	if err := generation.Requeue(ctx, pool, []generation.Owed{owed}); err != nil {
 		t.Fatal(err)
 	}
