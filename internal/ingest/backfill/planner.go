@@ -148,31 +148,59 @@ func (p *Planner) Run(ctx context.Context) {
 
 // Step publishes what is queued, as far as the backlog allows, scans
 // the next page of each generation whose pass has not ended when the
-// queue runs low, and checks the generations that are due (see due):
+// queue runs low, releases chunks parked by a transient failure every
+// CheckInterval, and checks the generations that are due (see due):
 // another pass, or ready.
 func (p *Planner) Step(ctx context.Context) error {
 	gens, err := generation.List(ctx, p.pool)
 	if err != nil {
 		return err
 	}
+	kept := later(gens)
+	if err := p.publishQueued(ctx); err != nil {
+		return err
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	if err := p.planPages(ctx, kept); err != nil {
+		return err
+	}
+	if err := p.releaseTransient(ctx); err != nil {
+		return err
+	}
+	return p.checkDue(ctx, kept)
+}
+
+// later are the generations a backfill writes: after the first, not
+// dropped.
+func later(gens []generation.Generation) []generation.Generation {
 	var kept []generation.Generation
 	for _, g := range gens {
 		if g.ID != generation.First && g.Status != generation.Dropped {
 			kept = append(kept, g)
 		}
 	}
+	return kept
+}
+
+// publishQueued publishes queued chunks while the backfill durable has
+// room under Backlog.
+func (p *Planner) publishQueued(ctx context.Context) error {
 	outstanding, err := p.outstanding(ctx)
 	if err != nil {
 		return err
 	}
 	if room := p.cfg.Backlog - outstanding; room > 0 {
-		if err := p.publish(ctx, room); err != nil {
-			return err
-		}
+		return p.publish(ctx, room)
 	}
-	if len(kept) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// planPages scans the next page of each of kept, in turn, while fewer
+// than a Page of chunks are queued; a generation another consumer is
+// scanning is left to it.
+func (p *Planner) planPages(ctx context.Context, kept []generation.Generation) error {
 	backlog, err := generation.Backlog(ctx, p.pool)
 	if err != nil {
 		return err
@@ -194,24 +222,37 @@ func (p *Planner) Step(ctx context.Context) error {
 		}
 		queued += int64(plan.Queued)
 	}
-	if p.now().Sub(p.lastCheck) >= p.cfg.CheckInterval {
-		p.lastCheck = p.now()
-		released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
-		if err != nil {
-			return err
-		}
-		if released > 0 {
-			p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
-		}
+	return nil
+}
+
+// releaseTransient makes chunks parked by a transient failure owed
+// again, once their ReplayDelay has passed and at most MaxReplays times,
+// every CheckInterval.
+func (p *Planner) releaseTransient(ctx context.Context) error {
+	if p.now().Sub(p.lastCheck) < p.cfg.CheckInterval {
+		return nil
 	}
+	p.lastCheck = p.now()
+	released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
+	if err != nil {
+		return err
+	}
+	if released > 0 {
+		p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
+	}
+	return nil
+}
+
+// checkDue checks each generation of kept that is due: another pass,
+// or ready. It does so only while nothing is queued or in flight for
+// any generation: the queue is read before the durable, both afresh, so
+// that a chunk another consumer moves from one to the other meanwhile is
+// seen in one of them.
+func (p *Planner) checkDue(ctx context.Context, kept []generation.Generation) error {
 	due := p.due(kept)
 	if len(due) == 0 {
 		return nil
 	}
-	// Another pass, or readiness, only while nothing is queued or in
-	// flight for any generation: the queue is read before the durable,
-	// both afresh, so that a chunk another consumer moves from one to
-	// the other meanwhile is seen in one of them.
 	if idle, err := p.idle(ctx); err != nil || !idle {
 		return err
 	}
