@@ -1,15 +1,16 @@
-// Package messages defines Sluice's wire envelopes — ChunkJob on the INGEST
-// stream and DeadLetter on the DLQ stream — together with the ids, NATS
-// subjects and Nats-Msg-Id values that go with them (design §4).
+// Package messages defines Sluice's wire envelopes — ChunkJob and
+// BackfillJob on the INGEST stream, DeadLetter on the DLQ stream — together
+// with the ids, NATS subjects and Nats-Msg-Id values that go with them
+// (design §4).
 //
 // It is a leaf package: it imports only the standard library, so every
 // service, tool and test can share it without import cycles.
 //
 // # Guarantees
 //
-// Strict decoding. DecodeChunkJob and DecodeDeadLetter accept exactly what
-// the schema describes and nothing else: oversize input is refused before
-// it is parsed; invalid UTF-8 (including \u escapes of lone surrogates) is
+// Strict decoding. DecodeChunkJob, DecodeBackfillJob and DecodeDeadLetter
+// accept exactly what the schema describes and nothing else: oversize
+// input is refused before it is parsed; invalid UTF-8 (including \u escapes of lone surrogates) is
 // refused rather than silently replaced; unknown, duplicate or
 // case-mismatched fields, missing required fields, values out of range,
 // trailing data and unknown schema versions are all errors. A message that

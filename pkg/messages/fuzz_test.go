@@ -208,6 +208,10 @@ func TestFuzzCorpus(t *testing.T) {
 			_, err := messages.DecodeDeadLetter(b)
 			return err
 		},
+		"FuzzDecodeBackfillJob": func(b []byte) error {
+			_, err := messages.DecodeBackfillJob(b)
+			return err
+		},
 	}
 	for target, decode := range decoders {
 		paths, err := filepath.Glob(filepath.Join("testdata", "fuzz", target, "*"))

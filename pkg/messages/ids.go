@@ -102,6 +102,14 @@ func ReplayMsgID(deadLetterID string, replayGen int) string {
 	return "replay:" + deadLetterID + ":" + strconv.Itoa(replayGen)
 }
 
+// BackfillMsgID is the Nats-Msg-Id of a BackfillJob, "bf:<queue_id>",
+// named by its backfill queue row: a publish repeated after a crash,
+// before the row was removed, is deduplicated, while the same chunk owed
+// again later is a new row and a new message.
+func BackfillMsgID(queueID int64) string {
+	return "bf:" + strconv.FormatInt(queueID, 10)
+}
+
 // DeadLetterMsgID is the Nats-Msg-Id of a dead letter, "dl:<outbox_id>",
 // so that the outbox relay can republish a row after a crash without
 // duplicating it.

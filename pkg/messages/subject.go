@@ -21,6 +21,13 @@ const (
 	DLQSubjectFilter = "dlq.>"
 )
 
+// Stream names (design §4): INGEST holds chunk jobs, replays and
+// backfills, DLQ dead letters.
+const (
+	IngestStream = "INGEST"
+	DLQStream    = "DLQ"
+)
+
 const (
 	chunkSubjectPrefix    = "ingest.chunks."
 	replaySubjectPrefix   = "ingest.replay."

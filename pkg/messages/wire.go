@@ -68,6 +68,10 @@ type member struct {
 	isText bool
 }
 
+// unversioned, as readObject's schema, reads a form written before its
+// envelope had a schema member; its fields then have no "schema".
+const unversioned = 0
+
 // readObject is the strict front half of every Decode function. It checks
 // size and encoding on the raw bytes, splits the top-level object, rejects
 // duplicate, unknown or case-mismatched keys (encoding/json alone would
@@ -86,8 +90,10 @@ func readObject(data []byte, limit, schema int, fields []field) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSchema(members, schema); err != nil {
-		return err
+	if schema != unversioned {
+		if err := checkSchema(members, schema); err != nil {
+			return err
+		}
 	}
 	for _, m := range members {
 		k := slices.IndexFunc(fields, func(f field) bool { return f.key == m.key })

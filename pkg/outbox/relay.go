@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/puback"
 )
 
 // RelayConfig tunes a relay.
@@ -82,11 +83,12 @@ func (c RelayConfig) Validate() error {
 // once: each claims rows with FOR UPDATE SKIP LOCKED, and a row is marked
 // published in the transaction that claimed it, after its PubAck.
 type Relay struct {
-	cfg   RelayConfig
-	pool  *pgxpool.Pool
-	js    jetstream.JetStream
-	log   zerolog.Logger
-	crash func(string)
+	cfg  RelayConfig
+	pool *pgxpool.Pool
+	log  zerolog.Logger
+	// sender publishes to DLQ and reads the PubAcks.
+	sender *puback.Sender
+	crash  func(string)
 
 	published prometheus.Counter
 	refused   prometheus.Counter
@@ -116,7 +118,8 @@ func NewRelay(cfg RelayConfig, deps RelayDeps) *Relay {
 	if crash == nil {
 		crash = func(string) {}
 	}
-	r := &Relay{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, crash: crash,
+	r := &Relay{cfg: cfg, pool: deps.Pool, log: deps.Log, crash: crash,
+		sender:    puback.NewSender(deps.JS, messages.DLQStream),
 		published: prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_published_total", Help: "Outbox rows published to JetStream."}),
 		refused:   prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_outbox_refused_total", Help: "Outbox rows the relay refused to publish: not a well-formed dead letter on its own DLQ subject."}),
 		pending:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_outbox_pending_rows", Help: "Outbox rows not yet published."}),
@@ -203,9 +206,8 @@ const minBackoff = 100 * time.Millisecond
 
 // claimed is one outbox row claimed for publishing.
 type claimed struct {
-	id     int64
-	msg    *nats.Msg
-	future jetstream.PubAckFuture
+	id  int64
+	msg *nats.Msg
 	// refused, when set, is why the row is not a dead letter the relay
 	// publishes (messages.CheckDLQMessage).
 	refused error
@@ -215,6 +217,11 @@ type claimed struct {
 // JetStream acknowledged. It returns how many rows it published, and an
 // error matching ErrPublish when some rows were refused (those back off
 // on their own), or another error when PostgreSQL failed.
+//
+// A row whose deduplicated PubAck names a message gone from DLQ
+// (puback.ErrGone) failed: it backs off like any failed row and is
+// published once the duplicate window has passed. It is never sent under
+// another Nats-Msg-Id, since triage reads the outbox id from it.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 	tx, err := r.pool.Begin(ctx)
 	if err != nil {
@@ -226,26 +233,24 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var o outcome
+	var send []*claimed
+	var msgs []*nats.Msg
 	for _, rw := range rows {
 		if rw.refused != nil {
 			o.refuse(rw, r.log)
 			continue
 		}
-		if rw.future, err = r.js.PublishMsgAsync(rw.msg); err != nil {
-			o.fail(rw.id, err)
-		}
+		send, msgs = append(send, rw), append(msgs, rw.msg)
 	}
-	for _, rw := range rows {
-		if rw.future == nil {
-			continue
-		}
-		select {
-		case <-rw.future.Ok():
-			o.done = append(o.done, rw.id)
-		case err := <-rw.future.Err():
-			o.fail(rw.id, err)
-		case <-ctx.Done():
-			return 0, ctx.Err()
+	acks, err := r.sender.Send(ctx, msgs)
+	if err != nil {
+		return 0, err
+	}
+	for i, a := range acks {
+		if a.Err != nil {
+			o.fail(send[i].id, a.Err)
+		} else {
+			o.done = append(o.done, send[i].id)
 		}
 	}
 	r.crash("after-publish-before-mark")

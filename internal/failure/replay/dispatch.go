@@ -2,7 +2,7 @@ package replay
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go/ratelimiter"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/puback"
 )
 
 // job is one replay job ready to publish.
@@ -20,9 +21,18 @@ type job struct {
 	raw               []byte
 }
 
+// maxRepublish bounds how often a dispatch sends a job again whose first
+// copy is gone from INGEST; past it, the job counts as failed.
+const maxRepublish = 3
+
 // dispatch publishes replay jobs to ingest.replay.<source>, at most
 // perSecond a second when it is positive, and waits for every PubAck. It
 // returns the dead letter ids dispatched and failed.
+//
+// A job JetStream deduplicates is dispatched only while its first copy
+// is still in INGEST. One whose copy is gone (consumed by an earlier
+// dispatch of the same replay generation, or lost) is sent again under a
+// new Nats-Msg-Id: a second copy of a replay is screened like the first.
 func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job, perSecond float64) (ok, failed []string, err error) {
 	if len(jobs) == 0 {
 		return nil, nil, nil
@@ -30,38 +40,34 @@ func dispatch(ctx context.Context, js jetstream.JetStream, jobs []job, perSecond
 	if _, err := broker.Stream(ctx, js, broker.IngestStream); err != nil {
 		return nil, ids(jobs), err
 	}
-	limiter := newLimiter(perSecond)
-	futures := make([]jetstream.PubAckFuture, len(jobs))
-	var errs []error
+	msgs := make([]*nats.Msg, len(jobs))
 	for i, j := range jobs {
-		if limiter != nil {
-			if err := limiter.AcquirePermit(ctx); err != nil {
-				errs = append(errs, err)
-				break
-			}
-		}
-		msg := &nats.Msg{Subject: messages.ReplaySubject(j.source), Data: j.raw, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, j.msgID)
-		if futures[i], err = js.PublishMsgAsync(msg); err != nil {
-			errs = append(errs, err)
-		}
+		msgs[i] = &nats.Msg{Subject: messages.ReplaySubject(j.source), Data: j.raw, Header: nats.Header{}}
+		msgs[i].Header.Set(jetstream.MsgIDHeader, j.msgID)
 	}
-	for i, f := range futures {
-		if f == nil {
-			failed = append(failed, jobs[i].id)
+	opts := []puback.Option{puback.RepublishGone(maxRepublish)}
+	if limiter := newLimiter(perSecond); limiter != nil {
+		opts = append(opts, puback.Paced(limiter.AcquirePermit))
+	}
+	acks, err := puback.NewSender(js, broker.IngestStream).Send(ctx, msgs, opts...)
+	var first error
+	for i, a := range acks {
+		if a.Err == nil {
+			ok = append(ok, jobs[i].id)
 			continue
 		}
-		select {
-		case <-f.Ok():
-			ok = append(ok, jobs[i].id)
-		case err := <-f.Err():
-			errs = append(errs, err)
-			failed = append(failed, jobs[i].id)
-		case <-ctx.Done():
-			return ok, append(failed, ids(jobs[i:])...), ctx.Err()
+		failed = append(failed, jobs[i].id)
+		if first == nil {
+			first = a.Err
 		}
 	}
-	return ok, failed, errors.Join(errs...)
+	if err != nil {
+		return ok, failed, err
+	}
+	if first != nil {
+		return ok, failed, fmt.Errorf("%d jobs not dispatched, the first because: %w", len(failed), first)
+	}
+	return ok, failed, nil
 }
 
 // newLimiter returns a smooth limiter of perSecond permits a second, or

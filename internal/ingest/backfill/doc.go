@@ -16,10 +16,11 @@
 //     so a consumer killed at any point loses nothing: the next one
 //     resumes from PostgreSQL.
 //   - A queued chunk is published at least once: a page is deleted from
-//     the queue in the transaction that follows its PubAcks. A second
-//     publish within the dedupe window is dropped by JetStream, a later
-//     one changes nothing (the version guard, and reuse of the vector
-//     just stored).
+//     the queue in the transaction that follows its PubAcks, read by
+//     pkg/puback. A second publish within the dedupe window is dropped by
+//     JetStream while the first copy is still in INGEST, and sent again
+//     under a new id when it is gone; a later one changes nothing (the
+//     version guard, and reuse of the vector just stored).
 //   - Live work keeps priority: the backfill has its own subject and
 //     durable, at most Backlog of its messages are outstanding at once,
 //     and one pull loop (BACKFILL_WORKERS) takes them, so fresh

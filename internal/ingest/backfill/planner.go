@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store/generation"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/puback"
 )
 
 // Planner defaults.
@@ -82,6 +83,7 @@ type Planner struct {
 	cfg       Config
 	pool      *pgxpool.Pool
 	js        jetstream.JetStream
+	sender    *puback.Sender
 	log       zerolog.Logger
 	now       func() time.Time
 	published prometheus.Counter
@@ -107,7 +109,7 @@ type Deps struct {
 // NewPlanner returns a Planner.
 func NewPlanner(cfg Config, deps Deps) *Planner {
 	cfg.applyDefaults()
-	p := &Planner{cfg: cfg, pool: deps.Pool, js: deps.JS, log: deps.Log, now: deps.Now,
+	p := &Planner{cfg: cfg, pool: deps.Pool, js: deps.JS, sender: puback.NewSender(deps.JS, broker.IngestStream), log: deps.Log, now: deps.Now,
 		published: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_backfill_published_total",
 			Help: "Chunks owed to later index generations published to INGEST's backfill subjects.",
@@ -146,31 +148,59 @@ func (p *Planner) Run(ctx context.Context) {
 
 // Step publishes what is queued, as far as the backlog allows, scans
 // the next page of each generation whose pass has not ended when the
-// queue runs low, and checks the generations that are due (see due):
+// queue runs low, releases chunks parked by a transient failure every
+// CheckInterval, and checks the generations that are due (see due):
 // another pass, or ready.
 func (p *Planner) Step(ctx context.Context) error {
 	gens, err := generation.List(ctx, p.pool)
 	if err != nil {
 		return err
 	}
+	kept := later(gens)
+	if err := p.publishQueued(ctx); err != nil {
+		return err
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	if err := p.planPages(ctx, kept); err != nil {
+		return err
+	}
+	if err := p.releaseTransient(ctx); err != nil {
+		return err
+	}
+	return p.checkDue(ctx, kept)
+}
+
+// later are the generations a backfill writes: after the first, not
+// dropped.
+func later(gens []generation.Generation) []generation.Generation {
 	var kept []generation.Generation
 	for _, g := range gens {
 		if g.ID != generation.First && g.Status != generation.Dropped {
 			kept = append(kept, g)
 		}
 	}
+	return kept
+}
+
+// publishQueued publishes queued chunks while the backfill durable has
+// room under Backlog.
+func (p *Planner) publishQueued(ctx context.Context) error {
 	outstanding, err := p.outstanding(ctx)
 	if err != nil {
 		return err
 	}
 	if room := p.cfg.Backlog - outstanding; room > 0 {
-		if err := p.publish(ctx, room); err != nil {
-			return err
-		}
+		return p.publish(ctx, room)
 	}
-	if len(kept) == 0 {
-		return nil
-	}
+	return nil
+}
+
+// planPages scans the next page of each of kept, in turn, while fewer
+// than a Page of chunks are queued; a generation another consumer is
+// scanning is left to it.
+func (p *Planner) planPages(ctx context.Context, kept []generation.Generation) error {
 	backlog, err := generation.Backlog(ctx, p.pool)
 	if err != nil {
 		return err
@@ -192,24 +222,37 @@ func (p *Planner) Step(ctx context.Context) error {
 		}
 		queued += int64(plan.Queued)
 	}
-	if p.now().Sub(p.lastCheck) >= p.cfg.CheckInterval {
-		p.lastCheck = p.now()
-		released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
-		if err != nil {
-			return err
-		}
-		if released > 0 {
-			p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
-		}
+	return nil
+}
+
+// releaseTransient makes chunks parked by a transient failure owed
+// again, once their ReplayDelay has passed and at most MaxReplays times,
+// every CheckInterval.
+func (p *Planner) releaseTransient(ctx context.Context) error {
+	if p.now().Sub(p.lastCheck) < p.cfg.CheckInterval {
+		return nil
 	}
+	p.lastCheck = p.now()
+	released, err := generation.Release(ctx, p.pool, classify.ExhaustedTransientClasses(), p.now().Add(-p.cfg.ReplayDelay), p.cfg.MaxReplays)
+	if err != nil {
+		return err
+	}
+	if released > 0 {
+		p.log.Info().Int64("chunks", released).Msg("chunks parked by a transient failure owed again to later generations")
+	}
+	return nil
+}
+
+// checkDue checks each generation of kept that is due: another pass,
+// or ready. It does so only while nothing is queued or in flight for
+// any generation: the queue is read before the durable, both afresh, so
+// that a chunk another consumer moves from one to the other meanwhile is
+// seen in one of them.
+func (p *Planner) checkDue(ctx context.Context, kept []generation.Generation) error {
 	due := p.due(kept)
 	if len(due) == 0 {
 		return nil
 	}
-	// Another pass, or readiness, only while nothing is queued or in
-	// flight for any generation: the queue is read before the durable,
-	// both afresh, so that a chunk another consumer moves from one to
-	// the other meanwhile is seen in one of them.
 	if idle, err := p.idle(ctx); err != nil || !idle {
 		return err
 	}
@@ -280,7 +323,7 @@ func (p *Planner) outstanding(ctx context.Context) (int, error) {
 }
 
 // publish publishes up to limit queued chunks and removes them from the
-// queue once every one is acknowledged, in one transaction; nothing is
+// queue once every one is in INGEST, in one transaction; nothing is
 // removed if any publish fails.
 func (p *Planner) publish(ctx context.Context, limit int) error {
 	var n int
@@ -289,27 +332,25 @@ func (p *Planner) publish(ctx context.Context, limit int) error {
 		if err != nil || len(owed) == 0 {
 			return err
 		}
-		futures := make([]jetstream.PubAckFuture, 0, len(owed))
-		for _, o := range owed {
+		msgs := make([]*nats.Msg, len(owed))
+		for i, o := range owed {
 			body, err := Encode(o)
 			if err != nil {
 				return err
 			}
-			msg := &nats.Msg{Subject: messages.BackfillSubject(o.SourceID), Data: body, Header: nats.Header{}}
-			msg.Header.Set(jetstream.MsgIDHeader, MsgID(o))
-			f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream))
-			if err != nil {
-				return fmt.Errorf("publish a chunk owed to generation %d: %w", o.Generation, err)
-			}
-			futures = append(futures, f)
+			msgs[i] = &nats.Msg{Subject: messages.BackfillSubject(o.SourceID), Data: body, Header: nats.Header{}}
+			msgs[i].Header.Set(jetstream.MsgIDHeader, MsgID(o))
 		}
-		for _, f := range futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				return fmt.Errorf("publish a chunk owed to a later generation: %w", err)
-			case <-ctx.Done():
-				return ctx.Err()
+		// A second copy of a backfill message changes nothing (the
+		// version guard, the reuse of the vector just stored), so one
+		// whose first copy is gone goes out again under a new id.
+		acks, err := p.sender.Send(ctx, msgs, puback.RepublishGone(maxRepublish))
+		if err != nil {
+			return err
+		}
+		for i, a := range acks {
+			if a.Err != nil {
+				return fmt.Errorf("publish a chunk owed to generation %d: %w", owed[i].Generation, a.Err)
 			}
 		}
 		n = len(owed)
@@ -322,11 +363,16 @@ func (p *Planner) publish(ctx context.Context, limit int) error {
 	return nil
 }
 
+// maxRepublish bounds how often one publish sends a chunk again whose
+// first copy is gone; past it, the chunk stays queued for the next step.
+const maxRepublish = 3
+
 // MsgID names a queued chunk by its queue row: a publish repeated after
 // a crash, before the row was removed, is dropped by JetStream within its
-// dedupe window, while the same chunk owed again later (a retry, another
-// pass) is a new row and a new message.
-func MsgID(o generation.Owed) string { return "bf:" + strconv.FormatInt(o.ID, 10) }
+// dedupe window while its first copy is still in INGEST (and sent again
+// as bf:<id>:r<n> when it is not), while the same chunk owed again later
+// (a retry, another pass) is a new row and a new message.
+func MsgID(o generation.Owed) string { return messages.BackfillMsgID(o.ID) }
 
 // plan queues the next page generation gen owes.
 func (p *Planner) plan(ctx context.Context, gen int) (generation.Plan, error) {

@@ -2,12 +2,12 @@ package backfill
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 	"github.com/sluicehq/sluice/internal/store/generation"
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // Pipelines returns the pipeline bound to generation gen's store and
@@ -16,7 +16,7 @@ import (
 type Pipelines func(ctx context.Context, gen int) (*pipeline.Pipeline, error)
 
 // Processor processes batches of the backfill durable: each message is
-// one chunk a generation owes, as generation.Owed in JSON.
+// one chunk a generation owes, a messages.BackfillJob.
 type Processor struct {
 	pipelines Pipelines
 }
@@ -25,22 +25,26 @@ type Processor struct {
 // to its pipeline.
 func NewProcessor(p Pipelines) *Processor { return &Processor{pipelines: p} }
 
-// Encode is a backfill message's body.
-func Encode(o generation.Owed) ([]byte, error) { return json.Marshal(o) }
+// Encode is the backfill message of a queued chunk: its
+// messages.BackfillJob.
+func Encode(o generation.Owed) ([]byte, error) {
+	j := messages.BackfillJob{Schema: messages.BackfillJobSchema, Generation: o.Generation, DocID: o.DocID,
+		ChunkIndex: o.ChunkIndex, DocVersion: o.Version, ContentHash: o.ContentHash, SourceID: o.SourceID}
+	raw, err := j.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("encode the chunk %d of %s owed to generation %d: %w", o.ChunkIndex, o.DocID, o.Generation, err)
+	}
+	return raw, nil
+}
 
-// Decode parses a backfill message's body.
+// Decode is the chunk a backfill message names (messages.DecodeBackfillJob).
 func Decode(raw []byte) (generation.Owed, error) {
-	var o generation.Owed
-	if err := json.Unmarshal(raw, &o); err != nil {
-		return o, fmt.Errorf("decode backfill message: %w", err)
+	j, err := messages.DecodeBackfillJob(raw)
+	if err != nil {
+		return generation.Owed{}, fmt.Errorf("decode backfill message: %w", err)
 	}
-	switch {
-	case o.Generation <= generation.First:
-		return o, fmt.Errorf("backfill message for generation %d: only later generations are backfilled", o.Generation)
-	case o.DocID == "" || o.ChunkIndex < 0 || o.Version < 1 || o.ContentHash == "" || o.SourceID == "":
-		return o, errors.New("backfill message lacks its chunk's key, version, content hash or source")
-	}
-	return o, nil
+	return generation.Owed{Generation: j.Generation, DocID: j.DocID, ChunkIndex: j.ChunkIndex, Version: j.DocVersion,
+		ContentHash: j.ContentHash, SourceID: j.SourceID}, nil
 }
 
 // Process decides an outcome for every job, as pipeline.Pipeline.Process

@@ -219,9 +219,14 @@ func (p *Pipeline) Apply(ctx context.Context, tx pgx.Tx, results []bulk.Result) 
 		slices.SortFunc(toPark, func(a, b *Job) int {
 			return cmp.Or(strings.Compare(a.chunk.DocID, b.chunk.DocID), cmp.Compare(a.chunk.ChunkIndex, b.chunk.ChunkIndex))
 		})
-		if err := p.park(ctx, tx, toPark); err != nil {
+		dead, err := p.park(ctx, tx, toPark)
+		if err != nil {
 			return fmt.Errorf("park: %w", err)
 		}
+		// The poller commits tx and offers no hook after its commit, so
+		// these parks are reported before it: a poller's rollback
+		// leaves a count and a log line of parks it undid.
+		p.reportParked(dead)
 	}
 	return nil
 }

@@ -33,26 +33,32 @@ func (p *Pipeline) parkAll(ctx context.Context, jobs []*Job) error {
 	slices.SortFunc(parked, func(a, b *Job) int {
 		return cmp.Or(strings.Compare(a.chunk.DocID, b.chunk.DocID), cmp.Compare(a.chunk.ChunkIndex, b.chunk.ChunkIndex))
 	})
-	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error { return p.park(ctx, tx, parked) }); err != nil {
+	var dead []messages.DeadLetter
+	if err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) (err error) {
+		dead, err = p.park(ctx, tx, parked)
+		return err
+	}); err != nil {
 		return fmt.Errorf("park: %w", err)
 	}
+	p.reportParked(dead)
 	p.crash("after-park-before-term")
 	return p.recordAttempts(ctx, jobs)
 }
 
 // park records the jobs' failures with one statement for each table:
 // their manifest rows go to parked, their documents to failed, and their
-// dead letters into the outbox. A job already parked for this version and
-// replay generation writes nothing, so a redelivery after a crash cannot
-// create a second dead letter.
+// dead letters into the outbox, and returns the dead letters it wrote,
+// for reportParked once tx has committed. A job already parked for this
+// version and replay generation writes nothing, so a redelivery after a
+// crash cannot create a second dead letter.
 //
 // The documents are locked first, in key order as every transaction
 // locks them: a job of a document deleted meanwhile is stale, and
 // writes nothing of its text back (no dead letter, no escalated text).
-func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
+func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) ([]messages.DeadLetter, error) {
 	jobs, err := p.leaveOutDeleted(ctx, tx, jobs)
 	if err != nil || len(jobs) == 0 {
-		return err
+		return nil, err
 	}
 	dls := make([]messages.DeadLetter, len(jobs))
 	write := make([]bool, len(jobs))
@@ -71,7 +77,7 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 	if len(fs) > 0 {
 		moved, err := manifest.Park(ctx, tx, fs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for k, i := range named {
 			write[i] = moved[k] || jobs[i].Failure.Stage == StageDecode
@@ -92,27 +98,37 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) error {
 		if dl.Disposition == messages.DispositionEscalate && j.chunk.DocID != "" {
 			e, err := redact(j, &dl)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			escalated = append(escalated, e)
 		}
-		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
-		ChunkFields(p.log.Warn(), dl.DocID, dl.ChunkIndex, dl.DocVersion, dl.SourceID, dl.RunID).Str("disposition", dl.Disposition).
-			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
 		dead = append(dead, dl)
 	}
 	if len(docs) > 0 {
 		if err := manifest.FailDocuments(ctx, tx, docs, versions); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := manifest.KeepEscalatedText(ctx, tx, escalated); err != nil {
-		return err
+		return nil, err
 	}
 	if err := manifest.RedactJobs(ctx, tx, escalated); err != nil {
-		return err
+		return nil, err
 	}
-	return deadletter.Write(ctx, tx, dead)
+	if err := deadletter.Write(ctx, tx, dead); err != nil {
+		return nil, err
+	}
+	return dead, nil
+}
+
+// reportParked counts and logs the parks of dead, whose transaction has
+// committed: a park rolled back leaves no record of itself.
+func (p *Pipeline) reportParked(dead []messages.DeadLetter) {
+	for _, dl := range dead {
+		p.metrics.Parked.WithLabelValues(dl.Disposition, dl.ErrorClass).Inc()
+		ChunkFields(p.log.Warn(), dl.DocID, dl.ChunkIndex, dl.DocVersion, dl.SourceID, dl.RunID).Str("disposition", dl.Disposition).
+			Str("error_class", dl.ErrorClass).Str("stage", dl.Stage).Int("attempts", dl.Attempts).Msg("chunk parked")
+	}
 }
 
 // leaveOutDeleted locks the documents of jobs and returns the jobs

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
+	"github.com/sluicehq/sluice/pkg/puback"
 )
 
 // DefaultWindow is how many publishes may await their PubAck at once.
@@ -47,15 +49,14 @@ type PublisherConfig struct {
 // manifest. It is safe for concurrent use.
 type Publisher struct {
 	pool *pgxpool.Pool
-	js   jetstream.JetStream
 	cfg  PublisherConfig
+
+	// sender publishes to INGEST and verifies deduplicated PubAcks.
+	sender *puback.Sender
 
 	mu sync.Mutex
 	// held are PubAcks not yet recorded, oldest first (ConfirmDelay).
 	held []confirmation
-	// ingestCreated is when INGEST was created, as last seen: verify
-	// tells by it a stream declared again after a publish (see verify).
-	ingestCreated time.Time
 }
 
 // NewPublisher returns a publisher.
@@ -66,7 +67,7 @@ func NewPublisher(pool *pgxpool.Pool, js jetstream.JetStream, cfg PublisherConfi
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Publisher{pool: pool, js: js, cfg: cfg}
+	return &Publisher{pool: pool, cfg: cfg, sender: puback.NewSender(js, broker.IngestStream)}
 }
 
 // Result is what one Publish call achieved.
@@ -128,46 +129,31 @@ type confirmation struct {
 }
 
 func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, depth int) error {
-	created := p.knownIngestCreated(ctx)
-	futures := make([]jetstream.PubAckFuture, len(jobs))
+	msgs := make([]*nats.Msg, len(jobs))
 	for i, j := range jobs {
-		msg := &nats.Msg{Subject: messages.ChunkSubject(j.Source), Data: j.Raw, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, j.MsgID())
-		f, err := p.js.PublishMsgAsync(msg, jetstream.WithExpectStream(broker.IngestStream))
-		if err != nil {
-			res.Failed, res.Err = append(res.Failed, j), err
-			continue
-		}
-		futures[i] = f
+		msgs[i] = &nats.Msg{Subject: messages.ChunkSubject(j.Source), Data: j.Raw, Header: nats.Header{}}
+		msgs[i].Header.Set(jetstream.MsgIDHeader, j.MsgID())
+	}
+	acks, err := p.sender.Send(ctx, msgs)
+	if err != nil {
+		return err
 	}
 	var confirmed []confirmation
-	var duplicates []confirmation
-	for i, f := range futures {
-		if f == nil {
-			continue
-		}
-		select {
-		case ack := <-f.Ok():
-			c := confirmation{job: jobs[i], seq: ack.Sequence}
-			if ack.Duplicate {
-				duplicates = append(duplicates, c)
-			} else {
-				confirmed = append(confirmed, c)
-			}
-		case err := <-f.Err():
-			res.Failed, res.Err = append(res.Failed, jobs[i]), err
-		case <-ctx.Done():
-			return ctx.Err()
+	var gone []Job
+	for i, a := range acks {
+		switch {
+		case a.Err == nil:
+			confirmed = append(confirmed, confirmation{job: jobs[i], seq: a.Seq})
+		case errors.Is(a.Err, puback.ErrGone):
+			// In a work queue a message leaves the stream when a
+			// consumer acknowledges it, after committing the chunk's
+			// outcome, so a gone message of a chunk regenerate finds
+			// still pending was lost, not consumed.
+			gone = append(gone, jobs[i])
+		default:
+			res.Failed, res.Err = append(res.Failed, jobs[i]), a.Err
 		}
 	}
-	present, gone, err := p.verify(ctx, duplicates, created)
-	if err != nil {
-		for _, d := range duplicates {
-			res.Failed = append(res.Failed, d.job)
-		}
-		res.Err = err
-	}
-	confirmed = append(confirmed, present...)
 	if err := p.hold(ctx, confirmed); err != nil {
 		return err
 	}
@@ -186,101 +172,6 @@ func (p *Publisher) publishWindow(ctx context.Context, jobs []Job, res *Result, 
 	}
 	res.Regenerated += len(next)
 	return p.publishWindow(ctx, next, res, depth+1)
-}
-
-// verify splits deduplicated publishes into those whose first copy is
-// still in the stream and those whose message is gone. In a work queue a
-// message leaves the stream only when a consumer acknowledges it, which it
-// does after committing the chunk's outcome, so a gone message of a chunk
-// that regenerate finds still pending was lost, not consumed.
-//
-// It reads the stream's state, never a message: a publisher needs no
-// right to read chunks back. JetStream never gives a sequence twice in one
-// stream's life, so the first copy is present when its sequence lies
-// between the stream's first and last and is not among the deleted ones.
-// A stream created since created, the time INGEST was seen created before
-// the publishes, numbers other messages with the same sequences: then
-// every duplicate counts as gone, and is published again under its next
-// generation.
-func (p *Publisher) verify(ctx context.Context, dups []confirmation, created time.Time) (present []confirmation, gone []Job, err error) {
-	if len(dups) == 0 {
-		return nil, nil, nil
-	}
-	stream, err := p.js.Stream(ctx, broker.IngestStream)
-	if err != nil {
-		return nil, nil, fmt.Errorf("verify deduplicated publishes: %w", err)
-	}
-	info := stream.CachedInfo()
-	p.seeIngestCreated(info.Created)
-	if !info.Created.Equal(created) {
-		return nil, jobsOf(dups), nil
-	}
-	state := info.State
-	var deleted map[uint64]bool
-	for _, d := range dups {
-		if d.seq < state.FirstSeq || d.seq > state.LastSeq {
-			gone = append(gone, d.job)
-			continue
-		}
-		if deleted == nil && state.NumDeleted > 0 {
-			if deleted, err = deletedSeqs(ctx, stream); err != nil {
-				return nil, nil, fmt.Errorf("verify deduplicated publish %s: %w", d.job.MsgID(), err)
-			}
-		}
-		if deleted[d.seq] {
-			gone = append(gone, d.job)
-		} else {
-			present = append(present, d)
-		}
-	}
-	return present, gone, nil
-}
-
-// deletedSeqs returns the sequences deleted between stream's first and
-// last: acknowledged out of order, or lost.
-func deletedSeqs(ctx context.Context, stream jetstream.Stream) (map[uint64]bool, error) {
-	info, err := stream.Info(ctx, jetstream.WithDeletedDetails(true))
-	if err != nil {
-		return nil, err
-	}
-	deleted := make(map[uint64]bool, len(info.State.Deleted))
-	for _, seq := range info.State.Deleted {
-		deleted[seq] = true
-	}
-	return deleted, nil
-}
-
-func jobsOf(cs []confirmation) []Job {
-	jobs := make([]Job, len(cs))
-	for i, c := range cs {
-		jobs[i] = c.job
-	}
-	return jobs
-}
-
-// knownIngestCreated is when INGEST was created as this publisher last
-// saw it, asking the server the first time. Without an answer it is the
-// zero time, which makes verify count every duplicate as gone.
-func (p *Publisher) knownIngestCreated(ctx context.Context) time.Time {
-	p.mu.Lock()
-	created := p.ingestCreated
-	p.mu.Unlock()
-	if !created.IsZero() {
-		return created
-	}
-	stream, err := p.js.Stream(ctx, broker.IngestStream)
-	if err != nil {
-		return time.Time{}
-	}
-	created = stream.CachedInfo().Created
-	p.seeIngestCreated(created)
-	return created
-}
-
-func (p *Publisher) seeIngestCreated(created time.Time) {
-	p.mu.Lock()
-	p.ingestCreated = created
-	p.mu.Unlock()
 }
 
 // regenerate moves vanished jobs that are still owed to their next

@@ -9,12 +9,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sluicehq/sluice/internal/platform/policy"
+	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // Stream and durable consumer names (design §4).
 const (
-	IngestStream = "INGEST"
-	DLQStream    = "DLQ"
+	IngestStream = messages.IngestStream
+	DLQStream    = messages.DLQStream
 
 	WorkersConsumer  = "workers"
 	ReplayConsumer   = "replay"

@@ -23,13 +23,13 @@ import (
 // subject it is published on.
 type Owed struct {
 	// ID is the queue row's, 0 for a chunk not queued yet.
-	ID          int64  `json:"-"`
-	Generation  int    `json:"generation"`
-	DocID       string `json:"doc_id"`
-	ChunkIndex  int    `json:"chunk_index"`
-	Version     int64  `json:"version"`
-	ContentHash string `json:"content_hash"`
-	SourceID    string `json:"source_id"`
+	ID          int64
+	Generation  int
+	DocID       string
+	ChunkIndex  int
+	Version     int64
+	ContentHash string
+	SourceID    string
 }
 
 // Stored is a chunk the pipeline stored, as Enqueue takes it.
