@@ -45,9 +45,9 @@ const (
 
 // stateConditions are the conditions, on dead_letters aliased d, that
 // define each state, in the order StateSQL decides them. They exclude
-// each other and cover every row, each is true or false (never NULL),
-// and Where and StateSQL both read them, so a listed state and a filtered
-// one never disagree.
+// each other and cover every row (a NULL counts as false, as it does in
+// WHERE and in CASE), and Where and StateSQL both read them, so a listed
+// state and a filtered one never disagree.
 var stateConditions = []struct {
 	state State
 	cond  string
