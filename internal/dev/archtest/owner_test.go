@@ -73,8 +73,47 @@ type write struct {
 func findWrites(t *testing.T, root string) []write {
 	t.Helper()
 	var found []write
+	err := walkSource(root, func(pkg string, fset *token.FileSet, f *ast.File) {
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				s, ok := stringLit(n)
+				if !ok {
+					return true
+				}
+				for _, m := range writeStatement.FindAllStringSubmatch(s, -1) {
+					if _, ok := owners[m[1]]; ok {
+						found = append(found, write{table: m[1], pkg: pkg, pos: fset.Position(n.Pos())})
+					}
+				}
+				for _, m := range writingFunctions.FindAllStringSubmatch(s, -1) {
+					found = append(found, write{table: functionWrites[m[1]], pkg: pkg, pos: fset.Position(n.Pos())})
+				}
+			case *ast.CompositeLit:
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Identifier" && len(n.Elts) > 0 {
+					if lit, ok := n.Elts[len(n.Elts)-1].(*ast.BasicLit); ok {
+						if table, ok := stringLit(lit); ok {
+							if _, ok := owners[table]; ok {
+								found = append(found, write{table: table, pkg: pkg, pos: fset.Position(n.Pos())})
+							}
+						}
+					}
+				}
+			}
+			return true
+		})
+	})
+	if err != nil {
+		t.Fatalf("scan %s: %v", root, err)
+	}
+	return found
+}
+
+// walkSource parses every non-test Go file under root and hands it to
+// visit with its package's path relative to root (internal/ops/cli).
+func walkSource(root string, visit func(pkg string, fset *token.FileSet, f *ast.File)) error {
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -96,44 +135,18 @@ func findWrites(t *testing.T, root string) []write {
 		if err != nil {
 			return err
 		}
-		pkg := filepath.ToSlash(rel)
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.BasicLit:
-				if n.Kind != token.STRING {
-					return true
-				}
-				s, err := strconv.Unquote(n.Value)
-				if err != nil {
-					return true
-				}
-				for _, m := range writeStatement.FindAllStringSubmatch(s, -1) {
-					if _, ok := owners[m[1]]; ok {
-						found = append(found, write{table: m[1], pkg: pkg, pos: fset.Position(n.Pos())})
-					}
-				}
-				for _, m := range writingFunctions.FindAllStringSubmatch(s, -1) {
-					found = append(found, write{table: functionWrites[m[1]], pkg: pkg, pos: fset.Position(n.Pos())})
-				}
-			case *ast.CompositeLit:
-				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Identifier" && len(n.Elts) > 0 {
-					if lit, ok := n.Elts[len(n.Elts)-1].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						if table, err := strconv.Unquote(lit.Value); err == nil {
-							if _, ok := owners[table]; ok {
-								found = append(found, write{table: table, pkg: pkg, pos: fset.Position(n.Pos())})
-							}
-						}
-					}
-				}
-			}
-			return true
-		})
+		visit(filepath.ToSlash(rel), fset, f)
 		return nil
 	})
-	if err != nil {
-		t.Fatalf("scan %s: %v", root, err)
+}
+
+// stringLit returns the value of a string literal.
+func stringLit(n *ast.BasicLit) (string, bool) {
+	if n.Kind != token.STRING {
+		return "", false
 	}
-	return found
+	s, err := strconv.Unquote(n.Value)
+	return s, err == nil
 }
 
 // owns reports whether package pkg may write table.

@@ -60,7 +60,7 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 			"Unresolved dead letters (dead_letters rows with resolved_at NULL).",
 			[]string{"disposition", "error_class"}, nil),
 		ready: prometheus.NewDesc("sluice_dlq_ready_to_replay",
-			"Unresolved dead letters the replayer re-embeds on its own (retry disposition: transient_exhausted, timeout_exhausted) whose next_retry_at has passed; staying above zero means the replay drain has stopped.",
+			"Unresolved dead letters the replayer re-embeds on its own (retry disposition: transient_exhausted, timeout_exhausted) in state ready (next_retry_at has passed, no operator replay dispatched since); staying above zero means the replay drain has stopped.",
 			nil, nil),
 		carryover: prometheus.NewDesc("sluice_dlq_replay_carryover",
 			"Share of the previous replay pass's failures that failed again in the latest pass, over the last day (see deadletter.ReplayPasses): near 1 means the DLQ has plateaued, near 0 that it drains.",
@@ -86,39 +86,18 @@ func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsQueryTimeout)
 	defer cancel()
-	rows, err := c.pool.Query(ctx, `
-		SELECT disposition, error_class, count(*),
-		       count(*) FILTER (WHERE `+deadletter.ReplayableSQL()+` AND next_retry_at <= now())
-		FROM dead_letters
-		WHERE resolved_at IS NULL
-		GROUP BY disposition, error_class`)
+	groups, _, err := deadletter.ReadDepth(ctx, c.pool)
 	if err != nil {
 		c.fail(ch, err)
 		return
 	}
-	defer rows.Close()
-	type group struct {
-		disposition, class string
-		n                  int64
-	}
-	var groups []group
 	var ready int64
-	for rows.Next() {
-		var g group
-		var r int64
-		if err := rows.Scan(&g.disposition, &g.class, &g.n, &r); err != nil {
-			c.fail(ch, err)
-			return
-		}
-		groups = append(groups, g)
-		ready += r
-	}
-	if err := rows.Err(); err != nil {
-		c.fail(ch, err)
-		return
-	}
 	for _, g := range groups {
-		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(g.n), g.disposition, g.class)
+		if g.BySource {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.depth, prometheus.GaugeValue, float64(g.N), g.Disposition, g.ErrorClass)
+		ready += g.Ready
 	}
 	passes, err := deadletter.ReplayPasses(ctx, c.pool, time.Now().Add(-deadletter.PassWindow))
 	if err != nil {

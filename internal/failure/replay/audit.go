@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // Actions recorded in replay_audit.
@@ -110,7 +113,7 @@ const DefaultAuditLimit = 50
 
 // Validate says how to fix a filter.
 func (f AuditFilter) Validate() error {
-	if f.Action != "" && !contains(Actions, f.Action) {
+	if f.Action != "" && !slices.Contains(Actions, f.Action) {
 		return fmt.Errorf("action %q: use one of %s", f.Action, strings.Join(Actions, ", "))
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
@@ -122,29 +125,11 @@ func (f AuditFilter) Validate() error {
 	return nil
 }
 
-// auditSQL reads replay_audit with each replay's outcomes; $1..$5 are
-// the filter, $6 the limit.
+// auditSQL reads replay_audit; $1..$5 are the filter, $6 the limit.
 const auditSQL = `
 	SELECT a.replay_id, a.action, a.requested_at, coalesce(a.requested_by, ''), coalesce(a.reason, ''),
-	       a.scope, a.dry_run, a.selected, a.dispatched, a.already_stored,
-	       coalesce(o.stored, 0), coalesce(o.parked_again, 0)
+	       a.scope, a.dry_run, a.selected, a.dispatched, a.already_stored
 	FROM replay_audit a
-	LEFT JOIN LATERAL (
-		SELECT count(*) FILTER (WHERE x.resolved AND NOT x.failed) AS stored,
-		       count(*) FILTER (WHERE x.failed) AS parked_again
-		FROM dead_letter_history r
-		CROSS JOIN LATERAL (SELECT
-		    EXISTS (SELECT 1 FROM dead_letter_history s
-		            WHERE s.dead_letter_id = r.dead_letter_id AND s.id > r.id
-		              AND s.event = 'resolved' AND s.replay_id = r.replay_id) AS resolved,
-		    EXISTS (SELECT 1 FROM dead_letter_history f
-		            WHERE f.dead_letter_id = r.dead_letter_id AND f.id > r.id
-		              AND f.event = 'failed' AND f.replay_gen = r.replay_gen) AS failed) x
-		WHERE r.replay_id = a.replay_id AND r.event = 'replayed'
-		  AND NOT EXISTS (SELECT 1 FROM dead_letter_history u
-		                  WHERE u.dead_letter_id = r.dead_letter_id AND u.id > r.id
-		                    AND u.event = 'unmarked' AND u.replay_id = r.replay_id)
-	) o ON a.action IN ('replay', 'correct') AND NOT a.dry_run
 	WHERE ($1 = '' OR a.action = $1) AND ($2 = '' OR a.requested_by = $2)
 	  AND ($3::timestamptz IS NULL OR a.requested_at >= $3) AND ($4::timestamptz IS NULL OR a.requested_at < $4)
 	  AND ($5 = '' OR a.replay_id = $5)
@@ -180,13 +165,30 @@ func readAudit(ctx context.Context, pool *pgxpool.Pool, f AuditFilter, id string
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (AuditEntry, error) {
 		var e AuditEntry
 		err := r.Scan(&e.ReplayID, &e.Action, &e.RequestedAt, &e.RequestedBy, &e.Reason, &e.Scope, &e.DryRun,
-			&e.Selected, &e.Dispatched, &e.AlreadyStored, &e.Stored, &e.ParkedAgain)
+			&e.Selected, &e.Dispatched, &e.AlreadyStored)
 		e.RequestedAt = e.RequestedAt.UTC()
-		e.InFlight = max(e.Dispatched-e.Stored-e.ParkedAgain, 0)
 		return e, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("read replay audit: %w", err)
+	}
+	var dispatching []string
+	for _, e := range out {
+		if Dispatches(e.Action) && !e.DryRun {
+			dispatching = append(dispatching, e.ReplayID)
+		}
+	}
+	outcomes, err := deadletter.ReplayOutcomes(ctx, pool, dispatching)
+	if err != nil {
+		return nil, fmt.Errorf("read replay audit: %w", err)
+	}
+	for i := range out {
+		e := &out[i]
+		if Dispatches(e.Action) && !e.DryRun {
+			o := outcomes[e.ReplayID]
+			e.Stored, e.ParkedAgain = o.Stored, o.ParkedAgain
+		}
+		e.InFlight = max(e.Dispatched-e.Stored-e.ParkedAgain, 0)
 	}
 	if out == nil {
 		out = []AuditEntry{}

@@ -211,50 +211,20 @@ type prepared struct {
 	forward, backward manifest.Correction
 }
 
-// letterRow is what a correction reads of its dead letter and chunk.
-type letterRow struct {
-	docID, source, native string
-	index, gen            int
-	version               int64
-	payload               []byte
-	resolved, escalated   bool
-	inFlight              bool
-	inFlightBy            string
-	mVersion              *int64
-	mStatus, mHash        *string
-	mJob                  []byte
-}
-
-// correctionSQL reads the dead letter and its chunk's manifest row; $1
-// is the dead letter id.
-const correctionSQL = `
-	SELECT d.doc_id, d.source_id, d.source_native_id, d.chunk_index, d.replay_gen, d.version, d.payload,
-	       d.resolved_at IS NOT NULL, ` + escalatedSQL + `,
-	       d.replayed_at IS NOT NULL AND d.replayed_at >= d.last_failed_at, coalesce(d.replay_id, ''),
-	       m.version, m.status, m.content_hash, m.job
-	FROM dead_letters d LEFT JOIN ingest_manifest m ON m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
-	WHERE d.dead_letter_id = $1`
-
 // prepare reads and checks the dead letter (locking it with lock) and
 // builds the corrected job, as replay replayID.
 func (c Correction) prepare(ctx context.Context, q querier, replayID string, lock bool) (*prepared, error) {
-	sql := correctionSQL
-	if lock {
-		sql += ` FOR UPDATE OF d`
-	}
-	var r letterRow
-	err := q.QueryRow(ctx, sql, c.DeadLetterID).Scan(&r.docID, &r.source, &r.native, &r.index, &r.gen, &r.version, &r.payload,
-		&r.resolved, &r.escalated, &r.inFlight, &r.inFlightBy, &r.mVersion, &r.mStatus, &r.mHash, &r.mJob)
-	if errors.Is(err, pgx.ErrNoRows) {
+	r, err := deadletter.ReadCorrectable(ctx, q, c.DeadLetterID, lock)
+	if errors.Is(err, deadletter.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s (see sluice dlq ls)", ErrNoDeadLetter, c.DeadLetterID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read dead letter %s: %w", c.DeadLetterID, err)
-	}
-	if err := r.refusal(c.DeadLetterID); err != nil {
 		return nil, err
 	}
-	before, err := messages.DecodeChunkJob(r.payload)
+	if err := refusal(r, c.DeadLetterID); err != nil {
+		return nil, err
+	}
+	before, err := messages.DecodeChunkJob(r.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrNotChunkJob, c.DeadLetterID, err)
 	}
@@ -262,7 +232,7 @@ func (c Correction) prepare(ctx context.Context, q querier, replayID string, loc
 	if err != nil {
 		return nil, err
 	}
-	dl := messages.DeadLetter{DeadLetterID: c.DeadLetterID, ReplayGen: r.gen}
+	dl := messages.DeadLetter{DeadLetterID: c.DeadLetterID, ReplayGen: r.ReplayGen}
 	next := deadletter.NextGeneration(after, dl, replayID)
 	raw, err := next.Encode()
 	if err != nil {
@@ -280,32 +250,32 @@ func (c Correction) prepare(ctx context.Context, q querier, replayID string, loc
 		origin = "edited"
 	}
 	p := &prepared{
-		scope: CorrectionScope{DeadLetterID: c.DeadLetterID, DocID: r.docID, ChunkIndex: r.index, Version: r.version,
-			Source: r.source, SourceNativeID: r.native, ReplayGen: next.ReplayGen, Origin: origin, Diff: diffJobs(before, after)},
-		job:      job{id: c.DeadLetterID, source: r.source, msgID: messages.ReplayMsgID(c.DeadLetterID, next.ReplayGen), raw: raw},
-		forward:  manifest.Correction{DocID: r.docID, Index: r.index, Version: r.version, FromHash: *r.mHash, ToHash: after.ContentHash, ToJob: owedRaw},
-		backward: manifest.Correction{DocID: r.docID, Index: r.index, Version: r.version, FromHash: after.ContentHash, ToHash: *r.mHash, ToJob: r.mJob},
+		scope: CorrectionScope{DeadLetterID: c.DeadLetterID, DocID: r.DocID, ChunkIndex: r.ChunkIndex, Version: r.Version,
+			Source: r.Source, SourceNativeID: r.NativeID, ReplayGen: next.ReplayGen, Origin: origin, Diff: diffJobs(before, after)},
+		job:      job{id: c.DeadLetterID, source: r.Source, msgID: messages.ReplayMsgID(c.DeadLetterID, next.ReplayGen), raw: raw},
+		forward:  manifest.Correction{DocID: r.DocID, Index: r.ChunkIndex, Version: r.Version, FromHash: *r.ManifestHash, ToHash: after.ContentHash, ToJob: owedRaw},
+		backward: manifest.Correction{DocID: r.DocID, Index: r.ChunkIndex, Version: r.Version, FromHash: after.ContentHash, ToHash: *r.ManifestHash, ToJob: r.ManifestJob},
 	}
 	return p, nil
 }
 
 // refusal says why the dead letter r is not corrected, or nil.
-func (r *letterRow) refusal(id string) error {
+func refusal(r *deadletter.Correctable, id string) error {
 	switch {
-	case r.escalated:
+	case r.Escalated:
 		return fmt.Errorf("%w: %s is never replayed: resolve it by its policy", ErrEscalated, id)
-	case r.resolved:
+	case r.Resolved:
 		return fmt.Errorf("%w: %s: its chunk was stored since; nothing to correct", ErrResolved, id)
-	case r.payload == nil:
+	case r.Payload == nil:
 		return fmt.Errorf("%w: %s has no payload (purged by retention)", ErrNotChunkJob, id)
-	case r.inFlight:
-		return fmt.Errorf("%w: %s was dispatched by %s and has not failed since; wait for its outcome (sluice dlq audit)", ErrInFlight, id, r.inFlightBy)
-	case r.mVersion == nil:
+	case r.Dispatched:
+		return fmt.Errorf("%w: %s was dispatched by %s and has not failed since; wait for its outcome (sluice dlq audit)", ErrInFlight, id, r.DispatchedBy)
+	case r.ManifestVersion == nil:
 		return fmt.Errorf("%w: %s: its chunk is no longer in the manifest", ErrStale, id)
-	case *r.mVersion != r.version:
-		return fmt.Errorf("%w: %s is of version %d; the chunk is at version %d now: correct that version's dead letter, if any", ErrStale, id, r.version, *r.mVersion)
-	case manifest.Status(*r.mStatus) != manifest.Parked:
-		return fmt.Errorf("%w: %s: its chunk is %s, not parked", ErrStale, id, *r.mStatus)
+	case *r.ManifestVersion != r.Version:
+		return fmt.Errorf("%w: %s is of version %d; the chunk is at version %d now: correct that version's dead letter, if any", ErrStale, id, r.Version, *r.ManifestVersion)
+	case manifest.Status(*r.ManifestStatus) != manifest.Parked:
+		return fmt.Errorf("%w: %s: its chunk is %s, not parked", ErrStale, id, *r.ManifestStatus)
 	}
 	return nil
 }

@@ -9,7 +9,7 @@
 // transaction before anything is published, so the same replay run twice
 // dispatches nothing the second time. Rows whose dispatch failed are
 // unmarked, so a later replay picks them up. A dead letter already
-// replayed once (AlreadyReplayedSQL) is left out unless the scope says
+// replayed once (deadletter.AlreadyReplayedSQL) is left out unless the scope says
 // IncludeReplayed; an escalation is never selected at all. Dry runs,
 // replays, pauses and resumes are all recorded in replay_audit with who
 // asked; ListAudit reads them back with each replay's outcome. Pause and

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
 	"github.com/sluicehq/sluice/internal/content/corpus"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -55,21 +55,15 @@ func (r Rederivation) Apply(ctx context.Context, pool *pgxpool.Pool, c *Correcti
 	if err := r.Chunk.Validate(); err != nil {
 		return fmt.Errorf("%w: chunking: %v", ErrCorrection, err)
 	}
-	var native, recordedHash string
-	var index, chunkCount int
-	var version int64
-	var docVersion *int64
-	err := pool.QueryRow(ctx, `
-		SELECT d.source_native_id, d.chunk_index, d.version, doc.version, coalesce(doc.content_hash, ''), coalesce(doc.chunk_count, 0)
-		FROM dead_letters d LEFT JOIN documents doc ON doc.doc_id = d.doc_id
-		WHERE d.dead_letter_id = $1`, c.DeadLetterID).Scan(&native, &index, &version, &docVersion, &recordedHash, &chunkCount)
-	if errors.Is(err, pgx.ErrNoRows) {
+	dl, err := deadletter.ReadRederivable(ctx, pool, c.DeadLetterID)
+	if errors.Is(err, deadletter.ErrNotFound) {
 		return fmt.Errorf("%w: %s (see sluice dlq ls)", ErrNoDeadLetter, c.DeadLetterID)
 	}
 	if err != nil {
-		return fmt.Errorf("read dead letter %s: %w", c.DeadLetterID, err)
+		return err
 	}
-	if docVersion == nil || *docVersion != version {
+	native, index, version, recordedHash, chunkCount := dl.NativeID, dl.ChunkIndex, dl.Version, dl.ContentHash, dl.ChunkCount
+	if dl.DocVersion == nil || *dl.DocVersion != version {
 		return fmt.Errorf("%w: %s is of version %d of %q, which is no longer the document's current version", ErrStale, c.DeadLetterID, version, native)
 	}
 	doc, err := r.find(ctx, native)

@@ -32,9 +32,9 @@ var ErrScope = errors.New("replay scope")
 // only eligible dead letters are taken, oldest failure first: unresolved,
 // with a payload, not in flight (replayed since they last failed), never
 // an escalation, and — unless IncludeReplayed — never replayed before
-// (see AlreadyReplayedSQL).
+// (see deadletter.AlreadyReplayedSQL).
 type Scope struct {
-	Filter
+	deadletter.Filter
 	// Limit caps the selection, 1..MaxLimit.
 	Limit int `json:"limit"`
 	// IncludeReplayed also takes dead letters that failed again after a
@@ -70,34 +70,9 @@ func (s Scope) Validate() error {
 // nothing JetStream would not.
 const MaxRatePerSecond = 100000
 
-// AlreadyReplayedSQL is the condition, on dead_letters aliased d, that a
-// dead letter was already replayed once: its current failure came from a
-// replay generation (replay_gen > 0: an operator or the automatic replayer
-// re-sent it and it failed again), or an operator replay marked it
-// (replayed_at: in flight, or failed again since). A dispatch that failed
-// and was unmarked does not count: nothing was sent.
-const AlreadyReplayedSQL = "(d.replay_gen > 0 OR d.replayed_at IS NOT NULL)"
-
-// escalatedSQL is the condition that a dead letter is an escalation:
-// its disposition says so, or its chunk's text is held in
-// escalated_chunks. Its payload is redacted; replaying it would embed
-// the redaction and resolve a compliance case behind the alert's back.
-const escalatedSQL = `(d.disposition = 'escalate' OR EXISTS (
-	SELECT 1 FROM escalated_chunks x WHERE x.doc_id = d.doc_id AND x.chunk_index = d.chunk_index AND x.version = d.version))`
-
-// eligibleSQL is the condition that a dead letter in scope may be
-// selected, apart from AlreadyReplayedSQL.
-const eligibleSQL = `d.resolved_at IS NULL AND d.payload IS NOT NULL
-	AND (d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at)
-	AND NOT ` + escalatedSQL
-
-// where returns the scope's whole selection condition.
-func (s Scope) where(args *Args) string {
-	w := eligibleSQL + " AND " + s.Where(args)
-	if !s.IncludeReplayed {
-		w += " AND NOT " + AlreadyReplayedSQL
-	}
-	return w
+// selection is what a replay of s takes of the dead letters.
+func (s Scope) selection() deadletter.Selection {
+	return deadletter.Selection{Filter: s.Filter, Limit: s.Limit, IncludeReplayed: s.IncludeReplayed}
 }
 
 // Preview is the report of a replay, dry or executed.
@@ -128,75 +103,32 @@ type Preview struct {
 	Dispatched int `json:"dispatched"`
 }
 
-// candidate is one dead letter a replay selected.
-type candidate struct {
-	id, docID, source, class string
-	index, gen               int
-	payload                  []byte
-	hasVector                bool
-}
-
-type querier interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-	QueryRow(context.Context, string, ...any) pgx.Row
-}
+type querier = deadletter.Reader
 
 // selectCandidates reads the eligible dead letters in scope. With lock,
 // it locks them (SKIP LOCKED, so concurrent replays never select the same
 // row).
-func selectCandidates(ctx context.Context, q querier, s Scope, lock bool) ([]candidate, error) {
-	var args Args
-	sql := `
-		SELECT d.dead_letter_id, d.doc_id, d.chunk_index, d.source_id, d.error_class, d.replay_gen, d.payload,
-		       EXISTS (SELECT 1 FROM chunk_embeddings e JOIN ingest_manifest m USING (doc_id, chunk_index)
-		               WHERE e.doc_id = d.doc_id AND e.chunk_index = d.chunk_index AND e.content_hash = m.content_hash)
-		FROM dead_letters d
-		WHERE ` + s.where(&args) + `
-		ORDER BY d.last_failed_at, d.dead_letter_id
-		LIMIT ` + args.Add(s.Limit)
-	if lock {
-		sql += ` FOR UPDATE OF d SKIP LOCKED`
-	}
-	rows, err := q.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("select dead letters: %w", err)
-	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (candidate, error) {
-		var c candidate
-		err := r.Scan(&c.id, &c.docID, &c.index, &c.source, &c.class, &c.gen, &c.payload, &c.hasVector)
-		return c, err
-	})
+func selectCandidates(ctx context.Context, q querier, s Scope, lock bool) ([]deadletter.Candidate, error) {
+	return deadletter.Select(ctx, q, s.selection(), lock)
 }
 
 // countExcluded counts the unresolved matches of s that the eligibility
 // rules leave out, so a preview can say why fewer were selected.
 func countExcluded(ctx context.Context, q querier, s Scope, p *Preview) error {
-	var args Args
-	replayed := "false"
-	if !s.IncludeReplayed {
-		replayed = AlreadyReplayedSQL
-	}
-	err := q.QueryRow(ctx, `
-		SELECT count(*) FILTER (WHERE `+escalatedSQL+`),
-		       count(*) FILTER (WHERE NOT `+escalatedSQL+` AND `+replayed+`
-		                          AND (d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at))
-		FROM dead_letters d
-		WHERE d.resolved_at IS NULL AND `+s.Where(&args), args...).Scan(&p.ExcludedEscalated, &p.ExcludedReplayed)
-	if err != nil {
-		return fmt.Errorf("count excluded dead letters: %w", err)
-	}
-	return nil
+	var err error
+	p.ExcludedEscalated, p.ExcludedReplayed, err = deadletter.Excluded(ctx, q, s.selection())
+	return err
 }
 
-func summarize(s Scope, cands []candidate) *Preview {
+func summarize(s Scope, cands []deadletter.Candidate) *Preview {
 	p := &Preview{DryRun: true, Scope: s, Selected: len(cands), ByClass: map[string]int{}, BySource: map[string]int{}}
 	for _, c := range cands {
-		p.ByClass[c.class]++
-		p.BySource[c.source]++
-		if c.hasVector {
+		p.ByClass[c.ErrorClass]++
+		p.BySource[c.Source]++
+		if c.HasVector {
 			p.AlreadyStored++
 		}
-		if _, err := messages.DecodeChunkJob(c.payload); err != nil {
+		if _, err := messages.DecodeChunkJob(c.Payload); err != nil {
 			p.NotReplayable++
 		}
 	}
@@ -269,12 +201,12 @@ func Execute(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, s 
 		}
 		var ids []string
 		for _, c := range cands {
-			raw, err := deadletter.ReplayJob(messages.DeadLetter{DeadLetterID: c.id, ReplayGen: c.gen, Payload: c.payload}, replayID)
+			raw, err := deadletter.ReplayJob(messages.DeadLetter{DeadLetterID: c.ID, ReplayGen: c.ReplayGen, Payload: c.Payload}, replayID)
 			if err != nil {
 				continue
 			}
-			jobs = append(jobs, job{id: c.id, source: c.source, msgID: messages.ReplayMsgID(c.id, c.gen+1), raw: raw})
-			ids = append(ids, c.id)
+			jobs = append(jobs, job{id: c.ID, source: c.Source, msgID: messages.ReplayMsgID(c.ID, c.ReplayGen+1), raw: raw})
+			ids = append(ids, c.ID)
 		}
 		if err := insertAudit(ctx, tx, auditRecord{id: replayID, action: ActionReplay, by: requestedBy, reason: reason,
 			scope: s, selected: len(cands), alreadyStored: preview.AlreadyStored}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/failure/replay"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -108,7 +109,7 @@ func TestReplayExcludesReplayedAndEscalated(t *testing.T) {
 	b.exec(t, `INSERT INTO escalated_chunks (doc_id, chunk_index, version, rule, text) VALUES ($1, 0, 1, 'pan', 'x')`,
 		messages.DocID("s", "secret-held.txt"))
 
-	scope := replay.Scope{Filter: replay.Filter{Source: "s"}, Limit: 100}
+	scope := replay.Scope{Filter: deadletter.Filter{Source: "s"}, Limit: 100}
 	p, err := replay.DryRun(ctx, b.db.Pool, scope, "cli:tester")
 	if err != nil {
 		t.Fatal(err)
@@ -122,8 +123,8 @@ func TestReplayExcludesReplayedAndEscalated(t *testing.T) {
 		t.Errorf("dry run with IncludeReplayed: %+v, %v; want 4 selected", p, err)
 	}
 	for _, s := range []replay.Scope{
-		{Filter: replay.Filter{Source: "s", Disposition: messages.DispositionEscalate}, Limit: 10},
-		{Filter: replay.Filter{Source: "s", Disposition: messages.DispositionEscalate}, Limit: 10, IncludeReplayed: true},
+		{Filter: deadletter.Filter{Source: "s", Disposition: messages.DispositionEscalate}, Limit: 10},
+		{Filter: deadletter.Filter{Source: "s", Disposition: messages.DispositionEscalate}, Limit: 10, IncludeReplayed: true},
 	} {
 		if _, err := replay.Execute(ctx, b.db.Pool, b.js, s, "try", "cli:tester"); !errors.Is(err, replay.ErrScope) {
 			t.Errorf("replaying escalations: %v; want ErrScope", err)
@@ -158,7 +159,7 @@ func TestAuditRecordsDryRunsAndOutcomes(t *testing.T) {
 		letter{id: "a1", disposition: q, failedAgo: 3 * time.Minute},
 		letter{id: "a2", disposition: q, failedAgo: 2 * time.Minute},
 		letter{id: "a3", disposition: q, failedAgo: time.Minute})
-	scope := replay.Scope{Filter: replay.Filter{Source: "a"}, Limit: 10}
+	scope := replay.Scope{Filter: deadletter.Filter{Source: "a"}, Limit: 10}
 	dry, err := replay.DryRun(ctx, b.db.Pool, scope, "console:alice")
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +213,7 @@ func TestReplayRate(t *testing.T) {
 	b.seed(t, "r", letters...)
 	start := time.Now()
 	p, err := replay.Execute(context.Background(), b.db.Pool, b.js,
-		replay.Scope{Filter: replay.Filter{Source: "r"}, Limit: 100, RatePerSecond: 20}, "slowly", "cli:tester")
+		replay.Scope{Filter: deadletter.Filter{Source: "r"}, Limit: 100, RatePerSecond: 20}, "slowly", "cli:tester")
 	if err != nil || p.Dispatched != 11 {
 		t.Fatalf("execute: %+v, %v", p, err)
 	}

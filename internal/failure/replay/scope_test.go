@@ -2,11 +2,11 @@ package replay_test
 
 import (
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 func TestScopeValidate(t *testing.T) {
@@ -17,14 +17,14 @@ func TestScopeValidate(t *testing.T) {
 		scope replay.Scope
 		ok    bool
 	}{
-		{"a source", replay.Scope{Filter: replay.Filter{Source: "wiki"}, Limit: 10}, true},
-		{"a start time", replay.Scope{Filter: replay.Filter{Since: now}, Limit: 10}, true},
-		{"everything", replay.Scope{Filter: replay.Filter{State: replay.StateReady, Detail: "503"}, Limit: 10}, false},
-		{"no limit", replay.Scope{Filter: replay.Filter{Source: "wiki"}}, false},
-		{"limit above the cap", replay.Scope{Filter: replay.Filter{Source: "wiki"}, Limit: replay.MaxLimit + 1}, false},
-		{"unknown disposition", replay.Scope{Filter: replay.Filter{Source: "wiki", Disposition: "later"}, Limit: 1}, false},
-		{"unknown state", replay.Scope{Filter: replay.Filter{Source: "wiki", State: "stuck"}, Limit: 1}, false},
-		{"empty window", replay.Scope{Filter: replay.Filter{Since: now, Until: now}, Limit: 1}, false},
+		{"a source", replay.Scope{Filter: deadletter.Filter{Source: "wiki"}, Limit: 10}, true},
+		{"a start time", replay.Scope{Filter: deadletter.Filter{Since: now}, Limit: 10}, true},
+		{"everything", replay.Scope{Filter: deadletter.Filter{State: deadletter.StateReady, Detail: "503"}, Limit: 10}, false},
+		{"no limit", replay.Scope{Filter: deadletter.Filter{Source: "wiki"}}, false},
+		{"limit above the cap", replay.Scope{Filter: deadletter.Filter{Source: "wiki"}, Limit: replay.MaxLimit + 1}, false},
+		{"unknown disposition", replay.Scope{Filter: deadletter.Filter{Source: "wiki", Disposition: "later"}, Limit: 1}, false},
+		{"unknown state", replay.Scope{Filter: deadletter.Filter{Source: "wiki", State: "stuck"}, Limit: 1}, false},
+		{"empty window", replay.Scope{Filter: deadletter.Filter{Since: now, Until: now}, Limit: 1}, false},
 	} {
 		err := tc.scope.Validate()
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, replay.ErrScope)) {
@@ -32,27 +32,6 @@ func TestScopeValidate(t *testing.T) {
 		}
 	}
 }
-
-func TestFilterWhereBindsEveryValue(t *testing.T) {
-	t.Parallel()
-	var args replay.Args
-	f := replay.Filter{Source: "s", ErrorClass: "c", Disposition: "retry", Stage: "embed", Run: "r",
-		Since: time.Unix(1, 0), Until: time.Unix(2, 0), State: replay.StateReady, Detail: "d", PayloadText: "p"}
-	where := f.Where(&args)
-	if len(args) != 9 {
-		t.Fatalf("%d args for %q; want 9, one per value", len(args), where)
-	}
-	for _, v := range []string{"'s'", "'c'", "'embed'", "'d'", "'p'"} {
-		if contains(where, v) {
-			t.Errorf("value %s inlined in %q; want it bound", v, where)
-		}
-	}
-	if !contains(where, "d.disposition <> 'escalate'") {
-		t.Errorf("payload search %q can match an escalation", where)
-	}
-}
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestParseRate(t *testing.T) {
 	t.Parallel()
@@ -83,9 +62,9 @@ func TestParseRate(t *testing.T) {
 func TestScopeRefusesEscalationsAndBadRates(t *testing.T) {
 	t.Parallel()
 	for _, s := range []replay.Scope{
-		{Filter: replay.Filter{Source: "wiki", Disposition: "escalate"}, Limit: 1},
-		{Filter: replay.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: -1},
-		{Filter: replay.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: replay.MaxRatePerSecond + 1},
+		{Filter: deadletter.Filter{Source: "wiki", Disposition: "escalate"}, Limit: 1},
+		{Filter: deadletter.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: -1},
+		{Filter: deadletter.Filter{Source: "wiki"}, Limit: 1, RatePerSecond: replay.MaxRatePerSecond + 1},
 	} {
 		if err := s.Validate(); !errors.Is(err, replay.ErrScope) {
 			t.Errorf("Validate(%+v) = %v; want ErrScope", s, err)

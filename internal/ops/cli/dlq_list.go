@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -65,9 +65,8 @@ type dlqListItem struct {
 	NextRetryAt    *time.Time `json:"next_retry_at"`
 	ReplayedAt     *time.Time `json:"replayed_at"`
 	ResolvedAt     *time.Time `json:"resolved_at"`
-	// State is resolved, ready (due for replay), backing_off (due at
-	// next_retry_at) or manual (no retry time: only an operator replays it).
-	State string `json:"state"`
+	// State is the dead letter's deadletter.State.
+	State deadletter.State `json:"state"`
 }
 
 func runDLQList(ctx context.Context, env Env, args []string) error {
@@ -134,41 +133,28 @@ func (f *dlqFilter) complete(since, until string, all bool, now time.Time) error
 }
 
 func listDeadLetters(ctx context.Context, pool *pgxpool.Pool, f dlqFilter) (*dlqList, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT dead_letter_id, doc_id, chunk_index, source_id, source_native_id, run_id,
-		       disposition, error_class, error_code, attempts, replay_gen,
-		       first_failed_at, last_failed_at, next_retry_at, replayed_at, resolved_at,
-		       CASE WHEN resolved_at IS NOT NULL THEN 'resolved'
-		            WHEN next_retry_at IS NULL THEN 'manual'
-		            WHEN next_retry_at <= now() THEN 'ready'
-		            ELSE 'backing_off' END,
-		       count(*) OVER ()
-		FROM dead_letters
-		WHERE ($1 = '' OR source_id = $1) AND ($2 = '' OR error_class = $2) AND ($3 = '' OR disposition = $3)
-		  AND ($4 = '' OR run_id = $4)
-		  AND ($5::timestamptz IS NULL OR last_failed_at >= $5) AND ($6::timestamptz IS NULL OR last_failed_at < $6)
-		  AND (NOT $7 OR resolved_at IS NULL)
-		ORDER BY last_failed_at DESC, dead_letter_id
-		LIMIT $8`,
-		f.Source, f.ErrorClass, f.Disposition, f.Run, f.Since, f.Until, f.UnresolvedOnly, f.Limit)
-	if err != nil {
-		return nil, fmt.Errorf("list dead letters: %w", err)
+	filter := deadletter.Filter{Source: f.Source, ErrorClass: f.ErrorClass, Disposition: f.Disposition, Run: f.Run}
+	if f.Since != nil {
+		filter.Since = *f.Since
 	}
-	list := &dlqList{Limit: f.Limit}
-	list.DeadLetters, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (dlqListItem, error) {
-		var d dlqListItem
-		err := r.Scan(&d.DeadLetterID, &d.DocID, &d.ChunkIndex, &d.SourceID, &d.SourceNativeID, &d.RunID,
-			&d.Disposition, &d.ErrorClass, &d.ErrorCode, &d.Attempts, &d.ReplayGen,
-			&d.FirstFailedAt, &d.LastFailedAt, &d.NextRetryAt, &d.ReplayedAt, &d.ResolvedAt, &d.State, &list.Matched)
-		d.FirstFailedAt, d.LastFailedAt = d.FirstFailedAt.UTC(), d.LastFailedAt.UTC()
-		d.NextRetryAt, d.ReplayedAt, d.ResolvedAt = utcPtr(d.NextRetryAt), utcPtr(d.ReplayedAt), utcPtr(d.ResolvedAt)
-		return d, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list dead letters: %w", err)
+	if f.Until != nil {
+		filter.Until = *f.Until
 	}
-	if list.DeadLetters == nil {
-		list.DeadLetters = []dlqListItem{}
+	if f.UnresolvedOnly {
+		filter.State = deadletter.StateOpen
+	}
+	found, matched, err := deadletter.List(ctx, pool, filter, f.Limit)
+	if err != nil {
+		return nil, err
+	}
+	list := &dlqList{Matched: matched, Limit: f.Limit, DeadLetters: make([]dlqListItem, len(found))}
+	for i, d := range found {
+		list.DeadLetters[i] = dlqListItem{
+			DeadLetterID: d.ID, DocID: d.DocID, ChunkIndex: d.ChunkIndex, SourceID: d.Source, SourceNativeID: d.NativeID,
+			RunID: d.RunID, Disposition: d.Disposition, ErrorClass: d.ErrorClass, ErrorCode: d.ErrorCode,
+			Attempts: d.Attempts, ReplayGen: d.ReplayGen, FirstFailedAt: d.FirstFailedAt, LastFailedAt: d.LastFailedAt,
+			NextRetryAt: d.NextRetryAt, ReplayedAt: d.ReplayedAt, ResolvedAt: d.ResolvedAt, State: d.State,
+		}
 	}
 	return list, nil
 }
@@ -193,14 +179,16 @@ func writeDLQTable(w io.Writer, items []dlqListItem) error {
 	for _, d := range items {
 		when := "-"
 		switch d.State {
-		case "resolved":
+		case deadletter.StateResolved:
 			when = tableTimePtr(d.ResolvedAt)
-		case "ready", "backing_off":
+		case deadletter.StateDispatched:
+			when = tableTimePtr(d.ReplayedAt)
+		case deadletter.StateReady, deadletter.StateBackingOff:
 			when = tableTimePtr(d.NextRetryAt)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\n",
 			d.DeadLetterID, cell(d.SourceID), elide(cell(d.SourceNativeID), nativeIDWidth), d.ChunkIndex,
-			cell(d.ErrorClass), d.Attempts, d.ReplayGen, tableTime(d.LastFailedAt), strings.ReplaceAll(d.State, "_", " "), when)
+			cell(d.ErrorClass), d.Attempts, d.ReplayGen, tableTime(d.LastFailedAt), strings.ReplaceAll(string(d.State), "_", " "), when)
 	}
 	return tw.Flush()
 }

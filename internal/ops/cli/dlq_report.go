@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/failure/shape"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // reportExamples is how many dead letters each report cell names.
@@ -202,37 +203,17 @@ type sourceCell struct {
 }
 
 func readReportCells(ctx context.Context, pool *pgxpool.Pool, from, to time.Time) ([]sourceCell, error) {
-	rows, err := pool.Query(ctx, `
-		WITH w AS (
-			SELECT source_id, error_class, dead_letter_id, source_native_id, resolved_at,
-			       row_number() OVER (PARTITION BY source_id, error_class
-			                          ORDER BY last_failed_at DESC, dead_letter_id) AS rn
-			FROM dead_letters
-			WHERE last_failed_at >= $1 AND last_failed_at < $2
-		)
-		SELECT source_id, error_class, count(*), count(*) FILTER (WHERE resolved_at IS NULL),
-		       array_agg(dead_letter_id ORDER BY rn) FILTER (WHERE rn <= $3),
-		       array_agg(source_native_id ORDER BY rn) FILTER (WHERE rn <= $3)
-		FROM w
-		GROUP BY source_id, error_class`, from, to, reportExamples)
+	found, err := deadletter.Cells(ctx, pool, from, to, reportExamples)
 	if err != nil {
-		return nil, fmt.Errorf("dead letters by source and class: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	var cells []sourceCell
-	for rows.Next() {
-		var c sourceCell
-		var ids, natives []string
-		if err := rows.Scan(&c.source, &c.ErrorClass, &c.Count, &c.Unresolved, &ids, &natives); err != nil {
-			return nil, fmt.Errorf("dead letters by source and class: %w", err)
+	cells := make([]sourceCell, len(found))
+	for i, f := range found {
+		c := sourceCell{source: f.Source, reportCell: reportCell{ErrorClass: f.ErrorClass, Count: f.Count, Unresolved: f.Unresolved}}
+		for _, e := range f.Examples {
+			c.Examples = append(c.Examples, reportExample{DeadLetterID: e.ID, SourceNativeID: e.NativeID})
 		}
-		for i := range ids {
-			c.Examples = append(c.Examples, reportExample{DeadLetterID: ids[i], SourceNativeID: natives[i]})
-		}
-		cells = append(cells, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("dead letters by source and class: %w", err)
+		cells[i] = c
 	}
 	return cells, nil
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -45,6 +45,8 @@ type dlqDetail struct {
 	ReplayID        *string    `json:"replay_id"`
 	ResolvedAt      *time.Time `json:"resolved_at"`
 	PayloadPurgedAt *time.Time `json:"payload_purged_at"`
+	// State is the dead letter's deadletter.State.
+	State deadletter.State `json:"state"`
 	// Payload is null when the row holds none (purged, or never kept).
 	Payload *payloadView `json:"payload"`
 	// EscalatedText is an escalation's secret text, with --reveal-escalated
@@ -153,32 +155,25 @@ func revealEscalated(ctx context.Context, pool *pgxpool.Pool, d *dlqDetail, prin
 }
 
 func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText bool) (*dlqDetail, error) {
-	var d dlqDetail
-	var payload []byte
-	err := pool.QueryRow(ctx, `
-		SELECT dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, run_id,
-		       disposition, error_class, error_code, error_detail, stage, attempts, replay_gen,
-		       last_outbox_id, first_failed_at, last_failed_at, next_retry_at, replayed_at, replay_id,
-		       resolved_at, payload_purged_at, payload
-		FROM dead_letters WHERE dead_letter_id = $1`, id).Scan(
-		&d.DeadLetterID, &d.DocID, &d.ChunkIndex, &d.Version, &d.SourceID, &d.SourceNativeID, &d.RunID,
-		&d.Disposition, &d.ErrorClass, &d.ErrorCode, &d.ErrorDetail, &d.Stage, &d.Attempts, &d.ReplayGen,
-		&d.LastOutboxID, &d.FirstFailedAt, &d.LastFailedAt, &d.NextRetryAt, &d.ReplayedAt, &d.ReplayID,
-		&d.ResolvedAt, &d.PayloadPurgedAt, &payload)
-	if errors.Is(err, pgx.ErrNoRows) {
+	l, err := deadletter.Get(ctx, pool, id)
+	if errors.Is(err, deadletter.ErrNotFound) {
 		return nil, errDeadLetterNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read dead letter %s: %w", id, err)
+		return nil, err
 	}
-	d.FirstFailedAt, d.LastFailedAt = d.FirstFailedAt.UTC(), d.LastFailedAt.UTC()
-	for _, t := range []**time.Time{&d.NextRetryAt, &d.ReplayedAt, &d.ResolvedAt, &d.PayloadPurgedAt} {
-		*t = utcPtr(*t)
+	d := &dlqDetail{
+		DeadLetterID: l.ID, DocID: l.DocID, ChunkIndex: l.ChunkIndex, Version: l.Version, SourceID: l.Source,
+		SourceNativeID: l.NativeID, RunID: l.RunID, Disposition: l.Disposition, ErrorClass: l.ErrorClass,
+		ErrorCode: l.ErrorCode, ErrorDetail: l.ErrorDetail, Stage: l.Stage, Attempts: l.Attempts, ReplayGen: l.ReplayGen,
+		LastOutboxID: l.LastOutboxID, FirstFailedAt: l.FirstFailedAt, LastFailedAt: l.LastFailedAt,
+		NextRetryAt: l.NextRetryAt, ReplayedAt: l.ReplayedAt, ReplayID: l.ReplayID, ResolvedAt: l.ResolvedAt,
+		PayloadPurgedAt: l.PayloadPurgedAt, State: l.State,
 	}
-	if payload != nil {
-		d.Payload = viewPayload(payload, withText)
+	if l.RawPayload != nil {
+		d.Payload = viewPayload(l.RawPayload, withText)
 	}
-	return &d, nil
+	return d, nil
 }
 
 // viewPayload interprets a payload: a chunk job's fields, or its size and,
@@ -242,7 +237,7 @@ func printDLQDetail(env Env, d *dlqDetail) error {
 		{"first_failed_at", tableTime(d.FirstFailedAt)}, {"last_failed_at", tableTime(d.LastFailedAt)},
 		{"next_retry_at", tableTimePtr(d.NextRetryAt)}, {"replayed_at", tableTimePtr(d.ReplayedAt)},
 		{"replay_id", str(d.ReplayID)}, {"resolved_at", tableTimePtr(d.ResolvedAt)},
-		{"payload_purged_at", tableTimePtr(d.PayloadPurgedAt)},
+		{"payload_purged_at", tableTimePtr(d.PayloadPurgedAt)}, {"state", strings.ReplaceAll(string(d.State), "_", " ")},
 	}
 	rows = append(rows, payloadRows(d.Payload)...)
 	for _, r := range rows {

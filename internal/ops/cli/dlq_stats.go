@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
@@ -99,51 +98,26 @@ func runDLQStats(ctx context.Context, env Env, args []string) error {
 }
 
 func readDLQStats(ctx context.Context, pool *pgxpool.Pool) (*dlqStats, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT error_class, disposition, count(*), min(first_failed_at), max(last_failed_at), sum(attempts), max(attempts)
-		FROM dead_letters
-		WHERE resolved_at IS NULL
-		GROUP BY error_class, disposition
-		ORDER BY count(*) DESC, error_class, disposition`)
+	open, err := deadletter.OpenByClass(ctx, pool)
 	if err != nil {
-		return nil, fmt.Errorf("dead letter stats: %w", err)
+		return nil, err
 	}
-	byClass, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (classStats, error) {
-		var s classStats
-		err := r.Scan(&s.ErrorClass, &s.Disposition, &s.Count, &s.Oldest, &s.Newest, &s.attempts, &s.WorstAttempts)
-		return s, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("dead letter stats: %w", err)
-	}
-	st := &dlqStats{ByClass: byClass, Replay: replayReadiness{ErrorClasses: classify.ExhaustedTransientClasses()}}
-	for i := range st.ByClass {
+	st := &dlqStats{ByClass: make([]classStats, len(open)), Replay: replayReadiness{ErrorClasses: classify.ExhaustedTransientClasses()}}
+	for i, o := range open {
 		s := &st.ByClass[i]
-		s.Oldest, s.Newest = utcPtr(s.Oldest), utcPtr(s.Newest)
+		*s = classStats{ErrorClass: o.ErrorClass, Disposition: o.Disposition, Count: o.Count, Oldest: o.Oldest, Newest: o.Newest,
+			attempts: o.Attempts, WorstAttempts: o.Worst}
 		s.AvgAttempts = average(s.attempts, s.Count)
 		st.Unresolved.add(*s)
 	}
 	st.Unresolved.AvgAttempts = average(st.Unresolved.attempts, st.Unresolved.Count)
-	r := &st.Replay
-	err = pool.QueryRow(ctx, `
-		WITH t AS (
-			SELECT next_retry_at,
-			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
-			FROM dead_letters
-			WHERE resolved_at IS NULL AND `+deadletter.ReplayableSQL()+`
-		)
-		SELECT (SELECT count(*) FROM dead_letters WHERE resolved_at IS NOT NULL),
-		       count(*) FILTER (WHERE dispatched),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at <= now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
-		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       now()
-		FROM t`).Scan(&st.Resolved, &r.Dispatched, &r.Ready, &r.BackingOff, &r.Unscheduled, &r.NextDue, &st.AsOf)
+	rd, err := deadletter.ReadReadiness(ctx, pool)
 	if err != nil {
-		return nil, fmt.Errorf("replay readiness: %w", err)
+		return nil, err
 	}
-	st.AsOf, r.NextDue = st.AsOf.UTC(), utcPtr(r.NextDue)
+	st.AsOf, st.Resolved = rd.AsOf, rd.Resolved
+	st.Replay.Ready, st.Replay.BackingOff, st.Replay.Unscheduled, st.Replay.Dispatched = rd.Ready, rd.BackingOff, rd.Manual, rd.Dispatched
+	st.Replay.NextDue = rd.NextDue
 	if st.Passes, err = deadletter.ReplayPasses(ctx, pool, st.AsOf.Add(-deadletter.PassWindow)); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // maxReason bounds a reason: a sentence, not a document.
@@ -122,7 +123,7 @@ func (s *Server) dryRun(r *http.Request, values url.Values, audit bool) (*replay
 		return nil, http.StatusBadRequest, err
 	}
 	d := &replayData{Form: form, Hidden: form.absolute(), MaxLimit: replay.MaxLimit, Narrow: form.Filter.Narrow(), HasNATS: s.js != nil}
-	if d.Matched, _, err = countMatching(r.Context(), s.pool, form.Filter, 0); err != nil {
+	if d.Matched, _, err = deadletter.Count(r.Context(), s.pool, form.Filter, 0); err != nil {
 		return nil, http.StatusInternalServerError, err
 	}
 	if !d.Narrow {

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // Chart geometry: hourly bars over the shape window, the largest classes
@@ -30,26 +31,15 @@ var chartColors = []string{"#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd"
 func arrivalsChart(ctx context.Context, pool *pgxpool.Pool, now time.Time) (template.HTML, error) {
 	end := now.Truncate(time.Hour).Add(time.Hour)
 	start := end.Add(-chartBuckets * time.Hour)
-	rows, err := pool.Query(ctx, `
-		SELECT floor(extract(epoch FROM at - $1) / 3600)::int, error_class, count(*)
-		FROM dead_letter_history WHERE event = 'failed' AND at >= $1 AND at < $2
-		GROUP BY 1, 2`, start, end)
+	cells, err := deadletter.Arrivals(ctx, pool, start, end)
 	if err != nil {
-		return "", fmt.Errorf("arrivals: %w", err)
-	}
-	cells, err := pgx.CollectRows(rows, pgx.RowToStructByPos[arrival])
-	if err != nil {
-		return "", fmt.Errorf("arrivals: %w", err)
+		return "", err
 	}
 	return drawArrivals(start, cells), nil
 }
 
 // arrival is one bar segment: an hour bucket, a class, a count.
-type arrival struct {
-	Bucket int
-	Class  string
-	N      int
-}
+type arrival = deadletter.Arrival
 
 // drawArrivals renders the bars. It is pure, so it is tested on its own.
 func drawArrivals(start time.Time, cells []arrival) template.HTML {

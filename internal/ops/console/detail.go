@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -20,27 +18,13 @@ var errNotFound = errors.New("not found")
 // previewBytes is how much of an undecodable payload an operator sees.
 const previewBytes = 200
 
-// letter is one dead letter with everything triage needs.
+// letter is one dead letter with everything triage needs. Its
+// RawPayload is dropped by view, once interpreted.
 type letter struct {
-	listItem
-	Version                                 int64
-	ErrorCode, ReplayID                     *string
-	FirstFailedAt                           time.Time
-	ReplayedAt, ResolvedAt, PayloadPurgedAt *time.Time
-	LastOutboxID                            int64
-	History                                 []event
-	Payload                                 *payload
-	Escalated                               bool
-	payloadRaw                              []byte
-}
-
-// event is one row of a dead letter's history.
-type event struct {
-	At                                     time.Time
-	Event                                  string
-	Disposition, ErrorClass, Detail, Stage *string
-	Attempts, ReplayGen                    *int
-	ReplayID                               *string
+	deadletter.Letter
+	History   []deadletter.Event
+	Payload   *payload
+	Escalated bool
 }
 
 // payload is what the page shows of a payload. Text is set only when an
@@ -56,35 +40,23 @@ type payload struct {
 }
 
 func readLetter(ctx context.Context, pool *pgxpool.Pool, id string) (*letter, error) {
-	var l letter
-	err := pool.QueryRow(ctx, `
-		SELECT d.dead_letter_id, d.doc_id, d.source_id, d.source_native_id, d.disposition, d.error_class, d.stage,
-		       d.run_id, d.error_detail, d.chunk_index, d.attempts, d.replay_gen, d.last_failed_at, d.next_retry_at, `+stateSQL+`,
-		       d.version, d.error_code, d.replay_id, d.first_failed_at, d.replayed_at, d.resolved_at, d.payload_purged_at,
-		       d.last_outbox_id, d.payload
-		FROM dead_letters d WHERE d.dead_letter_id = $1`, id).Scan(
-		&l.ID, &l.DocID, &l.Source, &l.NativeID, &l.Disposition, &l.ErrorClass, &l.Stage,
-		&l.RunID, &l.ErrorDetail, &l.ChunkIndex, &l.Attempts, &l.ReplayGen, &l.LastFailedAt, &l.NextRetryAt, &l.State,
-		&l.Version, &l.ErrorCode, &l.ReplayID, &l.FirstFailedAt, &l.ReplayedAt, &l.ResolvedAt, &l.PayloadPurgedAt,
-		&l.LastOutboxID, &l.payloadRaw)
-	if errors.Is(err, pgx.ErrNoRows) {
+	dl, err := deadletter.Get(ctx, pool, id)
+	if errors.Is(err, deadletter.ErrNotFound) {
 		return nil, errNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read dead letter: %w", err)
+		return nil, err
 	}
-	l.Escalated = l.Disposition == messages.DispositionEscalate
-	rows, err := pool.Query(ctx, `
-		SELECT at, event, disposition, error_class, error_detail, stage, attempts, replay_gen, replay_id
-		FROM dead_letter_history WHERE dead_letter_id = $1 ORDER BY id DESC LIMIT 200`, id)
-	if err != nil {
-		return nil, fmt.Errorf("dead letter history: %w", err)
+	l := &letter{Letter: *dl, Escalated: dl.Disposition == messages.DispositionEscalate}
+	if l.History, err = deadletter.History(ctx, pool, id, historyShown); err != nil {
+		return nil, err
 	}
-	if l.History, err = pgx.CollectRows(rows, pgx.RowToStructByPos[event]); err != nil {
-		return nil, fmt.Errorf("dead letter history: %w", err)
-	}
-	return &l, nil
+	return l, nil
 }
+
+// historyShown is how many of a dead letter's newest events its page
+// shows.
+const historyShown = 200
 
 // view interprets the payload. The chunk text is kept only when withText
 // and the dead letter is not an escalation: an escalation's text is what a
@@ -98,19 +70,19 @@ func (l *letter) view(withText, operator bool) {
 			l.History[i].Detail = nil
 		}
 	}
-	if l.payloadRaw == nil {
+	if l.RawPayload == nil {
 		return
 	}
 	withText = withText && !l.Escalated
-	p := &payload{Bytes: len(l.payloadRaw)}
-	job, err := messages.DecodeChunkJob(l.payloadRaw)
+	p := &payload{Bytes: len(l.RawPayload)}
+	job, err := messages.DecodeChunkJob(l.RawPayload)
 	switch {
 	case err != nil:
 		if !l.Escalated && operator {
 			p.DecodeError = err.Error()
 		}
 		if withText {
-			raw := l.payloadRaw[:min(len(l.payloadRaw), previewBytes)]
+			raw := l.RawPayload[:min(len(l.RawPayload), previewBytes)]
 			if utf8.Valid(raw) {
 				p.Preview = string(raw)
 			} else {
@@ -129,6 +101,6 @@ func (l *letter) view(withText, operator bool) {
 		}
 		p.Job = &job
 	}
-	l.payloadRaw = nil
+	l.RawPayload = nil
 	l.Payload = p
 }

@@ -62,9 +62,7 @@ type readiness struct {
 }
 
 // example names one dead letter behind the shape verdict.
-type example struct {
-	ID, Source, ErrorClass string
-}
+type example = deadletter.Example
 
 func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 	o := &overview{}
@@ -93,44 +91,27 @@ func readOverview(ctx context.Context, pool *pgxpool.Pool) (*overview, error) {
 // each spiking source (or of the largest ones).
 func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 	from := o.AsOf.Add(-shapeWindow)
-	rows, err := pool.Query(ctx, `
-		SELECT s, coalesce(class, ''), coalesce(n, 0) FROM (
-			SELECT source_id s, error_class class, count(*) n FROM dead_letters WHERE last_failed_at >= $1 GROUP BY 1, 2
-		) d FULL JOIN (
-			SELECT DISTINCT source_id s FROM ingest_runs WHERE finished_at IS NULL OR finished_at >= $1
-		) r USING (s)`, from)
+	counts, err := deadletter.CountsSince(ctx, pool, from)
+	if err != nil {
+		return err
+	}
+	window := shape.Window(counts)
+	rows, err := pool.Query(ctx, `SELECT DISTINCT source_id FROM ingest_runs WHERE finished_at IS NULL OR finished_at >= $1`, from)
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	window := shape.Window{}
-	var s, class string
-	var n int
-	if _, err := pgx.ForEachRow(rows, []any{&s, &class, &n}, func() error {
+	var s string
+	if _, err := pgx.ForEachRow(rows, []any{&s}, func() error {
 		if window[s] == nil {
 			window[s] = map[string]int{}
-		}
-		if n > 0 {
-			window[s][class] += n
 		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
 	o.Shape = shape.Label(window, shape.DefaultThresholds)
-	rows, err = pool.Query(ctx, `
-		SELECT dead_letter_id, source_id, error_class FROM (
-			SELECT dead_letter_id, source_id, error_class,
-			       row_number() OVER (PARTITION BY source_id ORDER BY last_failed_at DESC, dead_letter_id) rn
-			FROM dead_letters WHERE last_failed_at >= $1) w
-		WHERE rn <= 2 ORDER BY source_id, rn LIMIT 12`, from)
-	if err != nil {
-		return fmt.Errorf("shape examples: %w", err)
-	}
-	o.ShapeExamples, err = pgx.CollectRows(rows, pgx.RowToStructByPos[example])
-	if err != nil {
-		return fmt.Errorf("shape examples: %w", err)
-	}
-	return nil
+	o.ShapeExamples, err = deadletter.NewestBySource(ctx, pool, from, 2, 12)
+	return err
 }
 
 // readDepth reads the unresolved depth by class and by source, and the
@@ -139,48 +120,26 @@ func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 // replayer replays on its own (deadletter.Replayable), as
 // sluice_dlq_ready_to_replay and `sluice dlq stats` do.
 func (o *overview) readDepth(ctx context.Context, pool *pgxpool.Pool) error {
-	rows, err := pool.Query(ctx, `
-		WITH t AS (
-			SELECT disposition, error_class, source_id, next_retry_at, attempts, `+deadletter.ReplayableSQL()+` AS replayable,
-			       replayed_at IS NOT NULL AND replayed_at >= last_failed_at AS dispatched
-			FROM dead_letters WHERE resolved_at IS NULL)
-		SELECT grouping(source_id) = 1, coalesce(disposition, ''), coalesce(error_class, ''), coalesce(source_id, ''), count(*),
-		       count(*) FILTER (WHERE replayable AND NOT dispatched AND next_retry_at <= now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       count(*) FILTER (WHERE NOT dispatched AND next_retry_at IS NULL),
-		       count(*) FILTER (WHERE dispatched),
-		       count(*) FILTER (WHERE disposition = 'escalate'),
-		       count(*) FILTER (WHERE disposition = 'quarantine'),
-		       min(next_retry_at) FILTER (WHERE NOT dispatched AND next_retry_at > now()),
-		       max(attempts), now()
-		FROM t GROUP BY GROUPING SETS ((disposition, error_class), (source_id))
-		ORDER BY 5 DESC, 2, 3, 4`)
+	groups, asOf, err := deadletter.ReadDepth(ctx, pool)
 	if err != nil {
-		return fmt.Errorf("dead-letter depth: %w", err)
+		return err
 	}
-	var byClass bool
-	var disp, class, source string
-	var n, ready, backing, manual, dispatched, escalated, quarantined, worst int64
-	var due *time.Time
+	o.AsOf = asOf
 	byDisp := map[string]int64{}
 	r := &o.Readiness
-	_, err = pgx.ForEachRow(rows, []any{&byClass, &disp, &class, &source, &n, &ready, &backing, &manual, &dispatched, &escalated, &quarantined, &due, &worst, &o.AsOf}, func() error {
-		if !byClass {
-			o.BySource = append(o.BySource, sourceCount{Source: source, N: n, Ready: ready, Escalated: escalated, Quarantine: quarantined, Worst: worst})
-			return nil
+	for _, g := range groups {
+		if g.BySource {
+			o.BySource = append(o.BySource, sourceCount{Source: g.Source, N: g.N, Ready: g.Ready, Escalated: g.Escalated, Quarantine: g.Quarantined, Worst: g.Worst})
+			continue
 		}
-		o.ByClass = append(o.ByClass, classCount{Disposition: disp, ErrorClass: class, N: n, Worst: worst})
-		o.Unresolved += n
-		byDisp[disp] += n
-		r.Ready, r.BackingOff, r.Manual, r.Dispatched = r.Ready+ready, r.BackingOff+backing, r.Manual+manual, r.Dispatched+dispatched
-		if due != nil && (r.NextDue == nil || due.Before(*r.NextDue)) {
-			d := *due
+		o.ByClass = append(o.ByClass, classCount{Disposition: g.Disposition, ErrorClass: g.ErrorClass, N: g.N, Worst: g.Worst})
+		o.Unresolved += g.N
+		byDisp[g.Disposition] += g.N
+		r.Ready, r.BackingOff, r.Manual, r.Dispatched = r.Ready+g.Ready, r.BackingOff+g.BackingOff, r.Manual+g.Manual, r.Dispatched+g.Dispatched
+		if g.NextDue != nil && (r.NextDue == nil || g.NextDue.Before(*r.NextDue)) {
+			d := *g.NextDue
 			r.NextDue = &d
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("dead-letter depth: %w", err)
 	}
 	if o.AsOf.IsZero() {
 		if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&o.AsOf); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // overviewData is the overview page's content.
@@ -102,8 +103,8 @@ const listCountCap = 100000
 // listData is the dead-letter list's content.
 type listData struct {
 	Form    listForm
-	Choices filterChoices
-	States  []string
+	Choices deadletter.Choices
+	States  []deadletter.State
 	Matched int64
 	// Capped is set when more than Matched match.
 	Capped bool
@@ -125,7 +126,7 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	d := listData{Form: form, States: replay.States, First: after == nil}
+	d := listData{Form: form, States: deadletter.FilterStates, First: after == nil}
 	ctx := r.Context()
 	items, next, err := listPage(ctx, s.pool, listQuery{Filter: form.Filter, Sort: form.Sort, After: after, Limit: s.cfg.PageSize})
 	if err != nil {
@@ -145,11 +146,11 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.Next.Set("after", next.String())
 	}
-	if d.Matched, d.Capped, err = countMatching(ctx, s.pool, form.Filter, listCountCap); err != nil {
+	if d.Matched, d.Capped, err = deadletter.Count(ctx, s.pool, form.Filter, listCountCap); err != nil {
 		s.internal(w, r, err)
 		return
 	}
-	if d.Choices, err = readChoices(ctx, s.pool); err != nil {
+	if d.Choices, err = deadletter.ReadChoices(ctx, s.pool); err != nil {
 		s.internal(w, r, err)
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // filterParams are the list filters as the URL carries them, so that a
@@ -20,7 +20,7 @@ const includeReplayedParam = "include_replayed"
 // listForm is a parsed filter with its raw values, for echoing back.
 type listForm struct {
 	Values url.Values
-	Filter replay.Filter
+	Filter deadletter.Filter
 	Sort   string
 	// PayloadIgnored is set when a viewer asked for a payload search or
 	// an error detail search: both read text that can quote a payload.
@@ -49,15 +49,15 @@ func parseListForm(q url.Values, p Principal, now time.Time) (listForm, error) {
 		}
 	}
 	v := f.Values
-	f.Filter = replay.Filter{Source: v.Get("source"), ErrorClass: v.Get("class"), Disposition: v.Get("disposition"),
+	f.Filter = deadletter.Filter{Source: v.Get("source"), ErrorClass: v.Get("class"), Disposition: v.Get("disposition"),
 		Stage: v.Get("stage"), Run: v.Get("run"), Detail: v.Get("q"), PayloadText: v.Get("ptext")}
 	f.IncludeReplayed = v.Get(includeReplayedParam) != ""
 	switch st := v.Get("state"); st {
 	case "":
-		f.Filter.State = replay.StateOpen
+		f.Filter.State = deadletter.StateOpen
 	case "all":
 	default:
-		f.Filter.State = st
+		f.Filter.State = deadletter.State(st)
 	}
 	var err error
 	if f.Filter.Since, err = parseWhen(v.Get("since"), now); err != nil {

@@ -50,7 +50,7 @@ var funcs = template.FuncMap{
 		return fmt.Sprint(*p)
 	},
 	"pct":          func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
-	"human":        func(s string) string { return strings.ReplaceAll(s, "_", " ") },
+	"human":        func(s any) string { return strings.ReplaceAll(fmt.Sprint(s), "_", " ") },
 	"query":        query,
 	"minus":        func(a int64, b int) int64 { return a - int64(b) },
 	"dispositions": func() []string { return []string{"retry", "quarantine", "ambiguous", "escalate"} },

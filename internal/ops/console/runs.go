@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
@@ -61,7 +62,6 @@ func (r runRow) Rejection() float64 {
 var runColumns = `
 		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.heartbeat_at, r.documents, r.published, r.stored,
 		       r.parked, r.halted_reason, m.pending, m.stored, m.parked,
-		       (SELECT count(*) FROM dead_letters d WHERE d.run_id = r.run_id AND d.resolved_at IS NULL),
 		       (SELECT count(*) FROM document_deletions x JOIN deletion_requests q USING (request_id) WHERE q.run_id = r.run_id),
 		       ARRAY(SELECT x.source_native_id FROM document_deletions x JOIN deletion_requests q USING (request_id)
 		             WHERE q.run_id = r.run_id ORDER BY x.source_native_id LIMIT ` + strconv.Itoa(runDeletedShown) + `)
@@ -76,7 +76,7 @@ var runColumns = `
 func scanRun(row pgx.CollectableRow) (runRow, error) {
 	var r runRow
 	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt, &r.Documents, &r.Published, &r.Stored,
-		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked, &r.DeadLetters,
+		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked,
 		&r.Deleted, &r.DeletedIDs)
 	return r, err
 }
@@ -93,7 +93,26 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, running bo
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
+	if err := countDeadLetters(ctx, pool, runs); err != nil {
+		return nil, err
+	}
 	return runs, nil
+}
+
+// countDeadLetters sets each run's DeadLetters, its unresolved ones.
+func countDeadLetters(ctx context.Context, pool *pgxpool.Pool, runs []runRow) error {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.RunID
+	}
+	open, err := deadletter.OpenByRun(ctx, pool, ids)
+	if err != nil {
+		return err
+	}
+	for i := range runs {
+		runs[i].DeadLetters = open[runs[i].RunID]
+	}
+	return nil
 }
 
 // runDetail is one run and its unresolved dead letters by class.
@@ -114,15 +133,17 @@ func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, er
 	if err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
-	d := &runDetail{runRow: r}
-	rows, err = pool.Query(ctx, `
-		SELECT disposition, error_class, count(*), max(attempts) FROM dead_letters
-		WHERE run_id = $1 AND resolved_at IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, id)
-	if err != nil {
-		return nil, fmt.Errorf("run dead letters: %w", err)
+	runs := []runRow{r}
+	if err := countDeadLetters(ctx, pool, runs); err != nil {
+		return nil, err
 	}
-	if d.ByClass, err = pgx.CollectRows(rows, pgx.RowToStructByPos[classCount]); err != nil {
-		return nil, fmt.Errorf("run dead letters: %w", err)
+	d := &runDetail{runRow: runs[0]}
+	classes, err := deadletter.OpenOfRun(ctx, pool, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range classes {
+		d.ByClass = append(d.ByClass, classCount(c))
 	}
 	return d, nil
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
-	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 // TestConsoleScale fills dead_letters with generated rows and times what
@@ -50,7 +50,7 @@ func TestConsoleScale(t *testing.T) {
 	}
 	t.Logf("inserted %d dead letters in %s", n, time.Since(start).Round(time.Millisecond))
 
-	open := replay.Filter{State: replay.StateOpen}
+	open := deadletter.Filter{State: deadletter.StateOpen}
 	first, next := timedPage(t, db, fmt.Sprintf("first page (newest, open), %d rows", n), listQuery{Filter: open, Sort: sortNewest, Limit: 50})
 	second, _ := timedPage(t, db, "second page", listQuery{Filter: open, Sort: sortNewest, After: next, Limit: 50})
 	checkOrder(t, append(first, second...))
@@ -67,19 +67,19 @@ func TestConsoleScale(t *testing.T) {
 	}
 	checkOrder(t, page)
 	timedPage(t, db, "deep keyset page, most attempts first", listQuery{Filter: open, Sort: sortAttempts, After: &deep, Limit: 50})
-	timedPage(t, db, "first page filtered (src-3, bad_request, open)", listQuery{Filter: replay.Filter{Source: "src-3", ErrorClass: "bad_request", State: replay.StateOpen}, Sort: sortNewest, Limit: 50})
+	timedPage(t, db, "first page filtered (src-3, bad_request, open)", listQuery{Filter: deadletter.Filter{Source: "src-3", ErrorClass: "bad_request", State: deadletter.StateOpen}, Sort: sortNewest, Limit: 50})
 
 	for _, c := range []struct {
 		name string
-		f    replay.Filter
+		f    deadletter.Filter
 		want int
 	}{
-		{"count, filtered (src-3, bad_request, open)", replay.Filter{Source: "src-3", ErrorClass: "bad_request", State: replay.StateOpen}, -1},
-		{"count, error_detail search", replay.Filter{Detail: "unsupported token"}, n / 4},
+		{"count, filtered (src-3, bad_request, open)", deadletter.Filter{Source: "src-3", ErrorClass: "bad_request", State: deadletter.StateOpen}, -1},
+		{"count, error_detail search", deadletter.Filter{Detail: "unsupported token"}, n / 4},
 		{"count, all open", open, n - n/10},
 	} {
 		start := time.Now()
-		got, _, err := countMatching(ctx, db.Pool, c.f, 0)
+		got, _, err := deadletter.Count(ctx, db.Pool, c.f, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,12 +90,12 @@ func TestConsoleScale(t *testing.T) {
 	}
 
 	start = time.Now()
-	if got, capped, err := countMatching(ctx, db.Pool, open, listCountCap); err != nil || capped != (n-n/10 > listCountCap) {
+	if got, capped, err := deadletter.Count(ctx, db.Pool, open, listCountCap); err != nil || capped != (n-n/10 > listCountCap) {
 		t.Errorf("capped count: %d, capped %v, %v", got, capped, err)
 	}
 	t.Logf("%-50s %8.1f ms", fmt.Sprintf("count, all open, capped at %d", listCountCap), ms(time.Since(start)))
 	start = time.Now()
-	if _, err := readChoices(ctx, db.Pool); err != nil {
+	if _, err := deadletter.ReadChoices(ctx, db.Pool); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%-50s %8.1f ms", "filter choices (loose index scans)", ms(time.Since(start)))

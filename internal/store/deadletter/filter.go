@@ -1,4 +1,4 @@
-package replay
+package deadletter
 
 import (
 	"fmt"
@@ -9,28 +9,9 @@ import (
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
-// Replay states a Filter can select, derived from resolved_at,
-// replayed_at and next_retry_at.
-const (
-	// StateOpen is every unresolved dead letter.
-	StateOpen = "open"
-	// StateReady are unresolved, not replayed since they last failed, and
-	// due (next_retry_at has passed).
-	StateReady = "ready"
-	// StateBackingOff are unresolved and not due yet.
-	StateBackingOff = "backing_off"
-	// StateManual are unresolved without a retry time: only an operator
-	// replays them.
-	StateManual = "manual"
-	// StateDispatched were replayed after their last failure; the outcome
-	// is pending.
-	StateDispatched = "dispatched"
-	// StateResolved have had their chunk stored since.
-	StateResolved = "resolved"
-)
-
-// States lists the states in the order a form offers them.
-var States = []string{StateOpen, StateReady, StateBackingOff, StateManual, StateDispatched, StateResolved}
+// FilterStates lists what a Filter's State can select, in the order a
+// form offers them: StateOpen, then every state.
+var FilterStates = append([]State{StateOpen}, States...)
 
 // Filter selects dead letters. Empty strings and zero times do not filter;
 // Since and Until bound last_failed_at.
@@ -49,8 +30,8 @@ type Filter struct {
 	Since time.Time `json:"since,omitzero"`
 	// Until selects failures before it (last_failed_at).
 	Until time.Time `json:"until,omitzero"`
-	// State is one of the State constants, or empty for any.
-	State string `json:"state,omitempty"`
+	// State is one of FilterStates, or empty for any.
+	State State `json:"state,omitempty"`
 	// Detail is a full-text query (web search syntax) over error_detail.
 	Detail string `json:"detail,omitempty"`
 	// PayloadText matches dead letters whose payload bytes contain it. It
@@ -65,8 +46,12 @@ func (f Filter) Validate() error {
 	default:
 		return fmt.Errorf("disposition %q: use retry, quarantine, ambiguous or escalate", f.Disposition)
 	}
-	if f.State != "" && !contains(States, f.State) {
-		return fmt.Errorf("state %q: use one of %s", f.State, strings.Join(States, ", "))
+	if f.State != "" && !f.State.Valid() {
+		names := make([]string, len(FilterStates))
+		for i, s := range FilterStates {
+			names[i] = string(s)
+		}
+		return fmt.Errorf("state %q: use one of %s", f.State, strings.Join(names, ", "))
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return fmt.Errorf("since %s is not before until %s", f.Since.Format(time.RFC3339), f.Until.Format(time.RFC3339))
@@ -79,15 +64,6 @@ func (f Filter) Validate() error {
 // never "everything".
 func (f Filter) Narrow() bool {
 	return f.Source != "" || f.ErrorClass != "" || f.Run != "" || !f.Since.IsZero()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Args collects the positional parameters of a statement.
@@ -119,20 +95,8 @@ func (f Filter) Where(args *Args) string {
 	if !f.Until.IsZero() {
 		conds = append(conds, "d.last_failed_at < "+args.Add(f.Until))
 	}
-	const notDispatched = "(d.replayed_at IS NULL OR d.replayed_at < d.last_failed_at)"
-	switch f.State {
-	case StateOpen:
-		conds = append(conds, "d.resolved_at IS NULL")
-	case StateReady:
-		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at <= now()")
-	case StateBackingOff:
-		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at > now()")
-	case StateManual:
-		conds = append(conds, "d.resolved_at IS NULL", notDispatched, "d.next_retry_at IS NULL")
-	case StateDispatched:
-		conds = append(conds, "d.resolved_at IS NULL", "d.replayed_at >= d.last_failed_at")
-	case StateResolved:
-		conds = append(conds, "d.resolved_at IS NOT NULL")
+	if cond, ok := f.State.Where(); ok {
+		conds = append(conds, cond)
 	}
 	if f.Detail != "" {
 		conds = append(conds, "to_tsvector('simple', coalesce(d.error_detail, '')) @@ websearch_to_tsquery('simple', "+args.Add(f.Detail)+")")
