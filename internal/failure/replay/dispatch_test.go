@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/failure/replay"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -35,7 +36,7 @@ func TestReplayRepublishesAJobWhoseFirstCopyIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p, err := replay.Execute(ctx, b.db.Pool, b.js, replay.Scope{Filter: replay.Filter{Source: "s"}, Limit: 10}, "again", "cli:tester")
+	p, err := replay.Execute(ctx, b.db.Pool, b.js, replay.Scope{Filter: deadletter.Filter{Source: "s"}, Limit: 10}, "again", "cli:tester")
 	if err != nil || p.Dispatched != 1 {
 		t.Fatalf("execute: %+v, %v; want 1 dispatched", p, err)
 	}
