@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 	"github.com/sluicehq/sluice/internal/platform/natsauth"
@@ -31,7 +32,7 @@ func TestDrillPasses(t *testing.T) {
 // that the 404 succeeds.
 func TestDrillFailsWhenThe404Succeeds(t *testing.T) {
 	t.Parallel()
-	faults := embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: embedsim.DrillNotFoundMarker, Sequence: "200"}}}.WithDrill()
+	faults := embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: simtype.DrillNotFoundMarker, Sequence: "200"}}}.WithDrill()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{Faults: faults}, pipeline.Config{})
 	s.startAll(embedder.ResilientConfig{})
 	code, out, errOut := s.sluiceAs(natsauth.Producer, "drill")
