@@ -1,5 +1,6 @@
 // Package archtest holds the tests of the module's layout: how deep its
 // import graph is, which packages the console may link, that pkg/ never
-// imports internal/, and that each table is written only by the package
-// that owns it. It has no code of its own.
+// imports internal/, that each table is written only by the package that
+// owns it, and that the product commands link no internal/dev package and
+// are what the image builds. It has no code of its own.
 package archtest
