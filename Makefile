@@ -35,7 +35,7 @@ $(PROMTOOL_BIN): tools/promtool/go.mod tools/promtool/go.sum
 
 ## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
 demo: build
-	$(BIN)/sluice demo $(DEMO_FLAGS)
+	$(BIN)/sluice-dev demo $(DEMO_FLAGS)
 
 ## bench: the pipeline against its ceiling, a naive build and a River peer (BENCH_FLAGS=--quick for a smoke run); results in bench/results/latest.json, rendered into docs/benchmarks.md
 BENCH_FLAGS ?=

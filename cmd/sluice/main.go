@@ -1,5 +1,6 @@
 // Command sluice is the operator CLI: migrations, dead-letter triage and
-// replay, reconciliation, runs, search and the demo.
+// replay, reconciliation, runs, index generations, search and the console.
+// The demo and the drill are sluice-dev's.
 package main
 
 import (

@@ -3,9 +3,9 @@
 # reach no container registry. Installs Debian's docker.io when docker is
 # missing, starts dockerd when none answers (and stops it again at the
 # end), builds the Compose v2 plugin from its Go module, builds local
-# images for PostgreSQL + pgvector, NATS and Sluice, then runs the Go
-# drivers with the images named in SLUICE_POSTGRES_IMAGE, SLUICE_NATS_IMAGE
-# and SLUICE_TAG:
+# images for PostgreSQL + pgvector, NATS, Sluice and embed-sim, then runs
+# the Go drivers with the images named in SLUICE_POSTGRES_IMAGE,
+# SLUICE_NATS_IMAGE and SLUICE_TAG:
 #
 #   tests/deploytest TestDeploy   (SLUICE_TEST_DEPLOY=1) the compose stack
 #   tests/deploytest TestDeployCluster  the cluster variant, one node killed
@@ -179,15 +179,26 @@ CGO_ENABLED=0 $GO build -trimpath -ldflags "-s -w" -o "$ctx/nats-server" github.
 cp "$(command -v busybox)" "$ctx/wget"
 nats_image=$(build nats "$ctx" deploy/local/nats.Dockerfile)
 
+# The product commands only, as ../../Dockerfile builds them
+# (internal/dev/archtest keeps both lists whole).
 step "image: sluice"
 ctx=$(stage sluice)
-CGO_ENABLED=0 GOFLAGS=-buildvcs=false $GO build -trimpath -ldflags "-s -w" -o "$ctx/bin/" ./cmd/...
+CGO_ENABLED=0 GOFLAGS=-buildvcs=false $GO build -trimpath -ldflags "-s -w" -o "$ctx/bin/" ./cmd/sluice ./cmd/producer ./cmd/consumer ./cmd/outbox-relay ./cmd/dlq-replayer
 cp "$(command -v busybox)" "$ctx/wget"
 cp /etc/ssl/certs/ca-certificates.crt "$ctx/"
 sluice_image=$(build sluice "$ctx" deploy/local/sluice.Dockerfile)
-# docker-compose.yml names the image sluice:${SLUICE_TAG}.
+
+step "image: embed-sim"
+ctx=$(stage embed-sim)
+CGO_ENABLED=0 GOFLAGS=-buildvcs=false $GO build -trimpath -ldflags "-s -w" -o "$ctx/bin/" ./cmd/embed-sim
+cp "$(command -v busybox)" "$ctx/wget"
+sim_image=$(build embed-sim "$ctx" deploy/local/embed-sim.Dockerfile)
+
+# docker-compose.yml names the images sluice:${SLUICE_TAG} and
+# sluice-embed-sim:${SLUICE_TAG}.
 sluice_tag=local-${sluice_image##*:}
 docker tag "$sluice_image" "sluice:$sluice_tag"
+docker tag "$sim_image" "sluice-embed-sim:$sluice_tag"
 
 # --- The drivers ------------------------------------------------------------
 export SLUICE_POSTGRES_IMAGE=$postgres_image SLUICE_NATS_IMAGE=$nats_image SLUICE_TAG=$sluice_tag

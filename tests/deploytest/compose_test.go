@@ -177,6 +177,32 @@ func checkServing(d *deployment) (problems []string) {
 	return problems
 }
 
+// images are the Dockerfile's targets by the image they are tagged as
+// (test-deploy.sh tags its local builds the same): the product, and the
+// simulator apart from it.
+var images = map[string]string{"sluice": "sluice", "embed-sim": "sluice-embed-sim"}
+
+// checkImages holds each service of the repository's images to the
+// Dockerfile target that holds its binary: embed-sim to its own image,
+// every other to the product's, which holds no simulator.
+func checkImages(d *deployment) (problems []string) {
+	for _, name := range d.services(ours) {
+		s := d.Services[name]
+		bin, _ := binary(s)
+		target := "sluice"
+		if bin == "embed-sim" {
+			target = "embed-sim"
+		}
+		if s.Build.Target != target {
+			problems = append(problems, fmt.Sprintf("%s runs %s from the Dockerfile's target %q: build target %q, the image that holds it", name, bin, s.Build.Target, target))
+		}
+		if repo, _, _ := strings.Cut(s.Image, ":"); repo != images[target] {
+			problems = append(problems, fmt.Sprintf("%s is image %q, built from target %q: name it %s:${SLUICE_TAG:-dev}, as test-deploy.sh tags it", name, s.Image, s.Build.Target, images[target]))
+		}
+	}
+	return problems
+}
+
 // checkEmbedder requires the consumer and the replayer to default to
 // embed-sim on its port, and a real provider to be one variable away.
 func checkEmbedder(d *deployment) (problems []string) {

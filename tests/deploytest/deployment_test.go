@@ -81,6 +81,7 @@ func (d *deployment) compose(env map[string]string) (*types.Project, error) {
 // checks return the problems they find in a deployment.
 var checks = map[string]func(*deployment) []string{
 	"settings exist in the binaries": checkSettings,
+	"images hold the binaries":       checkImages,
 	"ports agree":                    checkServing,
 	"embedder switch":                checkEmbedder,
 	"shared settings agree":          checkSharedSettings,
@@ -136,6 +137,9 @@ func TestChecksCatchMistakes(t *testing.T) {
 		{"variable of another binary", singleStack, edit{compose, `METRICS_ADDR: ":9102"`, `METRICS_ADDR: ":9102"` + "\n      ACK_WAIT: 1m"}, "outbox-relay sets ACK_WAIT"},
 		{"unknown flag", singleStack, edit{compose, `"--source", "docs"`, `"--sauce", "docs"`}, "producer passes --sauce"},
 		{"unknown embed-sim flag", singleStack, edit{compose, `"--model"`, `"--modle"`}, "embed-sim passes --modle"},
+		{"simulator in the product image", singleStack, edit{compose, "      target: embed-sim\n", "      target: sluice\n"}, `embed-sim runs embed-sim from the Dockerfile's target "sluice"`},
+		{"simulator tagged as the product", singleStack, edit{compose, "image: sluice-embed-sim:", "image: sluice:"}, `name it sluice-embed-sim:`},
+		{"product without a target", singleStack, edit{compose, "    target: sluice\n", ""}, `consumer runs consumer from the Dockerfile's target ""`},
 		{"unknown binary", singleStack, edit{compose, `command: ["consumer"]`, `command: ["consumerd"]`}, "not a command"},
 		{"database left at loopback", singleStack, edit{compose, "      DATABASE_URL: *consumer-database-url\n", ""}, "consumer leaves DATABASE_URL"},
 		{"metrics on loopback", singleStack, edit{compose, `METRICS_ADDR: ":9103"`, `METRICS_ADDR: "127.0.0.1:9103"`}, "dlq-replayer listens on \"127.0.0.1:9103\""},

@@ -233,13 +233,20 @@ func (s *system) sluice(args ...string) (int, string, string) {
 // files, when the server requires TLS), connected to PostgreSQL as
 // sluice_operator, the CLI's role.
 func (s *system) sluiceAs(role natsauth.Role, args ...string) (int, string, string) {
+	return s.sluiceWith(context.Background(), s.cliEnv(role), args...)
+}
+
+// cliEnv is the environment of a command run against this system: role's
+// NATS credentials (and TLS files), PostgreSQL as sluice_operator, and
+// the system's embed-sim as the embedder.
+func (s *system) cliEnv(role natsauth.Role) map[string]string {
 	env := map[string]string{"DATABASE_URL": s.db.RoleURL(migrations.OperatorRole), "USER": "ops",
 		"EMBEDDER_URL": s.sim.URL(), "EMBEDDING_DIMS": fmt.Sprint(dims)}
 	for _, kv := range s.nats.Env(role) {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	return s.sluiceWith(context.Background(), env, args...)
+	return env
 }
 
 // sluiceWith runs the operator CLI with exactly the environment env.

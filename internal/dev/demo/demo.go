@@ -46,7 +46,7 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Progress draws a live line on Stderr (a terminal).
 	Progress bool
-	// Drill runs `sluice drill` (the classification drill) against the
+	// Drill runs `sluice-dev drill` (the classification drill) against the
 	// system once it has converged, prints its report, and fails the demo
 	// if the drill fails.
 	Drill bool

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 	"github.com/sluicehq/sluice/internal/platform/wait"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -31,9 +31,9 @@ type dcase struct {
 
 func cases() []dcase {
 	return []dcase{
-		{"transient", embedsim.DrillTransientMarker, checkTransient},
-		{"not-found", embedsim.DrillNotFoundMarker, checkQuarantined(classify.ClassNotFound, 404)},
-		{"too-long", embedsim.DrillTooLongMarker, checkQuarantined(classify.ClassContextLength, 400)},
+		{"transient", simtype.DrillTransientMarker, checkTransient},
+		{"not-found", simtype.DrillNotFoundMarker, checkQuarantined(classify.ClassNotFound, 404)},
+		{"too-long", simtype.DrillTooLongMarker, checkQuarantined(classify.ClassContextLength, 400)},
 	}
 }
 
@@ -43,7 +43,7 @@ type outcome struct {
 	class             string
 	attempts, vectors int
 	deadLetter        *deadLetter
-	requests          []embedsim.RequestRecord
+	requests          []simtype.RequestRecord
 	// text is what the drill ingested; job is the manifest's bytes of
 	// the job published for it.
 	text string
@@ -138,7 +138,7 @@ func read(ctx context.Context, pool *pgxpool.Pool, runID string) (outcome, bool)
 // scripted splits the requests into those the drill's script decided (or
 // that succeeded) and the noise: requests a random fault of the running
 // embed-sim (a 429, a 5xx, a hang, a reset, an outage) decided instead.
-func scripted(reqs []embedsim.RequestRecord) (script []embedsim.RequestRecord, noise int) {
+func scripted(reqs []simtype.RequestRecord) (script []simtype.RequestRecord, noise int) {
 	for _, r := range reqs {
 		switch r.Fault {
 		case "", "sequence", "context_length":
@@ -151,7 +151,7 @@ func scripted(reqs []embedsim.RequestRecord) (script []embedsim.RequestRecord, n
 }
 
 // statuses lists the HTTP statuses embed-sim answered, in order.
-func statuses(reqs []embedsim.RequestRecord) []int {
+func statuses(reqs []simtype.RequestRecord) []int {
 	out := make([]int, len(reqs))
 	for i, r := range reqs {
 		out[i] = r.Status

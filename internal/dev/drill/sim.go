@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 )
 
 // simClient reads embed-sim's request history and metrics.
@@ -43,13 +43,13 @@ func (s *simClient) get(ctx context.Context, path string) (io.ReadCloser, error)
 
 // requestsCarrying returns the requests that carried the input whose
 // SHA-256 is h.
-func (s *simClient) requestsCarrying(ctx context.Context, h string) ([]embedsim.RequestRecord, error) {
+func (s *simClient) requestsCarrying(ctx context.Context, h string) ([]simtype.RequestRecord, error) {
 	body, err := s.get(ctx, "/debug/requests?input_sha256="+url.QueryEscape(h))
 	if err != nil {
 		return nil, err
 	}
 	defer body.Close()
-	var out embedsim.RequestsFor
+	var out simtype.RequestsFor
 	if err := json.NewDecoder(body).Decode(&out); err != nil {
 		return nil, fmt.Errorf("embed-sim request history: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 )
 
 func TestWithDrillKeepsAConfiguredScript(t *testing.T) {
@@ -12,10 +13,10 @@ func TestWithDrillKeepsAConfiguredScript(t *testing.T) {
 	if len(plain.Sequences) != 2 || len(plain.Poison) != 1 || plain.Validate() != nil {
 		t.Fatalf("drill script %+v: want two sequences and one poison rule, valid", plain)
 	}
-	changed := embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: embedsim.DrillNotFoundMarker, Sequence: "200"}}}.WithDrill()
+	changed := embedsim.Faults{Sequences: []embedsim.SequenceRule{{Match: simtype.DrillNotFoundMarker, Sequence: "200"}}}.WithDrill()
 	var notFound []string
 	for _, r := range changed.Sequences {
-		if r.Match == embedsim.DrillNotFoundMarker {
+		if r.Match == simtype.DrillNotFoundMarker {
 			notFound = append(notFound, r.Sequence)
 		}
 	}

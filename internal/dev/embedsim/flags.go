@@ -59,7 +59,7 @@ func (f *ServiceConfig) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Latency, "latency", "", `added latency: "fixed:5ms", "uniform:1ms-20ms" or "lognormal:10ms,200ms"`)
 	fs.StringVar(&f.RequestLog, "request-log", "", "append every request as JSON lines to this file")
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.BoolVar(&f.NoDrill, "no-drill", false, "do not answer the inputs of sluice drill with its scripted faults")
+	fs.BoolVar(&f.NoDrill, "no-drill", false, "do not answer the inputs of sluice-dev drill with its scripted faults")
 	f.registerBatch(fs)
 }
 

@@ -9,33 +9,9 @@ import (
 	"strconv"
 	"sync"
 	"time"
-)
 
-// RequestRecord is what the server remembers of one embeddings request.
-type RequestRecord struct {
-	// Time is when the request arrived.
-	Time time.Time `json:"time"`
-	// Inputs is the number of inputs in the request.
-	Inputs int `json:"inputs"`
-	// InputSHA256 holds the hex SHA-256 of each input, in request order.
-	InputSHA256 []string `json:"input_sha256"`
-	// Texts holds the inputs themselves, only when Config.RecordInputs is set.
-	Texts []string `json:"texts,omitempty"`
-	// Tokens is the inputs' tokens, up to the first input over the
-	// context length: by the model's tokenizer when the count decided
-	// anything (a token quota, inputs long enough to reach a limit), else
-	// estimated; 0 for a request that could not be read.
-	Tokens int `json:"tokens"`
-	// Status is the HTTP status answered; 0 when no answer was sent (the
-	// connection was reset, or the client left during a hang).
-	Status int `json:"status"`
-	// Fault names the injected fault that decided the answer, if any:
-	// outage, rate_429, rate_5xx, hang, reset, sequence, invalid_input,
-	// context_length, max_tokens_per_request, wrong_dims, nan.
-	Fault string `json:"fault,omitempty"`
-	// Duration is how long the server took to answer.
-	Duration time.Duration `json:"duration_ns"`
-}
+	"github.com/sluicehq/sluice/internal/dev/simtype"
+)
 
 // record is the in-memory form: digests stay binary until someone asks.
 type record struct {
@@ -48,8 +24,8 @@ type record struct {
 	duration time.Duration
 }
 
-func (r *record) export() RequestRecord {
-	out := RequestRecord{
+func (r *record) export() simtype.RequestRecord {
+	out := simtype.RequestRecord{
 		Time:        r.time,
 		Inputs:      len(r.hashes),
 		InputSHA256: make([]string, len(r.hashes)),
@@ -151,10 +127,10 @@ func (l *requestLog) finish(rec *record, status int, fault string, d time.Durati
 	_, _ = out.Write(line)
 }
 
-func (l *requestLog) records() []RequestRecord {
+func (l *requestLog) records() []simtype.RequestRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]RequestRecord, 0, len(l.ring))
+	out := make([]simtype.RequestRecord, 0, len(l.ring))
 	for i := range l.ring {
 		out = append(out, l.ring[(l.next+i)%len(l.ring)].export())
 	}
@@ -209,20 +185,12 @@ func (l *requestLog) counts() RequestCounts {
 	return c
 }
 
-// RequestsFor is the answer of GET /debug/requests?input_sha256=H: the
-// remembered requests that carried the input whose SHA-256 is H, oldest
-// first.
-type RequestsFor struct {
-	InputSHA256 string          `json:"input_sha256"`
-	Requests    []RequestRecord `json:"requests"`
-}
-
 // serveCounts serves the counts, or with ?input_sha256= the requests that
 // carried one input (the drill reads its inputs' histories there).
 func (l *requestLog) serveCounts(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if h := r.URL.Query().Get("input_sha256"); h != "" {
-		_ = json.NewEncoder(w).Encode(RequestsFor{InputSHA256: h, Requests: l.carrying(h)})
+		_ = json.NewEncoder(w).Encode(simtype.RequestsFor{InputSHA256: h, Requests: l.carrying(h)})
 		return
 	}
 	_ = json.NewEncoder(w).Encode(l.counts())
@@ -230,8 +198,8 @@ func (l *requestLog) serveCounts(w http.ResponseWriter, r *http.Request) {
 
 // carrying returns the remembered requests that held the input whose hex
 // SHA-256 is h, oldest first.
-func (l *requestLog) carrying(h string) []RequestRecord {
-	out := []RequestRecord{}
+func (l *requestLog) carrying(h string) []simtype.RequestRecord {
+	out := []simtype.RequestRecord{}
 	for _, rec := range l.records() {
 		for _, in := range rec.InputSHA256 {
 			if in == h {

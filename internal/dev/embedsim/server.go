@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
+
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 )
 
 // Server is the simulated embedding API. Use Handler to mount it anywhere,
@@ -165,7 +167,7 @@ func (s *Server) inOutage(fs *faultSet, t time.Time) bool {
 
 // Requests returns the most recent requests (up to Config.MaxRecords),
 // oldest first.
-func (s *Server) Requests() []RequestRecord { return s.log.records() }
+func (s *Server) Requests() []simtype.RequestRecord { return s.log.records() }
 
 // Seen reports whether any request has contained text.
 func (s *Server) Seen(text string) bool { return s.log.count(text) > 0 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluicehq/sluice/internal/dev/clocktest"
+	"github.com/sluicehq/sluice/internal/dev/simtype"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
@@ -487,9 +488,9 @@ func TestRequestLog(t *testing.T) {
 		t.Errorf("counts %+v", c)
 	}
 
-	var lines []RequestRecord
+	var lines []simtype.RequestRecord
 	for line := range strings.SplitSeq(strings.TrimSpace(jsonl.String()), "\n") {
-		var r RequestRecord
+		var r simtype.RequestRecord
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("bad JSONL line %q: %v", line, err)
 		}

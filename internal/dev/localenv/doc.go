@@ -1,5 +1,5 @@
 // Package localenv runs throwaway PostgreSQL and NATS JetStream servers,
-// and any other child process, on this machine: for `sluice demo`, the
+// and any other child process, on this machine: for `sluice-dev demo`, the
 // benchmarks and, through internal/dev/testenv, the tests.
 //
 // PostgreSQL comes from the machine's own binaries (initdb and postgres on

@@ -3,7 +3,7 @@
 // configuration block that declares them.
 //
 // The role table here is the one source of truth. localenv renders it with
-// throwaway passwords for every test server, `sluice demo` does the same
+// throwaway passwords for every test server, `sluice-dev demo` does the same
 // for its server, and deploy/nats/nats.conf is rendered from it with
 // passwords taken from the server's environment (a test keeps the shipped
 // file equal to the generator's output).
