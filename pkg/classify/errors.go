@@ -96,6 +96,10 @@ const (
 	// ClassTooLarge: an input, record, chunk, metadata or message over a
 	// configured size limit.
 	ClassTooLarge = "too_large"
+	// ClassUnsupportedFormat: a file whose content is of a format that
+	// cannot be read as text (an image, unknown binary), or a document
+	// format no extractor is configured for.
+	ClassUnsupportedFormat = "unsupported_format"
 	// ClassRunCancelled: the chunk's run was cancelled by an operator
 	// before the chunk was stored.
 	ClassRunCancelled = "run_cancelled"
