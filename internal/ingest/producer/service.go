@@ -9,7 +9,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -169,7 +168,7 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 		return json.NewEncoder(w).Encode(s)
 	}
 	_, err := fmt.Fprintf(w, "run %s\n  files: %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
-		s.RunID, FilesLine(s.Files), s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+		s.RunID, s.Files, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
 	if err == nil && s.Republished > 0 {
 		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
 	}
@@ -194,20 +193,4 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 		}
 	}
 	return err
-}
-
-// FilesLine renders a run's file counts on one line: seen, read,
-// excluded by reason, parked.
-func FilesLine(f runs.Files) string {
-	var reasons []string
-	for _, r := range corpus.Exclusions {
-		if n := f.Excluded[string(r)]; n > 0 {
-			reasons = append(reasons, fmt.Sprintf("%s %d", r, n))
-		}
-	}
-	excluded := ""
-	if len(reasons) > 0 {
-		excluded = " (" + strings.Join(reasons, ", ") + ")"
-	}
-	return fmt.Sprintf("%d seen, %d read, %d excluded%s, %d parked", f.Seen, f.Read, f.ExcludedTotal(), excluded, f.Parked)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // runRow is one ingest run with its chunks counted live in the manifest.
@@ -96,9 +97,11 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, running bo
 	return runs, nil
 }
 
-// runDetail is one run and its unresolved dead letters by class.
+// runDetail is one run, what it did with the files it met (nil when not
+// recorded), and its unresolved dead letters by class.
 type runDetail struct {
 	runRow
+	Files   *runs.Files
 	ByClass []classCount
 }
 
@@ -115,6 +118,9 @@ func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, er
 		return nil, fmt.Errorf("read run: %w", err)
 	}
 	d := &runDetail{runRow: r}
+	if d.Files, err = runs.ReadFiles(ctx, pool, id); err != nil {
+		return nil, err
+	}
 	rows, err = pool.Query(ctx, `
 		SELECT disposition, error_class, count(*), max(attempts) FROM dead_letters
 		WHERE run_id = $1 AND resolved_at IS NULL GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2`, id)

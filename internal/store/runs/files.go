@@ -1,10 +1,14 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,6 +38,26 @@ func (f Files) ExcludedTotal() int {
 		n += c
 	}
 	return n
+}
+
+// String renders f on one line: seen, read, excluded (by reason, the
+// most frequent first), parked.
+func (f Files) String() string {
+	reasons := slices.Collect(maps.Keys(f.Excluded))
+	slices.SortFunc(reasons, func(a, b string) int {
+		return cmp.Or(cmp.Compare(f.Excluded[b], f.Excluded[a]), cmp.Compare(a, b))
+	})
+	var parts []string
+	for _, r := range reasons {
+		if f.Excluded[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, f.Excluded[r]))
+		}
+	}
+	excluded := ""
+	if len(parts) > 0 {
+		excluded = " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("%d seen, %d read, %d excluded%s, %d parked", f.Seen, f.Read, f.ExcludedTotal(), excluded, f.Parked)
 }
 
 // RecordFiles records what the run did with its files.
