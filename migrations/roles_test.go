@@ -148,3 +148,23 @@ func TestRolesMigrationIsSafeConcurrently(t *testing.T) {
 		t.Fatalf("roles = %d (%v), want %d", roles, err, len(names))
 	}
 }
+
+// A run's file counts (migration 35) are the producer's to write and the
+// console's, the operator's and the read-only role's to read.
+func TestRunFilesColumnsFollowTheirTable(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	const (
+		write = `UPDATE ingest_runs SET files_seen = 1, files_read = 1, files_parked = 0, files_excluded = '{"hidden": 0}' WHERE false`
+		read  = `SELECT files_seen, files_read, files_parked, files_excluded FROM ingest_runs`
+	)
+	allowed(t, connect(t, db.RoleURL(migrations.ProducerRole)), write)
+	for _, role := range []string{migrations.ConsoleRole, migrations.OperatorRole, migrations.ReadonlyRole} {
+		allowed(t, connect(t, db.RoleURL(role)), read)
+	}
+	denied(t, connect(t, db.RoleURL(migrations.ConsoleRole)), write)
+	denied(t, connect(t, db.RoleURL(migrations.ReadonlyRole)), write)
+	if _, err := db.Pool.Exec(t.Context(), `INSERT INTO ingest_runs (run_id, source_id, files_excluded) VALUES ('r', 's', '[]')`); err == nil {
+		t.Error("files_excluded accepts an array; want an object of counts by reason")
+	}
+}

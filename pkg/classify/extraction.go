@@ -12,8 +12,9 @@ const (
 	// ClassNoTextLayer: a PDF whose pages have (almost) no text: a scan,
 	// which needs OCR.
 	ClassNoTextLayer = "no_text_layer"
-	// ClassUnsupportedFormat: binary content of no format Sluice extracts
-	// (images until OCR, archives, legacy Office, executables).
+	// ClassUnsupportedFormat: content of no format Sluice reads (images
+	// until OCR, archives, legacy Office, executables), or a document
+	// format no extractor is configured for.
 	ClassUnsupportedFormat = "unsupported_format"
 	// ClassExtractTimeout: extraction ran past its time limit.
 	ClassExtractTimeout = "extract_timeout"

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/sluicehq/sluice/internal/content/extract"
 )
 
 // Defaults for Config.
@@ -22,31 +23,38 @@ const (
 	Stdin = "-"
 )
 
-// DefaultFormats returns the extensions a directory walk reads by default:
-// plain text (including files with no extension), Markdown, HTML and JSONL.
-// The map is new on every call; callers may change it.
-func DefaultFormats() map[string]Format {
-	return map[string]Format{
-		"": FormatText, ".txt": FormatText, ".text": FormatText,
-		".md": FormatMarkdown, ".markdown": FormatMarkdown, ".mdown": FormatMarkdown, ".mkd": FormatMarkdown,
-		".html": FormatHTML, ".htm": FormatHTML, ".xhtml": FormatHTML,
-		".jsonl": FormatJSONL,
-	}
-}
-
 // Config configures a Reader.
 type Config struct {
 	// Inputs are the files, directories and Stdin ("-") to read, in order.
 	// Required.
 	Inputs []string
 
-	// Formats maps a lower-case file extension, dot included ("" for files
-	// without one), to the Format of the files that carry it. In a directory
-	// walk, files whose extension is not a key are skipped (and reported to
-	// OnSkip). A file named directly in Inputs is always read: with the
-	// format of its extension, or as text when the extension is unknown.
-	// Defaults to DefaultFormats().
-	Formats map[string]Format
+	// Formats, when not empty, narrows what is read to the files whose
+	// detected format (extract.Format: "text", "markdown", "html",
+	// "json", "csv", "pdf", ...) is listed; the others are excluded
+	// (ExcludedFormat). It applies to files named in Inputs too. Empty
+	// reads every format. Defaults to empty.
+	Formats []string
+
+	// Include, when not empty, keeps only the files of a directory walk
+	// that match one of its patterns (see Glob); the others are excluded
+	// (ExcludedNotIncluded). Defaults to empty.
+	Include []string
+
+	// Exclude leaves out the files and directories of a directory walk
+	// that match one of its patterns (see Glob), as ExcludedGlob; an
+	// excluded directory is not entered. Defaults to empty.
+	Exclude []string
+
+	// MaxFileBytes, when positive, excludes the files larger than it
+	// (ExcludedSize), in a walk or named in Inputs, without reading
+	// them. Unlike MaxDocumentBytes, which parks what it refuses, it is a
+	// choice of what the source holds. Defaults to 0: no such rule.
+	MaxFileBytes int64
+
+	// Extractor reads the files of a document format (PDF, Office, ...).
+	// Defaults to nil: such files are parked as unsupported_format.
+	Extractor Extractor
 
 	// JSONL reads every file named directly in Inputs, and stdin, as JSONL
 	// whatever its extension. Files found in a directory walk still go by
@@ -73,19 +81,13 @@ type Config struct {
 	// DefaultMaxLineBytes (16 MiB).
 	MaxLineBytes int
 
-	// OnSkip is told about every directory entry a walk passes over, with
-	// one of the Skip* reasons, so that the caller can log or count it:
-	// hidden entries, extensions not in Formats, symlinks that leave the
-	// root, dangle or point to a directory, and special files. Skipped
-	// entries are not documents and are not yielded. Defaults to ignoring
-	// them.
-	OnSkip func(path, reason string)
+	// OnFile is told about every file the walk meets, and every
+	// directory it does not enter, before anything of it is yielded; see
+	// FileEvent. Defaults to ignoring them.
+	OnFile func(FileEvent)
 }
 
 func (c *Config) applyDefaults() {
-	if c.Formats == nil {
-		c.Formats = DefaultFormats()
-	}
 	if c.StdinName == "" {
 		c.StdinName = DefaultStdinName
 	}
@@ -98,8 +100,8 @@ func (c *Config) applyDefaults() {
 	if c.MaxLineBytes == 0 {
 		c.MaxLineBytes = DefaultMaxLineBytes
 	}
-	if c.OnSkip == nil {
-		c.OnSkip = func(string, string) {}
+	if c.OnFile == nil {
+		c.OnFile = func(FileEvent) {}
 	}
 }
 
@@ -123,16 +125,18 @@ func (c Config) Validate() error {
 	if stdin > 1 {
 		errs = append(errs, errors.New("stdin (-) is named more than once: it can be read only once"))
 	}
-	for _, ext := range slices.Sorted(maps.Keys(c.Formats)) {
-		f := c.Formats[ext]
-		if ext != "" && (!strings.HasPrefix(ext, ".") || strings.ToLower(ext) != ext) {
-			errs = append(errs, fmt.Errorf("format extension %q: write it lower-case with its dot, like \".txt\"", ext))
+	for _, f := range c.Formats {
+		if err := CheckFormat(f); err != nil {
+			errs = append(errs, err)
 		}
-		switch f {
-		case FormatText, FormatMarkdown, FormatHTML, FormatJSONL:
-		default:
-			errs = append(errs, fmt.Errorf("format %q for extension %q: use text, markdown, html or jsonl", f, ext))
+	}
+	for _, p := range slices.Concat(c.Include, c.Exclude) {
+		if _, err := ParseGlob(p); err != nil {
+			errs = append(errs, err)
 		}
+	}
+	if c.MaxFileBytes < 0 {
+		errs = append(errs, fmt.Errorf("max file bytes %d: use a positive size, or 0 for no limit", c.MaxFileBytes))
 	}
 	if c.MaxDocumentBytes < 0 {
 		errs = append(errs, fmt.Errorf("max document bytes %d: use a positive size, or 0 for the default of %d", c.MaxDocumentBytes, DefaultMaxDocumentBytes))
@@ -144,4 +148,26 @@ func (c Config) Validate() error {
 		return fmt.Errorf("corpus config: %w", err)
 	}
 	return nil
+}
+
+// knownFormats are the names Formats accepts: every extract.Format.
+var knownFormats = []extract.Format{
+	extract.FormatText, extract.FormatMarkdown, extract.FormatHTML, extract.FormatJSONL, extract.FormatJSON,
+	extract.FormatXML, extract.FormatCSV, extract.FormatTSV, extract.FormatPDF, extract.FormatDOCX,
+	extract.FormatPPTX, extract.FormatXLSX, extract.FormatODT, extract.FormatODP, extract.FormatODS,
+	extract.FormatEPUB, extract.FormatGzip, extract.FormatPNG, extract.FormatJPEG, extract.FormatTIFF,
+	extract.FormatBinary,
+}
+
+// CheckFormat reports whether name is a format Config.Formats may list,
+// saying which are when it is not.
+func CheckFormat(name string) error {
+	if slices.Contains(knownFormats, extract.Format(name)) {
+		return nil
+	}
+	names := make([]string, len(knownFormats))
+	for i, f := range knownFormats {
+		names[i] = string(f)
+	}
+	return fmt.Errorf("format %q: use one of %s", name, strings.Join(names, ", "))
 }

@@ -8,22 +8,14 @@ import (
 	"strings"
 )
 
-// Reasons passed to Config.OnSkip.
-const (
-	SkipHidden       = "hidden"
-	SkipExtension    = "extension not in formats"
-	SkipOutsideRoot  = "symlink leaves the root"
-	SkipSymlinkDir   = "symlink to a directory"
-	SkipDanglingLink = "dangling symlink"
-	SkipSpecial      = "not a regular file"
-)
-
 // dir yields the documents under root, which is resolved first so that a
 // root given as a symlink is walked and "the root" means its real location.
 //
-// Symlinked files are read only when they resolve inside the root, so that
-// a link cannot pull in /etc/passwd; symlinked directories are not followed
-// at all, which also rules out cycles.
+// Every entry is reported to OnFile (see FileEvent): read, or excluded by
+// one of the rules of Exclusion. Symlinked files are read only when they
+// resolve inside the root, so that a link cannot pull in /etc/passwd;
+// symlinked directories are not followed at all, which also rules out
+// cycles.
 func (w *walk) dir(root string) error {
 	real, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -40,12 +32,13 @@ func (w *walk) dir(root string) error {
 		if err != nil {
 			return fmt.Errorf("corpus: walk %q: %w", path, err)
 		}
-		shown := filepath.Join(root, rel)
-		if strings.HasPrefix(d.Name(), ".") {
-			w.cfg.OnSkip(shown, SkipHidden)
+		shown, slashed := filepath.Join(root, rel), filepath.ToSlash(rel)
+		if reason := w.pathRule(d, slashed); reason != "" {
 			if d.IsDir() {
+				w.cfg.OnFile(FileEvent{Path: shown + string(filepath.Separator), Excluded: reason})
 				return filepath.SkipDir
 			}
+			w.cfg.OnFile(FileEvent{Path: shown, Excluded: reason})
 			return nil
 		}
 		if d.IsDir() {
@@ -53,43 +46,52 @@ func (w *walk) dir(root string) error {
 		}
 		target := path
 		if d.Type()&fs.ModeSymlink != 0 {
-			var reason string
+			var reason Exclusion
 			if target, reason = resolveInside(real, path); reason != "" {
-				w.cfg.OnSkip(shown, reason)
+				w.cfg.OnFile(FileEvent{Path: shown, Excluded: reason})
 				return nil
 			}
 		} else if !d.Type().IsRegular() {
-			w.cfg.OnSkip(shown, SkipSpecial)
+			w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedSpecial})
 			return nil
 		}
-		format, ok := w.cfg.Formats[strings.ToLower(filepath.Ext(d.Name()))]
-		if !ok {
-			w.cfg.OnSkip(shown, SkipExtension)
-			return nil
-		}
-		return w.file(target, filepath.ToSlash(rel), format)
+		return w.file(target, shown, slashed, false)
 	})
 }
 
+// pathRule returns the rule of a walk that excludes the entry d at rel,
+// by its name and path alone, or "".
+func (w *walk) pathRule(d fs.DirEntry, rel string) Exclusion {
+	switch {
+	case strings.HasPrefix(d.Name(), "."):
+		return ExcludedHidden
+	case matchAny(w.exclude, rel):
+		return ExcludedGlob
+	case !d.IsDir() && len(w.include) > 0 && !matchAny(w.include, rel):
+		return ExcludedNotIncluded
+	}
+	return ""
+}
+
 // resolveInside follows the symlink at path and returns its target, or the
-// reason to skip it.
-func resolveInside(root, path string) (target, reason string) {
+// rule that excludes it.
+func resolveInside(root, path string) (string, Exclusion) {
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", SkipDanglingLink
+		return "", ExcludedDanglingLink
 	}
 	rel, err := filepath.Rel(root, target)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", SkipOutsideRoot
+		return "", ExcludedOutsideRoot
 	}
 	info, err := os.Stat(target)
 	switch {
 	case err != nil:
-		return "", SkipDanglingLink
+		return "", ExcludedDanglingLink
 	case info.IsDir():
-		return "", SkipSymlinkDir
+		return "", ExcludedSymlinkDir
 	case !info.Mode().IsRegular():
-		return "", SkipSpecial
+		return "", ExcludedSpecial
 	}
 	return target, ""
 }

@@ -6,8 +6,18 @@
 // a BOM, or legacy Windows-1252 as a fallback, with line endings normalised
 // to "\n" and Unicode in NFC; HTML is reduced to its readable text.
 //
-// The package guarantees that nothing it is asked to read disappears
-// silently. A document that cannot be used — undecodable bytes, nothing but
+// A file's format is decided by its content (extract.Detect), its name
+// deciding only among text formats: source code, data files and names
+// with a dot that is no extension (Apache-2.0, README.Debian) are text.
+// A document format (PDF, Office, EPUB, gzip) goes to the configured
+// Extractor; with none, and for binary of no known format, the file is
+// yielded as StatusUnsupported naming the detected type.
+//
+// Every file a walk meets is reported once to Config.OnFile: excluded by
+// a rule the user can see and change (an Exclusion: hidden, a glob, the
+// formats list, a size limit, a symlink that leaves the tree), or read
+// and yielded. The package guarantees that nothing it is asked to read
+// disappears silently. A document that cannot be used — undecodable bytes, nothing but
 // whitespace, an invalid JSONL line, a file over the size limit, a repeated
 // native id — is still yielded, with a Status other than StatusOK and an Err
 // saying why, so that the producer can record and park it. Only problems

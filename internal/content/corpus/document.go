@@ -1,5 +1,7 @@
 package corpus
 
+import "github.com/sluicehq/sluice/internal/content/extract"
+
 // Status says whether a Document can be chunked and embedded.
 type Status string
 
@@ -16,6 +18,10 @@ const (
 	// all: an invalid JSONL line, a size over the limit, or a file that
 	// could not be read. Err says which; Text is empty.
 	StatusInvalid Status = "invalid"
+	// StatusUnsupported means the file's content is not text and was not
+	// extracted: see UnsupportedError. Err matches ErrUnsupportedFormat;
+	// Text is empty.
+	StatusUnsupported Status = "unsupported"
 	// StatusDeleted means the record is a tombstone, {"id": "...",
 	// "deleted": true}: the source deleted the document. Deleted is set;
 	// Text is empty.
@@ -50,8 +56,9 @@ type Document struct {
 	// Text is the decoded, normalised content; empty unless Status is
 	// StatusOK.
 	Text string
-	// Metadata describes the document. For files: "path", "format",
-	// "codec", "bytes" and, for HTML with a title, "title". For JSONL: the
+	// Metadata describes the document. For files: "path", "format" (the
+	// detected extract.Format), "codec", "bytes" and, for HTML with a
+	// title, "title". For JSONL: the
 	// record's own "metadata" object, never nil. JSON numbers are
 	// json.Number so that they round-trip exactly.
 	Metadata map[string]any
@@ -68,4 +75,12 @@ type Document struct {
 	// Size is the size in bytes of the document's raw source: the file, or
 	// the JSONL line without its line ending.
 	Size int64
+	// File is, for a document that is a whole file (or stdin), the file
+	// as FileEvent.Path names it; empty for a JSONL record.
+	File string
+	// Detected is the format extract.Detect found, for a whole file.
+	Detected extract.Detection
+	// SHA256 is the hex SHA-256 of a whole file's bytes, when they were
+	// read to the end; empty otherwise.
+	SHA256 string
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/sluicehq/sluice/internal/content/extract"
 )
 
 // Sentinels matched with errors.Is against Document.Err. Each non-OK
@@ -18,7 +20,32 @@ var (
 	ErrTooLarge = errors.New("document too large")
 	// ErrInvalidRecord matches JSONL lines that are not a valid record.
 	ErrInvalidRecord = errors.New("invalid record")
+	// ErrUnsupportedFormat matches files whose content is not text and
+	// cannot be extracted: see UnsupportedError.
+	ErrUnsupportedFormat = errors.New("unsupported format")
 )
+
+// UnsupportedError reports a file whose detected format cannot be read:
+// binary of no known format, an image, or a document format with no
+// Extractor configured. It matches ErrUnsupportedFormat.
+type UnsupportedError struct {
+	// Detected is what extract.Detect found the content to be.
+	Detected extract.Detection
+	// NoExtractor is true for a document format that an Extractor would
+	// read.
+	NoExtractor bool
+}
+
+// Error implements error.
+func (e *UnsupportedError) Error() string {
+	if e.NoExtractor {
+		return fmt.Sprintf("no extractor for %s configured", e.Detected.MIME)
+	}
+	return fmt.Sprintf("unsupported format: the content is %s (%s), not text", e.Detected.MIME, e.Detected.Format)
+}
+
+// Is makes errors.Is(err, ErrUnsupportedFormat) true.
+func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupportedFormat }
 
 // DecodeError reports input that is not text. It matches ErrUndecodable.
 type DecodeError struct {

@@ -1,45 +1,138 @@
 package corpus
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sluicehq/sluice/internal/content/extract"
 )
 
-// file yields the document, or for JSONL the documents, of one file.
-// Problems with the file itself become an invalid document: an unreadable
-// file among thousands is the file's problem, not the run's.
-func (w *walk) file(path, id string, format Format) error {
+// file yields the document, or for JSONL the documents, of the file at
+// path, which the user knows as shown and whose native id is id. Its
+// format is decided by its content (extract.Detect), its name deciding
+// only among text formats: text-like files are read as text, document
+// formats go to the Extractor, and anything else is yielded as
+// StatusUnsupported. named is true for a file named in Inputs.
+//
+// Problems with the file itself become an invalid document: an
+// unreadable file among thousands is the file's problem, not the run's.
+func (w *walk) file(path, shown, id string, named bool) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return w.emit(unreadable(id, format, err))
+		w.cfg.OnFile(FileEvent{Path: shown})
+		return w.emit(unreadable(id, shown, err))
 	}
 	defer f.Close()
-	if format == FormatJSONL {
-		return w.jsonl(id, f)
-	}
-	meta := map[string]any{"path": id, "format": string(format)}
 	size := int64(-1)
 	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
 		size = info.Size()
 	}
-	return w.emit(w.stream(id, meta, format, f, size))
+	if w.cfg.MaxFileBytes > 0 && size > w.cfg.MaxFileBytes {
+		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedSize})
+		return nil
+	}
+	head := make([]byte, extract.HeadSize)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		w.cfg.OnFile(FileEvent{Path: shown})
+		return w.emit(unreadable(id, shown, err))
+	}
+	head = head[:n]
+	det := extract.Detect(filepath.Base(shown), head)
+	if len(w.cfg.Formats) > 0 && !slices.Contains(w.cfg.Formats, string(det.Format)) {
+		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedFormat})
+		return nil
+	}
+	rest := io.MultiReader(bytes.NewReader(head), f)
+	if (named && w.cfg.JSONL || isJSONLName(shown)) && (textual(det) || det.Format == extract.FormatBinary) {
+		// Records are checked line by line: a line that is not text is
+		// parked alone, as it always was.
+		w.cfg.OnFile(FileEvent{Path: shown, Records: true})
+		return w.jsonl(id, rest)
+	}
+	w.cfg.OnFile(FileEvent{Path: shown})
+	meta := map[string]any{"path": id, "format": string(det.Format)}
+	if textual(det) {
+		doc := w.stream(id, shown, meta, &det, rest, size)
+		if errors.Is(doc.Err, ErrTooLarge) {
+			// Refused on its size before anything past the head was read.
+			doc.SHA256 = hashAll(rest)
+		}
+		return w.emit(doc)
+	}
+	doc := Document{NativeID: id, File: shown, Detected: det, Metadata: meta, Size: max(size, 0), Status: StatusUnsupported}
+	if size >= 0 {
+		meta["bytes"] = size
+	}
+	if det.Extractable() && w.cfg.Extractor != nil {
+		text, err := w.cfg.Extractor.Extract(w.ctx, path, det)
+		if cerr := w.ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", det.Format, id, err)
+		} else {
+			doc = finish(doc, Normalize(text))
+		}
+	} else {
+		doc.Err = &UnsupportedError{Detected: det, NoExtractor: det.Extractable()}
+	}
+	doc.SHA256 = hashAll(rest)
+	return w.emit(doc)
 }
 
-func unreadable(id string, format Format, err error) Document {
+// textual reports whether a file is read as text: a text format, or
+// content that looks like text with a byte no encoding allows, which
+// decoding then reports as undecodable text (invalid_encoding) rather
+// than as a format.
+func textual(d extract.Detection) bool {
+	return d.TextLike() || d.Format == extract.FormatBinary && strings.HasPrefix(d.MIME, "text/")
+}
+
+// isJSONLName reports whether a file found in a walk is read as JSONL
+// records: by its name, so that a JSON file is never split into records
+// by surprise.
+func isJSONLName(name string) bool {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".jsonl", ".ndjson":
+		return true
+	}
+	return false
+}
+
+// hashAll returns the hex SHA-256 of what r holds, or "" when it cannot
+// be read to its end.
+func hashAll(r io.Reader) string {
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func unreadable(id, shown string, err error) Document {
 	return Document{
 		NativeID: id,
-		Metadata: map[string]any{"path": id, "format": string(format)},
+		File:     shown,
+		Metadata: map[string]any{"path": id},
 		Status:   StatusInvalid,
 		Err:      fmt.Errorf("read %s: %w", id, err),
 	}
 }
 
 // stream reads one whole document from r, whose size is known when size is
-// not negative, and decodes it.
-func (w *walk) stream(id string, meta map[string]any, format Format, r io.Reader, size int64) Document {
-	doc := Document{NativeID: id, Metadata: meta, Size: max(size, 0)}
+// not negative, and decodes it. det is its detected format, or nil for
+// stdin, whose format is detected from what was read.
+func (w *walk) stream(id, shown string, meta map[string]any, det *extract.Detection, r io.Reader, size int64) Document {
+	doc := Document{NativeID: id, File: shown, Metadata: meta, Size: max(size, 0)}
 	limit := w.cfg.MaxDocumentBytes
 	raw, err := readLimited(r, size, limit)
 	if err != nil {
@@ -51,10 +144,25 @@ func (w *walk) stream(id string, meta map[string]any, format Format, r io.Reader
 		if size >= 0 {
 			meta["bytes"] = size
 		}
+		if det != nil {
+			doc.Detected = *det
+		}
 		return doc
 	}
+	sum := sha256.Sum256(raw)
+	doc.SHA256 = hex.EncodeToString(sum[:])
 	doc.Size = int64(len(raw))
 	meta["bytes"] = doc.Size
+	if det == nil {
+		d := extract.Detect(id, raw)
+		det = &d
+		meta["format"] = string(d.Format)
+	}
+	doc.Detected = *det
+	if !textual(*det) {
+		doc.Status, doc.Err = StatusUnsupported, &UnsupportedError{Detected: *det, NoExtractor: det.Extractable() && w.cfg.Extractor == nil}
+		return doc
+	}
 	text, codec, err := Decode(raw)
 	if err != nil {
 		doc.Status, doc.Err = StatusUndecodable, err
@@ -62,7 +170,7 @@ func (w *walk) stream(id string, meta map[string]any, format Format, r io.Reader
 	}
 	doc.Codec = codec
 	meta["codec"] = codec
-	if format == FormatHTML {
+	if det.Format == extract.FormatHTML {
 		var title string
 		text, title = ReduceHTML(text)
 		if title != "" {

@@ -11,7 +11,8 @@ import (
 
 // Reader yields the documents of a fixed set of inputs.
 type Reader struct {
-	cfg Config
+	cfg              Config
+	include, exclude []Glob
 }
 
 // NewReader validates cfg, applies its defaults and returns a Reader.
@@ -20,7 +21,16 @@ func NewReader(cfg Config) (*Reader, error) {
 		return nil, err
 	}
 	cfg.applyDefaults()
-	return &Reader{cfg: cfg}, nil
+	r := &Reader{cfg: cfg}
+	for _, p := range cfg.Include {
+		g, _ := ParseGlob(p) // checked by Validate
+		r.include = append(r.include, g)
+	}
+	for _, p := range cfg.Exclude {
+		g, _ := ParseGlob(p)
+		r.exclude = append(r.exclude, g)
+	}
+	return r, nil
 }
 
 // Walk calls fn with every document of the inputs, in order: inputs as
@@ -50,7 +60,7 @@ func (r *Reader) Walk(ctx context.Context, fn func(Document) error) error {
 			return fmt.Errorf("corpus: input %q: %w", in, err)
 		}
 	}
-	w := &walk{ctx: ctx, fn: fn, cfg: r.cfg}
+	w := &walk{ctx: ctx, fn: fn, cfg: r.cfg, include: r.include, exclude: r.exclude}
 	for _, in := range r.cfg.Inputs {
 		if err := w.input(in); err != nil {
 			return err
@@ -61,18 +71,21 @@ func (r *Reader) Walk(ctx context.Context, fn func(Document) error) error {
 
 // walk is the state of one Walk.
 type walk struct {
-	ctx context.Context
-	fn  func(Document) error
-	cfg Config
+	ctx              context.Context
+	fn               func(Document) error
+	cfg              Config
+	include, exclude []Glob
 }
 
 func (w *walk) input(in string) error {
 	if in == Stdin {
 		if w.cfg.JSONL {
+			w.cfg.OnFile(FileEvent{Path: Stdin, Records: true})
 			return w.jsonl(w.cfg.StdinName, w.cfg.Stdin)
 		}
-		meta := map[string]any{"path": Stdin, "format": string(FormatText)}
-		return w.emit(w.stream(w.cfg.StdinName, meta, FormatText, w.cfg.Stdin, -1))
+		w.cfg.OnFile(FileEvent{Path: Stdin})
+		meta := map[string]any{"path": Stdin}
+		return w.emit(w.stream(w.cfg.StdinName, Stdin, meta, nil, w.cfg.Stdin, -1))
 	}
 	info, err := os.Stat(in)
 	if err != nil {
@@ -81,14 +94,7 @@ func (w *walk) input(in string) error {
 	if info.IsDir() {
 		return w.dir(in)
 	}
-	format, ok := w.cfg.Formats[strings.ToLower(filepath.Ext(in))]
-	switch {
-	case w.cfg.JSONL:
-		format = FormatJSONL
-	case !ok:
-		format = FormatText
-	}
-	return w.file(in, filepath.Base(in), format)
+	return w.file(in, in, filepath.Base(in), true)
 }
 
 // emit yields doc, unless ctx is done.

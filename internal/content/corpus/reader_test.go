@@ -79,7 +79,7 @@ func TestReaderDirectoryWalk(t *testing.T) {
 		"sub/deeper/c.txt":   "sea",
 		"sub/a-first.txt":    "ay",
 		"README":             "no extension",
-		"image.png":          "\x89PNG",
+		"image.png":          "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
 		"data.csv":           "a,b",
 		".hidden.txt":        "secret",
 		".git/config":        "[core]",
@@ -90,22 +90,24 @@ func TestReaderDirectoryWalk(t *testing.T) {
 	var skips []string
 	docs := readAll(t, Config{
 		Inputs: []string{root},
-		OnSkip: func(path, reason string) {
-			rel, _ := filepath.Rel(root, path)
-			skips = append(skips, filepath.ToSlash(rel)+": "+reason)
+		OnFile: func(e FileEvent) {
+			if e.Excluded != "" {
+				rel, _ := filepath.Rel(root, e.Path)
+				skips = append(skips, filepath.ToSlash(rel)+": "+string(e.Excluded))
+			}
 		},
 	})
 
-	want := []string{"README", "UPPER.TXT", "a.md", "b.txt", "notes/2024/jan.txt", "sub/a-first.txt", "sub/deeper/c.txt", "sub/z.html"}
+	want := []string{"README", "UPPER.TXT", "a.md", "b.txt", "data.csv", "image.png", "notes/2024/jan.txt", "sub/a-first.txt", "sub/deeper/c.txt", "sub/z.html"}
 	if got := ids(docs); !slices.Equal(got, want) {
 		t.Errorf("native ids = %q\nwant %q", got, want)
 	}
-	wantSkips := []string{
-		".git: hidden", ".hidden.txt: hidden", "data.csv: extension not in formats",
-		"image.png: extension not in formats", "sub/.cache: hidden",
-	}
+	wantSkips := []string{".git: hidden", ".hidden.txt: hidden", "sub/.cache: hidden"}
 	if !slices.Equal(skips, wantSkips) {
 		t.Errorf("skips = %q\nwant %q", skips, wantSkips)
+	}
+	if png := byID(t, docs, "image.png"); png.Status != StatusUnsupported || !errors.Is(png.Err, ErrUnsupportedFormat) {
+		t.Errorf("image.png = %+v; want it unsupported, not skipped", png)
 	}
 
 	md := byID(t, docs, "a.md")
@@ -166,7 +168,7 @@ func TestReaderDocumentStatuses(t *testing.T) {
 		{"bom.txt", StatusOK, "with bom", CodecUTF8, nil},
 		{"legacy.txt", StatusOK, "café naïve “quoted”", CodecWindows1252, nil},
 		{"crlf.txt", StatusOK, "one\ntwo\n", CodecUTF8, nil},
-		{"binary.txt", StatusUndecodable, "", "", ErrUndecodable},
+		{"binary.txt", StatusUnsupported, "", "", ErrUnsupportedFormat},
 		{"undefined.txt", StatusUndecodable, "", "", ErrUndecodable},
 		{"undefined-2.txt", StatusUndecodable, "", "", ErrUndecodable},
 		{"empty.txt", StatusEmpty, "", CodecUTF8, ErrEmpty},
@@ -223,8 +225,8 @@ func TestReaderSingleFileInputs(t *testing.T) {
 	if got, want := ids(docs), []string{"notes.csv", "page.htm", ".hidden.txt"}; !slices.Equal(got, want) {
 		t.Fatalf("native ids = %q, want %q", got, want)
 	}
-	if d := docs[0]; d.Status != StatusOK || d.Text != "a,b\n1,2" || d.Metadata["format"] != "text" {
-		t.Errorf("a named file with an unknown extension is read as text: %+v", d)
+	if d := docs[0]; d.Status != StatusOK || d.Text != "a,b\n1,2" || d.Metadata["format"] != "csv" {
+		t.Errorf("a named CSV file is read as text: %+v", d)
 	}
 	if d := docs[1]; d.Text != "x" || d.Metadata["format"] != "html" {
 		t.Errorf("page.htm = %+v", d)
@@ -342,9 +344,9 @@ func TestReaderSymlinks(t *testing.T) {
 			t.Skipf("symlinks unsupported: %v", err)
 		}
 	}
-	skips := map[string]string{}
-	docs := readAll(t, Config{Inputs: []string{root}, OnSkip: func(path, reason string) {
-		skips[filepath.Base(path)] = reason
+	skips := map[string]Exclusion{}
+	docs := readAll(t, Config{Inputs: []string{root}, OnFile: func(e FileEvent) {
+		skips[filepath.Base(e.Path)] = e.Excluded
 	}})
 	if got, want := ids(docs), []string{"alias.txt", "real/doc.txt"}; !slices.Equal(got, want) {
 		t.Errorf("native ids = %q, want %q", got, want)
@@ -352,7 +354,7 @@ func TestReaderSymlinks(t *testing.T) {
 	if docs[0].Text != "inside" {
 		t.Errorf("alias.txt = %+v", docs[0])
 	}
-	wantSkips := map[string]string{"escape.txt": SkipOutsideRoot, "dirlink": SkipSymlinkDir, "dangling.md": SkipDanglingLink}
+	wantSkips := map[string]Exclusion{"escape.txt": ExcludedOutsideRoot, "dirlink": ExcludedSymlinkDir, "dangling.md": ExcludedDanglingLink}
 	for name, reason := range wantSkips {
 		if skips[name] != reason {
 			t.Errorf("%s skipped for %q, want %q", name, skips[name], reason)
@@ -422,8 +424,10 @@ func TestConfigValidate(t *testing.T) {
 		{"no inputs", Config{}, "no inputs"},
 		{"empty input", Config{Inputs: []string{""}}, "empty input name"},
 		{"stdin twice", Config{Inputs: []string{"-", "-"}}, "more than once"},
-		{"extension without dot", Config{Inputs: []string{"a"}, Formats: map[string]Format{"txt": FormatText}}, `"txt"`},
-		{"unknown format", Config{Inputs: []string{"a"}, Formats: map[string]Format{".rst": "rest"}}, `use text, markdown, html or jsonl`},
+		{"unknown format", Config{Inputs: []string{"a"}, Formats: []string{"rest"}}, `format "rest": use one of text, markdown`},
+		{"bad glob", Config{Inputs: []string{"a"}, Exclude: []string{"[a-"}}, `pattern "[a-"`},
+		{"partial doublestar", Config{Inputs: []string{"a"}, Include: []string{"docs/a**/x"}}, `whole path segment`},
+		{"negative file size", Config{Inputs: []string{"a"}, MaxFileBytes: -1}, "max file bytes"},
 		{"negative size", Config{Inputs: []string{"a"}, MaxDocumentBytes: -1}, "max document bytes"},
 		{"negative line", Config{Inputs: []string{"a"}, MaxLineBytes: -1}, "max line bytes"},
 	}
@@ -441,16 +445,5 @@ func TestConfigValidate(t *testing.T) {
 				t.Errorf("NewReader disagrees with Validate: %v", nerr)
 			}
 		})
-	}
-}
-
-func TestReaderCustomFormats(t *testing.T) {
-	t.Parallel()
-
-	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.rst": "title\n=====", "b.txt": "b", "noext": "n"})
-	docs := readAll(t, Config{Inputs: []string{root}, Formats: map[string]Format{".rst": FormatText}})
-	if got, want := ids(docs), []string{"a.rst"}; !slices.Equal(got, want) {
-		t.Errorf("native ids = %q, want %q", got, want)
 	}
 }

@@ -33,6 +33,9 @@ type plan struct {
 	// recuts are the cuts of the batch's documents for the recut index
 	// generations that lack them.
 	recuts []recutPlan
+	// files are the batch's whole-file documents, each with the class it
+	// is parked in, or "" when it was read.
+	files []string
 }
 
 // escalation is a chunk held back because it touches a secret: its job
@@ -75,10 +78,20 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		return nil, err
 	}
 	pl := &plan{parkDoc: map[string]bool{}}
+	var fileIDs []string
 	now := p.now().UTC()
 	for i, d := range docs {
 		docID := ids[i]
 		meta, hash, rejected := corpus.Admit(d)
+		if d.File != "" {
+			// A file parked before stays parked when it is read unchanged.
+			class := ""
+			if rejected != nil || (d.Status != corpus.StatusOK && d.Status != corpus.StatusEmpty) {
+				class, _, _ = parkedAs(d, rejected)
+			}
+			pl.files = append(pl.files, class)
+			fileIDs = append(fileIDs, docID)
+		}
 		cur, seen := current[docID]
 		if seen && cur.Hash == hash {
 			pl.unchanged = append(pl.unchanged, docID)
@@ -108,10 +121,27 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		}
 		pl.docs = append(pl.docs, pd)
 	}
+	pl.parkedFiles(fileIDs)
 	if err := p.planCuts(ctx, docs, ids, current, pl); err != nil {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// parkedFiles gives the whole-file documents the plan parks for a reason
+// found after they were read (a chunk over the message limit) their
+// dead letter's class; ids are their doc ids, in the order of pl.files.
+func (pl *plan) parkedFiles(ids []string) {
+	for i, id := range ids {
+		if pl.files[i] != "" || !pl.parkDoc[id] {
+			continue
+		}
+		for _, dl := range pl.parked {
+			if dl.DocID == id {
+				pl.files[i] = dl.ErrorClass
+			}
+		}
+	}
 }
 
 // ErrDuplicateID matches documents whose native id the run had already
@@ -280,30 +310,57 @@ func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int
 		index: c.Index, version: version, raw: raw}, nil
 }
 
-// unreadable is the dead letter of a document that could not be read,
-// decoded or admitted (rejected, when not nil, says why). There is no job
-// to carry, so the payload describes the document instead.
-func (p *Producer) unreadable(docID string, d corpus.Document, version int64, now time.Time, rejected error) messages.DeadLetter {
-	class := classify.ClassInvalidMessage
+// parkedAs says why document d is parked (rejected, when not nil, says
+// why it was refused after it was read): its error class, the error code
+// that narrows it, and the detail for humans.
+func parkedAs(d corpus.Document, rejected error) (class, code, detail string) {
+	class = classify.ClassInvalidMessage
 	switch {
 	case errors.Is(d.Err, corpus.ErrTooLarge):
 		class = classify.ClassTooLarge
+	case errors.Is(d.Err, corpus.ErrUnsupportedFormat):
+		class, code = classify.ClassUnsupportedFormat, string(d.Detected.Format)
 	case d.Status == corpus.StatusUndecodable:
 		class = classify.ClassInvalidEncoding
+	default:
+		var ce *classify.Error
+		if errors.As(d.Err, &ce) {
+			// An extractor's classified verdict.
+			class, code = classify.Classify(d.Err).Class, ce.Code
+		}
 	}
-	detail := "unreadable document"
+	detail = "unreadable document"
 	if d.Err != nil {
 		detail = d.Err.Error()
 	}
 	if rejected != nil {
-		class, detail = classify.Classify(rejected).Class, rejected.Error()
+		class, code, detail = classify.Classify(rejected).Class, "", rejected.Error()
 	}
+	return class, code, detail
+}
+
+// unreadable is the dead letter of a document that could not be read,
+// decoded or admitted (rejected, when not nil, says why). There is no job
+// to carry, so the payload is a messages.ParkedFile: the document's
+// identity, which `sluice dlq show` prints.
+func (p *Producer) unreadable(docID string, d corpus.Document, version int64, now time.Time, rejected error) messages.DeadLetter {
+	class, code, detail := parkedAs(d, rejected)
 	nativeID := messages.StorableNativeID(d.NativeID)
-	payload, _ := json.Marshal(map[string]any{"source_native_id": nativeID, "bytes": d.Size, "status": string(d.Status)})
+	pf := messages.ParkedFile{Schema: messages.ParkedFileSchema, SourceNativeID: nativeID, Path: messages.TruncateDetail(d.File),
+		Bytes: d.Size, Format: string(d.Detected.Format), MIME: d.Detected.MIME, SHA256: d.SHA256, Status: string(d.Status)}
+	payload, err := pf.Encode()
+	if err != nil {
+		// Only a path too long to keep gets here: the rest is ours.
+		pf.Path = ""
+		payload, _ = pf.Encode()
+	}
+	if !isToken(code) {
+		code = ""
+	}
 	return messages.DeadLetter{
 		Schema: messages.DeadLetterSchema, DeadLetterID: messages.DeadLetterID(docID, 0),
 		DocID: docID, ChunkIndex: 0, DocVersion: version, SourceID: p.cfg.SourceID, SourceNativeID: nativeID,
-		RunID: p.cfg.RunID, Disposition: messages.DispositionQuarantine, ErrorClass: class,
+		RunID: p.cfg.RunID, Disposition: messages.DispositionQuarantine, ErrorClass: class, ErrorCode: code,
 		ErrorDetail: messages.TruncateDetail(detail),
 		Stage:       "produce", Attempts: 1, FailedAt: now, Payload: payload,
 	}
@@ -471,4 +528,18 @@ func (pl *plan) leaveOut(deleted map[string]bool) {
 	pl.jobs = slices.DeleteFunc(pl.jobs, func(j plannedJob) bool { return deleted[j.docID] })
 	pl.parked = slices.DeleteFunc(pl.parked, func(dl messages.DeadLetter) bool { return deleted[dl.DocID] })
 	pl.escalated = slices.DeleteFunc(pl.escalated, func(e escalation) bool { return deleted[e.job.docID] })
+}
+
+// isToken reports whether s can be a dead letter's error code: up to 64
+// printable ASCII characters without spaces.
+func isToken(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -192,6 +192,11 @@ type Summary struct {
 	TombstonesUnknown int `json:"tombstones_unknown"`
 	// SyncSkipped is why a sync deleted nothing. Empty otherwise.
 	SyncSkipped string `json:"sync_skipped,omitempty"`
+	// Files is what the run did with every file its walk met: read,
+	// excluded by a rule (by reason), or parked.
+	Files runs.Files `json:"files"`
+	// ExcludedFiles are the excluded files, with --list-skipped only.
+	ExcludedFiles []ExcludedFile `json:"excluded_files,omitempty"`
 }
 
 // Producer records and publishes one run.
@@ -212,6 +217,10 @@ type Producer struct {
 	beatProgress atomic.Pointer[runs.Progress]
 	// DeleteMetrics, when set, counts the run's deletes.
 	DeleteMetrics *erase.Metrics
+	// Files accounts for the files the run's walk meets: the same tally
+	// whose Observe is the reader's corpus.Config.OnFile. Defaults to a
+	// tally that sees only the documents.
+	Files *FileTally
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
 	// Crash, when set, is called at the crash points
@@ -238,6 +247,9 @@ func (p *Producer) RunID() string { return p.cfg.RunID }
 // the run's summary.
 func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	sum := Summary{RunID: p.cfg.RunID}
+	if p.Files == nil {
+		p.Files = &FileTally{}
+	}
 	p.eraser = erase.New(p.pool, p.DeleteMetrics)
 	if err := runs.Open(ctx, p.pool, p.cfg.RunID, p.cfg.SourceID, p.cfg.HeartbeatTimeout); err != nil {
 		return sum, err
@@ -255,6 +267,7 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 		if stop, err := p.stopped(ctx, &sum); stop || err != nil {
 			if stop {
 				sum.Seen -= len(batch)
+				p.Files.forget(wholeFiles(batch))
 				return errStopped
 			}
 			return err
@@ -302,11 +315,26 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 			Msg("run halted or cancelled: the producer stopped publishing; resume or cancel it with sluice runs, then run the producer again for the rest")
 	}
 	stopBeating()
+	sum.Files, sum.ExcludedFiles = p.Files.Counts(), p.Files.Excluded()
 	uerr := runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(sum), sum.ParkedDocs, err)
+	if uerr == nil {
+		uerr = runs.RecordFiles(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, sum.Files)
+	}
 	if sum.Owed > 0 {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
 	}
 	return sum, errors.Join(err, uerr)
+}
+
+// wholeFiles counts the documents of docs that are whole files.
+func wholeFiles(docs []corpus.Document) int {
+	n := 0
+	for _, d := range docs {
+		if d.File != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // flushTimeout bounds recording the last held PubAcks once a run ends,
@@ -371,6 +399,9 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	}
 	if err := p.record(ctx, plan); err != nil {
 		return err
+	}
+	for _, class := range plan.files {
+		p.Files.recorded(class)
 	}
 	if p.Crash != nil {
 		p.Crash("after-record-before-publish")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/sluicehq/sluice/internal/content/corpus"
 	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/platform/crashpoint"
+	"github.com/sluicehq/sluice/internal/platform/policy"
 	"github.com/sluicehq/sluice/internal/platform/service"
 	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
@@ -32,6 +34,16 @@ type ServiceConfig struct {
 	Unit   string
 	// Model is the embedding model whose tokens CHUNK_UNIT=tokens counts.
 	Model string
+	// Include and Exclude are the walk's glob patterns (corpus.Glob).
+	Include, Exclude []string
+	// MaxFileBytes excludes larger files; 0 excludes none.
+	MaxFileBytes int
+	// ListSkipped prints every excluded file with its reason.
+	ListSkipped bool
+	// StdinID is the native id of the document read from stdin.
+	StdinID string
+	// PolicyFile holds each source's formats list (see policy.Formats).
+	PolicyFile string
 }
 
 // Register registers the producer's settings on l.
@@ -51,6 +63,12 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.Bool(&f.Config.Secrets.WithholdDocument, "withhold-secret-documents", "WITHHOLD_SECRET_DOCUMENTS", false, "escalate every chunk of a document in which a secret is found, not only the chunks the secret touches")
 	l.Bool(&f.Config.Sync, "sync", "", false, "after a run that read its whole input without error, delete the source's documents the run did not read")
 	l.Float(&f.Config.MaxDeleteFraction, "max-delete-fraction", "MAX_DELETE_FRACTION", DefaultMaxDeleteFraction, "the largest share of the source's documents a --sync may delete; a sync that would delete more is refused (1 allows everything)")
+	l.Strings(&f.Include, "include", "", "read only the files of a walked directory that match one of these patterns (repeat, or separate with commas): a name such as '*.md', or a path under the directory such as 'docs/**/*.md'")
+	l.Strings(&f.Exclude, "exclude", "", "leave out the files and directories of a walked directory that match one of these patterns (repeat, or separate with commas), such as '*.gz' or 'vendor/**'")
+	l.Int(&f.MaxFileBytes, "max-file-bytes", "PRODUCER_MAX_FILE_BYTES", 0, "leave out files larger than this many bytes, counted as excluded (0: no limit; files over 64 MiB are parked as too_large)")
+	l.Bool(&f.ListSkipped, "list-skipped", "", false, "after the summary, list every excluded file with the rule that excluded it")
+	l.String(&f.StdinID, "id", "", "", "native id of the document read from stdin (-); without it the document is \""+corpus.DefaultStdinName+"\" and each piped document replaces the last")
+	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 }
 
@@ -84,7 +102,14 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))
 	}
 	cfg := f.producerConfig()
-	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin})
+	formats, err := policy.LoadFormats(f.PolicyFile, corpus.CheckFormat)
+	if err != nil {
+		return service.UsageError(err)
+	}
+	tally := &FileTally{List: f.ListSkipped}
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
+		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
+		OnFile: tally.Observe})
 	if err != nil {
 		return service.UsageError(err)
 	}
@@ -100,6 +125,11 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	if slices.Contains(inputs, corpus.Stdin) && !f.JSONL && f.StdinID == "" {
+		rt.Log.Warn().Msg("the document read from stdin gets the id \"" + corpus.DefaultStdinName + "\": a later piped document replaces it; name each with --id")
+	}
+	tally.Metrics = NewFileMetrics(rt.Registry)
+	p.Files = tally
 	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
@@ -138,8 +168,8 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 	if asJSON {
 		return json.NewEncoder(w).Encode(s)
 	}
-	_, err := fmt.Fprintf(w, "run %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
-		s.RunID, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+	_, err := fmt.Fprintf(w, "run %s\n  files: %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
+		s.RunID, s.Files, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
 	if err == nil && s.Republished > 0 {
 		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
 	}
@@ -151,6 +181,17 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 	}
 	if err == nil && s.Owed > 0 {
 		_, err = fmt.Fprintf(w, "  chunks owed (NATS unreachable; the outbox-relay publishes them when it answers): %d\n", s.Owed)
+	}
+	if err == nil && s.Files.ExcludedTotal() > 0 && s.ExcludedFiles == nil {
+		_, err = fmt.Fprintln(w, "  list the excluded files with --list-skipped; see \"What a run reads\" in docs/operations.md")
+	}
+	if err == nil && len(s.ExcludedFiles) > 0 {
+		_, err = fmt.Fprintln(w, "excluded files:")
+		for _, e := range s.ExcludedFiles {
+			if err == nil {
+				_, err = fmt.Fprintf(w, "  %s\t%s: %s\n", e.Path, e.Reason, corpus.Exclusion(e.Reason).Describe())
+			}
+		}
 	}
 	return err
 }

@@ -61,6 +61,9 @@ type payloadView struct {
 	Bytes int `json:"bytes"`
 	// ChunkJob is set when the payload decodes as a messages.ChunkJob.
 	ChunkJob *chunkJobView `json:"chunk_job,omitempty"`
+	// ParkedFile is set when the payload is a document-level dead
+	// letter's: the identity of a file parked whole, before chunking.
+	ParkedFile *messages.ParkedFile `json:"parked_file,omitempty"`
 	// DecodeError says why it does not, when it does not.
 	DecodeError string `json:"decode_error,omitempty"`
 	// Preview is the first previewBytes bytes of an undecodable payload,
@@ -181,6 +184,10 @@ func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText
 func viewPayload(payload []byte, withText bool) *payloadView {
 	v := &payloadView{Bytes: len(payload)}
 	job, err := messages.DecodeChunkJob(payload)
+	if pf, perr := messages.DecodeParkedFile(payload); err != nil && perr == nil {
+		v.ParkedFile = &pf
+		return v
+	}
 	if err != nil {
 		v.DecodeError = err.Error()
 		if withText {
@@ -259,6 +266,14 @@ func payloadRows(p *payloadView) [][2]string {
 	if p == nil {
 		return [][2]string{{"payload", "none"}}
 	}
+	if f := p.ParkedFile; f != nil {
+		return [][2]string{
+			{"payload", fmt.Sprintf("parked file, %d bytes: the file was parked whole, before chunking", p.Bytes)},
+			{"file.path", cell(f.Path)}, {"file.bytes", strconv.FormatInt(f.Bytes, 10)},
+			{"file.format", cell(f.Format)}, {"file.mime", cell(f.MIME)}, {"file.sha256", cell(f.SHA256)},
+			{"file.status", cell(f.Status)},
+		}
+	}
 	if p.ChunkJob == nil {
 		return [][2]string{
 			{"payload", fmt.Sprintf("%d bytes, not a chunk job", p.Bytes)},
@@ -291,7 +306,7 @@ func payloadRows(p *payloadView) [][2]string {
 // see it.
 func printPayloadText(env Env, p *payloadView) error {
 	switch {
-	case p == nil:
+	case p == nil, p.ParkedFile != nil:
 		return nil
 	case p.ChunkJob != nil && p.ChunkJob.Text != nil:
 		_, err := fmt.Fprintf(env.Stdout, "\n--- text ---\n%s\n", printable(*p.ChunkJob.Text))

@@ -120,3 +120,33 @@ func TestDLQShowRevealsEscalatedTextAudited(t *testing.T) {
 		t.Errorf("reveal as %s: exit %d, stdout %q; want refused", migrations.ConsoleRole, code, out)
 	}
 }
+
+// A file parked whole, before chunking, shows as a parked file with its
+// identity, not as a payload that is "not a chunk job".
+func TestDLQShowParkedFile(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	pf := messages.ParkedFile{Schema: messages.ParkedFileSchema, SourceNativeID: "pkg/manual.pdf", Path: "/usr/share/doc/pkg/manual.pdf",
+		Bytes: 52311, Format: "pdf", MIME: "application/pdf", SHA256: strings.Repeat("0f", 32), Status: "unsupported"}
+	payload, err := pf.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDLRows(t, db.Pool, dlRow{id: "pdf", source: "docs", class: "unsupported_format", payload: payload, lastAgo: time.Minute})
+	env := map[string]string{"DATABASE_URL": db.URL}
+	code, out, errOut := sluice(t, env, "dlq", "show", "pdf")
+	if code != 0 || strings.Contains(out, "not a chunk job") || !strings.Contains(out, "parked file") ||
+		rowFields(t, out, "file.path")[1] != pf.Path || rowFields(t, out, "file.mime")[1] != "application/pdf" ||
+		rowFields(t, out, "file.sha256")[1] != pf.SHA256 || strings.Contains(errOut, "--text") {
+		t.Errorf("dlq show of a parked file: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	var d struct {
+		Payload struct {
+			ParkedFile messages.ParkedFile `json:"parked_file"`
+		} `json:"payload"`
+	}
+	sluiceDecode(t, env, &d, "dlq", "show", "pdf")
+	if d.Payload.ParkedFile != pf {
+		t.Errorf("JSON: %+v, want %+v", d.Payload.ParkedFile, pf)
+	}
+}

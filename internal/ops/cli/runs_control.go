@@ -15,6 +15,7 @@ import (
 // runsCommands are the actions on one run; `sluice runs` alone lists.
 func runsCommands() map[string]command {
 	return map[string]command{
+		"show":   {"one run and what it did with every file it met (read, excluded by reason, parked): show RUN", runRunsShow},
 		"resume": {"let a halted run go on: resume RUN", runRunsResume},
 		"cancel": {"cancel a run, parking its owed chunks as run_cancelled, and its source's bulk batches: cancel RUN --reason R", runRunsCancel},
 	}

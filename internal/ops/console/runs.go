@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // runRow is one ingest run with its chunks counted live in the manifest.
@@ -115,9 +116,11 @@ func countDeadLetters(ctx context.Context, pool *pgxpool.Pool, runs []runRow) er
 	return nil
 }
 
-// runDetail is one run and its unresolved dead letters by class.
+// runDetail is one run, what it did with the files it met (nil when not
+// recorded), and its unresolved dead letters by class.
 type runDetail struct {
 	runRow
+	Files   *runs.Files
 	ByClass []classCount
 }
 
@@ -133,11 +136,14 @@ func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, er
 	if err != nil {
 		return nil, fmt.Errorf("read run: %w", err)
 	}
-	runs := []runRow{r}
-	if err := countDeadLetters(ctx, pool, runs); err != nil {
+	one := []runRow{r}
+	if err := countDeadLetters(ctx, pool, one); err != nil {
 		return nil, err
 	}
-	d := &runDetail{runRow: runs[0]}
+	d := &runDetail{runRow: one[0]}
+	if d.Files, err = runs.ReadFiles(ctx, pool, id); err != nil {
+		return nil, err
+	}
 	classes, err := deadletter.OpenOfRun(ctx, pool, id)
 	if err != nil {
 		return nil, err

@@ -37,7 +37,13 @@ func TestRunPagesShowAnInterruptedRun(t *testing.T) {
 	if code != http.StatusOK || !regexp.MustCompile(`run-gamma</a></td><td>gamma</td><td>interrupted</td>`).MatchString(body) {
 		t.Errorf("GET /runs: %d, no interrupted run-gamma in:\n%s", code, body)
 	}
+	if err := runs.RecordFiles(ctx, b.db.Pool, "run-gamma", runs.Files{Seen: 5, Read: 3, Parked: 1, Excluded: map[string]int{"hidden": 1}}); err != nil {
+		t.Fatal(err)
+	}
 	code, body = b.get(t, "/runs/run-gamma", viewerSecret)
+	if files := `<td id="run-files">5 seen: 3 read, 1 excluded, 1 parked</td>`; !strings.Contains(body, files) || !strings.Contains(body, "Excluded: hidden</th><td>1</td>") {
+		t.Errorf("GET /runs/run-gamma: no %q and its exclusions in:\n%s", files, body)
+	}
 	heard := "Producer last heard from</th><td>" + beat.UTC().Format("2006-01-02 15:04:05") + "</td>"
 	if code != http.StatusOK || !strings.Contains(body, "interrupted: its producer stopped before it finished publishing") ||
 		!strings.Contains(body, "having published 3 chunks") || !strings.Contains(body, heard) {

@@ -80,6 +80,14 @@ func (l *Loader) Duration(p *time.Duration, name, env string, def time.Duration,
 	l.register((*durationValue)(p), name, env, usage)
 }
 
+// Strings registers a list setting: the flag may be given more than
+// once, and each value (and the environment variable's) is split on
+// commas. It defaults to empty.
+func (l *Loader) Strings(p *[]string, name, env, usage string) {
+	*p = nil
+	l.register((*stringsValue)(p), name, env, usage)
+}
+
 // Parse parses args, then fills every setting not given as a flag from its
 // environment variable. The remaining positional arguments are returned.
 func (l *Loader) Parse(args []string) ([]string, error) {
@@ -121,6 +129,18 @@ type stringValue string
 
 func (s *stringValue) Set(v string) error { *s = stringValue(v); return nil }
 func (s *stringValue) String() string     { return string(*s) }
+
+type stringsValue []string
+
+func (s *stringsValue) Set(v string) error {
+	for part := range strings.SplitSeq(v, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*s = append(*s, part)
+		}
+	}
+	return nil
+}
+func (s *stringsValue) String() string { return strings.Join(*s, ",") }
 
 type intValue int
 

@@ -37,6 +37,7 @@ type section struct {
 	BatchAttempts    *int       `yaml:"batch_attempts"`
 	Halt             *halt      `yaml:"halt"`
 	Retention        *retention `yaml:"retention"`
+	Formats          []string   `yaml:"formats"`
 }
 
 type backoff struct {
@@ -208,6 +209,10 @@ func build(name string, root *yaml.Node, f file, defaults Settings, mandate time
 		line := lineOf(root, "sources", source)
 		if err := validSourceID(source); err != nil {
 			errs = append(errs, located(name, line, "source "+strconv.Quote(source), err))
+			continue
+		}
+		if err := checkFormats(sec.Formats, nil); err != nil {
+			errs = append(errs, located(name, lineOf(root, "sources", source, "formats"), "source "+strconv.Quote(source), err))
 			continue
 		}
 		if keys := sec.embedderWide(); len(keys) > 0 {

@@ -1,8 +1,10 @@
 package policy_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -288,5 +290,49 @@ func TestBatchModeIsASourceSetting(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "p.yaml:2") || !strings.Contains(err.Error(), strings.Split(bad, ":")[0]) {
 			t.Errorf("%s: %v, want an error naming the source's line and the key", bad, err)
 		}
+	}
+}
+
+// A source's formats list narrows what its runs read; the default
+// section's serves the others, and a name the reader does not know is
+// refused with its file and line.
+func TestParseFormats(t *testing.T) {
+	t.Parallel()
+	known := func(f string) error {
+		if f == "text" || f == "markdown" || f == "pdf" {
+			return nil
+		}
+		return errors.New("unknown format " + f)
+	}
+	f, err := policy.ParseFormats("p.yaml", []byte(`
+default:
+  formats: [text, markdown]
+sources:
+  manuals:
+    formats: [pdf]
+  wiki:
+    max_deliveries: 3
+`), known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.For("manuals"); !slices.Equal(got, []string{"pdf"}) {
+		t.Errorf("manuals = %q", got)
+	}
+	if got := f.For("wiki"); !slices.Equal(got, []string{"text", "markdown"}) {
+		t.Errorf("wiki = %q, want the default section's", got)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"sources:\n  manuals:\n    formats: [pdff]\n", `p.yaml:3: source "manuals": formats: unknown format pdff`},
+		{"default:\n  formats: [text, text]\n", `p.yaml:2: default: formats: "text" is listed twice`},
+		{"sources:\n  manuals:\n    formats: []\n", `p.yaml:3: source "manuals": formats is empty`},
+		{"sources:\n  manuals:\n    format: [pdf]\n", `p.yaml:3: field format not found`},
+	} {
+		if _, err := policy.ParseFormats("p.yaml", []byte(tc.yaml), known); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+	if _, err := policy.Parse("p.yaml", []byte("sources:\n  manuals:\n    formats: [pdf, pdf]\n"), defaults(), policy.DefaultRetentionMandate); err == nil {
+		t.Error("Parse accepts a format listed twice")
 	}
 }

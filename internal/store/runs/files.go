@@ -1,0 +1,114 @@
+package runs
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Files is what a run did with the files its walk met: every file is
+// read, excluded by a rule, or parked, so Seen is Read + Parked + the sum
+// of Excluded.
+type Files struct {
+	// Seen is how many files (and directories not entered) the walk met.
+	Seen int `json:"seen"`
+	// Read is how many were read: recorded as documents, or as JSONL
+	// records.
+	Read int `json:"read"`
+	// Excluded counts the files left out, by the rule that left them out
+	// (corpus.Exclusion).
+	Excluded map[string]int `json:"excluded"`
+	// Parked is how many were parked whole, as document-level dead
+	// letters.
+	Parked int `json:"parked"`
+}
+
+// ExcludedTotal is the sum of Excluded.
+func (f Files) ExcludedTotal() int {
+	n := 0
+	for _, c := range f.Excluded {
+		n += c
+	}
+	return n
+}
+
+// String renders f on one line: seen, read, excluded (by reason, the
+// most frequent first), parked.
+func (f Files) String() string {
+	reasons := slices.Collect(maps.Keys(f.Excluded))
+	slices.SortFunc(reasons, func(a, b string) int {
+		return cmp.Or(cmp.Compare(f.Excluded[b], f.Excluded[a]), cmp.Compare(a, b))
+	})
+	var parts []string
+	for _, r := range reasons {
+		if f.Excluded[r] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, f.Excluded[r]))
+		}
+	}
+	excluded := ""
+	if len(parts) > 0 {
+		excluded = " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf("%d seen, %d read, %d excluded%s, %d parked", f.Seen, f.Read, f.ExcludedTotal(), excluded, f.Parked)
+}
+
+// RecordFiles records what the run did with its files.
+func RecordFiles(ctx context.Context, pool *pgxpool.Pool, runID string, f Files) error {
+	excluded := f.Excluded
+	if excluded == nil {
+		excluded = map[string]int{}
+	}
+	raw, err := json.Marshal(excluded)
+	if err != nil {
+		return fmt.Errorf("record the files of run %s: %w", runID, err)
+	}
+	if _, err := pool.Exec(ctx, `
+		UPDATE ingest_runs SET files_seen = $2, files_read = $3, files_parked = $4, files_excluded = $5
+		WHERE run_id = $1`, runID, f.Seen, f.Read, f.Parked, raw); err != nil {
+		return fmt.Errorf("record the files of run %s: %w", runID, err)
+	}
+	return nil
+}
+
+// ReadFiles returns what the run did with its files, or nil for a run
+// recorded without them (before they were counted, or still running).
+// It returns ErrNoRun for an unknown run.
+func ReadFiles(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, runID string) (*Files, error) {
+	var seen, read, parked *int
+	var excluded []byte
+	err := q.QueryRow(ctx, `SELECT files_seen, files_read, files_parked, files_excluded FROM ingest_runs WHERE run_id = $1`, runID).
+		Scan(&seen, &read, &parked, &excluded)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("run %q: %w", runID, ErrNoRun)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the files of run %s: %w", runID, err)
+	}
+	if seen == nil {
+		return nil, nil
+	}
+	f := &Files{Seen: *seen, Read: deref(read), Parked: deref(parked), Excluded: map[string]int{}}
+	if len(excluded) > 0 {
+		if err := json.Unmarshal(excluded, &f.Excluded); err != nil {
+			return nil, fmt.Errorf("read the files of run %s: %w", runID, err)
+		}
+	}
+	return f, nil
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
