@@ -17,7 +17,7 @@ func TestCancelCancelsProviderBatches(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 20}})
 	tb.readmit = false
-	wiki, docs := corpus("wiki", 30, plain), corpus("docs", 5, plain)
+	wiki, docs := corpus("wiki", 30, plain), corpus("docs", 5, other)
 	tb.admit(t, wiki)
 	tb.admit(t, docs)
 	b, p := tb.builder(t, nil), tb.poller(t, nil)
