@@ -32,13 +32,13 @@ type BatchView struct {
 	ErrorFileID     string `json:"error_file_id"`
 	// Requests, Inputs, Bytes and Tokens are the batch's size against
 	// the provider's limits: its request lines, one per distinct text.
-	Requests int   `json:"requests"`
+	Requests int `json:"requests"`
 	// Members counts the chunks admitted to the batch; those that share
 	// a text wait on one request line.
-	Members int `json:"members"`
-	Inputs   int   `json:"inputs"`
-	Bytes    int64 `json:"bytes"`
-	Tokens   int64 `json:"tokens"`
+	Members int   `json:"members"`
+	Inputs  int   `json:"inputs"`
+	Bytes   int64 `json:"bytes"`
+	Tokens  int64 `json:"tokens"`
 	// Stored, Parked and Requeued count the members settled so far.
 	Stored            int        `json:"stored"`
 	Parked            int        `json:"parked"`
