@@ -16,8 +16,8 @@
 -- expired, cancelled, lost: the provider no longer knows it,
 -- output_lost: its result files were gone before they were read), the
 -- provider's error_code and error_message for a failed batch, and
--- unanswered, the members its files did not answer, handed back as owed
--- work when it settled.
+-- unanswered, the members it did not run (left over when it expired or
+-- was cancelled, or absent from its files), handed back as owed work.
 --
 -- Files: upload_requested_at is set before a request file is uploaded
 -- and cleared once the ledger knows every file it may have left at the

@@ -2,6 +2,7 @@ package bulk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -91,9 +92,18 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 	if err != nil {
 		return err
 	}
+	// A line the batch left over when it expired or was cancelled did
+	// not run: its members were not answered.
+	var notRun int
+	for _, m := range members {
+		if e := byLine[m.LineID].err; errors.Is(e, batchapi.ErrRequestExpired) || errors.Is(e, batchapi.ErrRequestCancelled) {
+			notRun++
+		}
+	}
 	if _, err := tx.Exec(ctx, `
-		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5, updated_at = $6
-		WHERE batch_id = $1`, id, last, stored, parked, owed, p.deps.Now()); err != nil {
+		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5,
+		       unanswered = unanswered + $7, updated_at = $6
+		WHERE batch_id = $1`, id, last, stored, parked, owed, p.deps.Now(), notRun); err != nil {
 		return fmt.Errorf("apply: record lines applied: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
