@@ -121,7 +121,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		markReady      = `SELECT mark_generation_ready(99, '{}')`
 		lockGen        = `SELECT lock_generation_for_write(2)`
 		openBulk       = `INSERT INTO bulk_batches (source_id, opened_at, updated_at) VALUES ('s', now(), now())`
-		admitBulk      = `WITH b AS (INSERT INTO bulk_batches (source_id, opened_at, updated_at) VALUES ('s', now(), now()) RETURNING batch_id) INSERT INTO bulk_members (batch_id, custom_id, generation, source_id, doc_id, chunk_index, version, content_hash, text, tokens, bytes, updated_at) SELECT batch_id, 'd:0:1', 1, 's', 'd', 0, 1, 'h', 'text', 1, 1, now() FROM b`
+		admitBulk      = `WITH b AS (INSERT INTO bulk_batches (source_id, opened_at, updated_at) VALUES ('s', now(), now()) RETURNING batch_id) INSERT INTO bulk_members (batch_id, custom_id, line_id, generation, source_id, doc_id, chunk_index, version, content_hash, text, tokens, bytes, updated_at) SELECT batch_id, 'd:0:1', 'd:0:1', 1, 's', 'd', 0, 1, 'h', 'text', 1, 1, now() FROM b`
 		readBulkText   = `SELECT text FROM bulk_members`
 		readBulk       = `SELECT state, requests, stored, parked, requeued FROM bulk_batches`
 		cancelBulk     = `UPDATE bulk_batches SET state = 'cancelled', cancel_requested_at = now(), finished_at = now(), updated_at = now() WHERE false`

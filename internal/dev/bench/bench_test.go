@@ -305,7 +305,7 @@ func checkBulk(t *testing.T, r *bench.Report) {
 	// A batch takes at least an upload, a create, a poll and its output
 	// file's content.
 	if b.LiveRequests != 0 || b.Admitted < float64(b.Chunks) || b.Batches < 1 || b.ProviderRequests < 4*b.Batches ||
-		b.RequestsPerChunk <= 0 || b.LiveRequestsPerChunk <= 0 || b.RequestsRatio <= 0 || b.ServiceCPUPer1k <= 0 {
+		b.RequestsPerChunk <= 0 || b.LiveRequestsPerChunk <= 0 || b.RequestsRatio <= 0 || b.ServiceCPUPer1k <= 0 || b.InputTokensPerChunk <= 0 {
 		t.Errorf("bulk %+v: want every chunk admitted, the live endpoint never asked, and requests per chunk beside the live load's", b)
 	}
 }

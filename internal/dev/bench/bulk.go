@@ -56,6 +56,12 @@ type BulkRep struct {
 	// LiveRequests are the requests the live endpoint got during the
 	// load; a bulk source's chunks go through batches alone, so 0.
 	LiveRequests int `json:"live_requests"`
+	// InputTokens are the input tokens of the request lines uploaded
+	// (the ledger's tokens of every batch sent), one line per distinct
+	// text; InputTokensPerChunk is InputTokens over Admitted: below a
+	// chunk's tokens on a corpus whose texts repeat.
+	InputTokens         int64   `json:"input_tokens"`
+	InputTokensPerChunk float64 `json:"input_tokens_per_chunk"`
 }
 
 // BulkStats is the bulk run's medians beside the live load's.
@@ -83,6 +89,9 @@ type BulkStats struct {
 	Admitted         float64 `json:"admitted"`
 	Batches          float64 `json:"batches"`
 	RequestsPerChunk float64 `json:"requests_per_chunk"`
+	// InputTokensPerChunk is BulkRep's median: the provider input
+	// tokens paid per chunk.
+	InputTokensPerChunk float64 `json:"input_tokens_per_chunk"`
 	// LiveRequests is the most any repetition's live endpoint got
 	// during the bulk load; it must be 0.
 	LiveRequests int `json:"live_requests"`
@@ -107,17 +116,19 @@ func bulkStats(r *Report) *BulkStats {
 		Validating: bulkValidating.String(), InProgress: bulkInProgress.String(), Finalizing: bulkFinalizing.String(),
 		ChunksPerSec: run.Median.ChunksPerSec, ServiceCPUPer1k: servicesCPU(run.Median.CPUPer1kByProcess),
 		TotalCPUPer1k: run.Median.TotalCPUPer1k}
-	var requests, admitted, batches, perChunk []float64
+	var requests, admitted, batches, perChunk, tokensPerChunk []float64
 	for _, rep := range run.Reps {
 		if b := rep.Bulk; b != nil {
 			requests = append(requests, float64(b.ProviderRequests))
 			admitted = append(admitted, float64(b.Admitted))
 			batches = append(batches, float64(b.Batches))
 			perChunk = append(perChunk, b.RequestsPerChunk)
+			tokensPerChunk = append(tokensPerChunk, b.InputTokensPerChunk)
 			s.LiveRequests = max(s.LiveRequests, b.LiveRequests)
 		}
 	}
 	s.ProviderRequests, s.Admitted, s.Batches, s.RequestsPerChunk = median(requests), median(admitted), median(batches), median(perChunk)
+	s.InputTokensPerChunk = median(tokensPerChunk)
 	live := r.measured(ScenarioPipeline384)
 	if live == nil || live.Chunks <= 0 {
 		return s
@@ -239,8 +250,11 @@ func (f *fleet) bulkSettled(ctx context.Context, chunks int) (*BulkRep, error) {
 		if err != nil {
 			return false, err
 		}
-		unsettled = unsettled[:0]
+		unsettled, rep.InputTokens = unsettled[:0], 0
 		for _, b := range batches {
+			if b.UploadedAt != nil {
+				rep.InputTokens += b.Tokens
+			}
 			if !slices.Contains(settled, b.State) {
 				unsettled = append(unsettled, fmt.Sprintf("%d %s", b.ID, b.State))
 			}
@@ -296,6 +310,7 @@ func (f *fleet) bulkCounts(ctx context.Context, rep *BulkRep) error {
 	rep.ProviderRequests, rep.Admitted, rep.Applied, rep.LiveRequests = int(requests), int(admitted), int(applied), live
 	if admitted > 0 {
 		rep.RequestsPerChunk = requests / admitted
+		rep.InputTokensPerChunk = float64(rep.InputTokens) / admitted
 	}
 	return nil
 }

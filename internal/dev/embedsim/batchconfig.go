@@ -106,6 +106,10 @@ type BatchFaults struct {
 	// SlowFinalize is added to every batch's finalizing phase. Defaults
 	// to 0.
 	SlowFinalize time.Duration
+	// RefuseCreateRate is the probability that a batch create is refused
+	// (400) though its input file is there, as a provider that refuses
+	// the file's content does: nothing is created.
+	RefuseCreateRate float64
 }
 
 // Validate reports the first problem with f, saying how to fix it.
@@ -113,7 +117,7 @@ func (f BatchFaults) Validate() error {
 	for _, r := range []struct {
 		name string
 		p    float64
-	}{{"fail rate", f.FailRate}, {"expire rate", f.ExpireRate}, {"lose rate", f.LoseRate}} {
+	}{{"fail rate", f.FailRate}, {"expire rate", f.ExpireRate}, {"lose rate", f.LoseRate}, {"refuse create rate", f.RefuseCreateRate}} {
 		if r.p < 0 || r.p > 1 {
 			return fmt.Errorf("batch faults: %s = %v, want a probability in [0, 1]", r.name, r.p)
 		}

@@ -34,6 +34,13 @@ func (s *Server) serveCreateBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *aerr, 0)
 		return
 	}
+	if s.batches.refuseCreate() {
+		writeError(w, http.StatusBadRequest, apiError{
+			Message: fmt.Sprintf("The input file %s could not be accepted for a batch.", req.InputFileID),
+			Type:    typeInvalidRequest, Param: "input_file_id", Code: "invalid_file",
+		}, 0)
+		return
+	}
 	b, ok := s.batches.create(req.InputFileID, req.Endpoint, req.Metadata, s.now())
 	if !ok {
 		writeError(w, http.StatusBadRequest, apiError{

@@ -60,7 +60,8 @@ func (st *batchStore) addFile(name, purpose string, data []byte, now time.Time) 
 }
 
 func (st *batchStore) addFileLocked(name, purpose string, data []byte, now time.Time) *storedFile {
-	f := &storedFile{id: st.newID("file-", 22), filename: name, purpose: purpose, createdAt: now, data: data}
+	st.seq++
+	f := &storedFile{id: st.newID("file-", 22), seq: st.seq, filename: name, purpose: purpose, createdAt: now, data: data}
 	st.files[f.id] = f
 	return f
 }
@@ -79,6 +80,32 @@ func (st *batchStore) deleteFile(id string) bool {
 	_, ok := st.files[id]
 	delete(st.files, id)
 	return ok
+}
+
+// listFiles returns up to limit files of purpose (any when empty), newest
+// first, starting after the file named by after (if any), and whether
+// more follow.
+func (st *batchStore) listFiles(purpose, after string, limit int) ([]fileObject, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	all := make([]*storedFile, 0, len(st.files))
+	for _, f := range st.files {
+		if purpose == "" || f.purpose == purpose {
+			all = append(all, f)
+		}
+	}
+	slices.SortFunc(all, func(a, b *storedFile) int { return b.seq - a.seq })
+	if after != "" {
+		i := slices.IndexFunc(all, func(f *storedFile) bool { return f.id == after })
+		all = all[i+1:] // an unknown cursor (i = -1) lists from the start
+	}
+	more := len(all) > limit
+	all = all[:min(limit, len(all))]
+	out := make([]fileObject, len(all))
+	for i, f := range all {
+		out[i] = f.object()
+	}
+	return out, more
 }
 
 // create registers a batch over the input file, drawing its faults.
@@ -101,6 +128,13 @@ func (st *batchStore) create(fileID, endpoint string, metadata map[string]string
 	st.batches[b.id] = b
 	st.s.metrics.batchMoved("", BatchValidating)
 	return b.object(now), true
+}
+
+// refuseCreate draws whether a create is refused.
+func (st *batchStore) refuseCreate() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.draw(st.faults.RefuseCreateRate)
 }
 
 // draw reports a hit with probability p. Requires st.mu.

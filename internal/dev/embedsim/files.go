@@ -26,6 +26,7 @@ var knownPurposes = map[string]bool{
 // storedFile is one file of the Files API.
 type storedFile struct {
 	id        string
+	seq       int // order of creation, shared with batches
 	filename  string
 	purpose   string
 	createdAt time.Time
@@ -166,4 +167,31 @@ func (s *Server) serveDeleteFile(w http.ResponseWriter, r *http.Request) {
 
 func writeFileNotFound(w http.ResponseWriter, id string) {
 	writeError(w, http.StatusNotFound, apiError{Message: "No such File object: " + id, Type: typeInvalidRequest, Param: "id"}, 0)
+}
+
+// serveListFiles lists files newest first, as the Files API does:
+// purpose filters, limit (1 to 10,000, default 10,000) and after page.
+func (s *Server) serveListFiles(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := 10000
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeError(w, http.StatusBadRequest, apiError{Message: fmt.Sprintf("Invalid 'limit': %q. Expected a value between 1 and 10000.", v), Type: typeInvalidRequest, Param: "limit", Code: "invalid_value"}, 0)
+			return
+		}
+		limit = n
+	}
+	data, more := s.batches.listFiles(q.Get("purpose"), q.Get("after"), limit)
+	page := struct {
+		Object  string       `json:"object"`
+		Data    []fileObject `json:"data"`
+		FirstID *string      `json:"first_id"`
+		LastID  *string      `json:"last_id"`
+		HasMore bool         `json:"has_more"`
+	}{Object: "list", Data: data, HasMore: more}
+	if len(data) > 0 {
+		page.FirstID, page.LastID = &data[0].ID, &data[len(data)-1].ID
+	}
+	writeJSON(w, http.StatusOK, page)
 }

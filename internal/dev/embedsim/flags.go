@@ -79,5 +79,6 @@ func (f *ServiceConfig) registerBatch(fs *flag.FlagSet) {
 	fs.Float64Var(&b.Faults.FailRate, "batch-fail-rate", 0, "probability that a batch fails at validating with server_error")
 	fs.Float64Var(&b.Faults.ExpireRate, "batch-expire-rate", 0, "probability that a batch runs at half the pace its window allows, and expires half done")
 	fs.Float64Var(&b.Faults.LoseRate, "batch-lose-rate", 0, "probability that a batch is lost once validated: not found (404) from then on")
+	fs.Float64Var(&b.Faults.RefuseCreateRate, "batch-refuse-create-rate", 0, "probability that a batch create is refused (400) though its input file is there: nothing is created")
 	fs.DurationVar(&b.Faults.SlowFinalize, "batch-slow-finalize", 0, "added to every batch's finalizing phase")
 }

@@ -101,6 +101,7 @@ func New(cfg Config, opts ...Option) (*Server, error) {
 	mux.HandleFunc("POST /embeddings", s.serveEmbeddings)
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("POST /v1/files", s.batchRoute("files", s.serveUpload))
+	mux.HandleFunc("GET /v1/files", s.batchRoute("files", s.serveListFiles))
 	mux.HandleFunc("GET /v1/files/{id}", s.batchRoute("file", s.serveFile))
 	mux.HandleFunc("GET /v1/files/{id}/content", s.batchRoute("file_content", s.serveFileContent))
 	mux.HandleFunc("DELETE /v1/files/{id}", s.batchRoute("file", s.serveDeleteFile))

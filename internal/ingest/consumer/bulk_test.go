@@ -418,3 +418,55 @@ func TestBulkBackfillOfAGenerationInBatchMode(t *testing.T) {
 		t.Errorf("the live endpoint embedded %d inputs for the generation in bulk mode", got-liveInputs)
 	}
 }
+
+// A bulk load whose documents repeat texts pays for each distinct text
+// once: the provider gets no more request lines than there are distinct
+// texts, every chunk that shares a text is stored with that text's
+// vector, and a poison text shared by two chunks parks both, each with
+// its own dead letter.
+func TestBulkRepeatedTextsArePaidOnce(t *testing.T) {
+	t.Parallel()
+	o := bulkOptions(t, 2, embedsim.Faults{Poison: []embedsim.PoisonRule{{Match: "POISON", Kind: embedsim.PoisonInvalidInput}}})
+	b := setup(t, o)
+	b.startBulk(o)
+	docs := map[string][]byte{}
+	for i := range 18 {
+		docs[fmt.Sprintf("deed-%03d.txt", i)] = []byte(fmt.Sprintf("Standard clause %d of every deed in the county archive.", i%6))
+	}
+	for i := 18; i < 20; i++ {
+		docs[fmt.Sprintf("deed-%03d.txt", i)] = []byte("A clause two deeds share, which the provider refuses: POISON")
+	}
+	b.produce(bulkSource, docs)
+	b.waitSettled(60 * time.Second)
+
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`); n != 18 {
+		t.Errorf("%d chunks stored, want 18", n)
+	}
+	if n := b.count(`SELECT count(DISTINCT embedding::text) FROM chunk_embeddings`); n != 6 {
+		t.Errorf("%d distinct vectors stored, want one per distinct text, 6", n)
+	}
+	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'parked' AND last_error_class IS NOT NULL`); n != 2 {
+		t.Errorf("%d chunks parked, want both chunks of the poison text", n)
+	}
+	if n := b.count(`SELECT count(*) FROM outbox WHERE subject LIKE 'dlq.%'`); n != 2 {
+		t.Errorf("%d dead letters written, want one per parked chunk, 2", n)
+	}
+	client, err := batchapi.New(batchapi.Config{URL: b.sim.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := client.ListBatches(context.Background(), batchapi.ListParams{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines int
+	for _, pb := range page.Data {
+		lines += pb.RequestCounts.Total
+	}
+	if lines == 0 || lines > 7 {
+		t.Errorf("the provider got %d request lines for 7 distinct texts", lines)
+	}
+	if c := b.sim.Counts(); c.Requests != 0 {
+		t.Errorf("the live endpoint got %d requests; a bulk source's chunks go through batches alone", c.Requests)
+	}
+}

@@ -90,15 +90,18 @@ func stateNames() string {
 // still running and the last error of each that has one.
 func printBatches(w io.Writer, vs []view.BatchView) error {
 	tw := newTable(w)
-	fmt.Fprintln(tw, "BATCH\tSOURCE\tGEN\tSTATE\tREQUESTS\tTOKENS\tSTORED\tPARKED\tREQUEUED\tOPENED\tPROVIDER_BATCH")
+	fmt.Fprintln(tw, "BATCH\tSOURCE\tGEN\tSTATE\tENDED\tCHUNKS\tREQUESTS\tTOKENS\tSTORED\tPARKED\tREQUEUED\tOPENED\tPROVIDER_BATCH")
 	for _, v := range vs {
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", v.ID, cell(v.SourceID), v.Generation, v.State,
-			v.Requests, v.Tokens, v.Stored, v.Parked, v.Requeued, tableTime(v.OpenedAt), cell(v.ProviderBatchID))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", v.ID, cell(v.SourceID), v.Generation, v.State,
+			cell(string(v.Outcome)), v.Members, v.Requests, v.Tokens, v.Stored, v.Parked, v.Requeued, tableTime(v.OpenedAt), cell(v.ProviderBatchID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, v := range vs {
+		if v.Outcome != "" && v.Outcome != view.OutcomeCompleted {
+			fmt.Fprintf(w, "batch %d %s\n", v.ID, cell(v.Ended()))
+		}
 		if v.CancelRequestedAt != nil && v.SettledAt == nil && v.State != view.Cancelled {
 			fmt.Fprintf(w, "batch %d %s: cancel requested at %s\n", v.ID, v.State, tableTime(*v.CancelRequestedAt))
 		}
@@ -148,10 +151,12 @@ func printBatch(w io.Writer, v view.BatchView, counts []view.MemberCount) error 
 	tw := newTable(w)
 	for _, r := range [][2]string{
 		{"batch_id", n(v.ID)}, {"source_id", cell(v.SourceID)}, {"generation", strconv.Itoa(v.Generation)},
-		{"state", string(v.State)}, {"input_file_id", cell(v.InputFileID)}, {"provider_batch_id", cell(v.ProviderBatchID)},
+		{"state", string(v.State)}, {"outcome", cell(v.Ended())}, {"error_code", cell(v.ErrorCode)}, {"error_message", cell(v.ErrorMessage)},
+		{"input_file_id", cell(v.InputFileID)}, {"provider_batch_id", cell(v.ProviderBatchID)},
 		{"output_file_id", cell(v.OutputFileID)}, {"error_file_id", cell(v.ErrorFileID)},
-		{"requests", strconv.Itoa(v.Requests)}, {"inputs", strconv.Itoa(v.Inputs)}, {"bytes", n(v.Bytes)}, {"tokens", n(v.Tokens)},
+		{"members", strconv.Itoa(v.Members)}, {"requests", strconv.Itoa(v.Requests)}, {"inputs", strconv.Itoa(v.Inputs)}, {"bytes", n(v.Bytes)}, {"tokens", n(v.Tokens)},
 		{"stored", strconv.Itoa(v.Stored)}, {"parked", strconv.Itoa(v.Parked)}, {"requeued", strconv.Itoa(v.Requeued)},
+		{"answered", strconv.Itoa(v.Answered)}, {"unanswered", strconv.Itoa(v.Unanswered)},
 		{"opened_at", tableTime(v.OpenedAt)}, {"sealed_at", tableTimePtr(v.SealedAt)}, {"uploaded_at", tableTimePtr(v.UploadedAt)},
 		{"created_at", tableTimePtr(v.CreatedAt)}, {"finished_at", tableTimePtr(v.FinishedAt)}, {"settled_at", tableTimePtr(v.SettledAt)},
 		{"cancel_requested_at", tableTimePtr(v.CancelRequestedAt)}, {"updated_at", tableTime(v.UpdatedAt)},

@@ -15,8 +15,8 @@ import (
 
 // seedBatches writes bulk batches as the ledger would have them: 1, of
 // wiki, created at the provider with three members pending; 2, wiki's
-// open batch with two; 3, of news, requeued after the provider failed it,
-// one member parked and one requeued.
+// open batch with two; 3, of news, requeued after the provider failed it
+// (invalid_request), one member parked and one requeued.
 func seedBatches(t *testing.T, pool *pgxpool.Pool) {
 	t.Helper()
 	for _, sql := range []string{
@@ -27,16 +27,18 @@ func seedBatches(t *testing.T, pool *pgxpool.Pool) {
 		`INSERT INTO bulk_batches (source_id, state, requests, inputs, bytes, tokens, opened_at, updated_at)
 		 VALUES ('wiki', 'open', 2, 2, 600, 80, now() - interval '10 minutes', now())`,
 		`INSERT INTO bulk_batches (source_id, state, input_file_id, provider_batch_id, requests, inputs, bytes, tokens, parked, requeued,
-		     opened_at, sealed_at, uploaded_at, create_requested_at, created_at, finished_at, settled_at, updated_at, last_error)
+		     opened_at, sealed_at, uploaded_at, create_requested_at, created_at, finished_at, settled_at, updated_at, last_error,
+		     outcome, error_code, error_message)
 		 VALUES ('news', 'requeued', 'file-in-3', 'batch-p3', 2, 2, 500, 70, 1, 1,
 		     now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours',
-		     now() - interval '3 hours', now() - interval '2 hours', now() - interval '2 hours', now(), 'invalid_request: model not found')`,
-		`INSERT INTO bulk_members (batch_id, custom_id, generation, source_id, doc_id, chunk_index, version, content_hash, text, tokens, bytes, state, error_class, updated_at)
-		 VALUES (1, 'm1', 1, 'wiki', 'd1', 0, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
-		        (1, 'm2', 1, 'wiki', 'd1', 1, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
-		        (1, 'm3', 1, 'wiki', 'd1', 2, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
-		        (3, 'n1', 1, 'news', 'd9', 0, 1, 'h', '', 35, 250, 'parked', 'bad_request', now()),
-		        (3, 'n2', 1, 'news', 'd9', 1, 1, 'h', '', 35, 250, 'requeued', NULL, now())`,
+		     now() - interval '3 hours', now() - interval '2 hours', now() - interval '2 hours', now(), 'invalid_request: model not found',
+		     'failed', 'invalid_request', 'model not found')`,
+		`INSERT INTO bulk_members (batch_id, custom_id, line_id, generation, source_id, doc_id, chunk_index, version, content_hash, text, tokens, bytes, state, error_class, updated_at)
+		 VALUES (1, 'm1', 'm1', 1, 'wiki', 'd1', 0, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
+		        (1, 'm2', 'm2', 1, 'wiki', 'd1', 1, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
+		        (1, 'm3', 'm3', 1, 'wiki', 'd1', 2, 1, 'h', 'river text', 40, 300, 'pending', NULL, now()),
+		        (3, 'n1', 'n1', 1, 'news', 'd9', 0, 1, 'h', '', 35, 250, 'parked', 'bad_request', now()),
+		        (3, 'n2', 'n2', 1, 'news', 'd9', 1, 1, 'h', '', 35, 250, 'requeued', NULL, now())`,
 	} {
 		if _, err := pool.Exec(context.Background(), sql); err != nil {
 			t.Fatalf("seed batches: %v", err)
@@ -96,7 +98,7 @@ func TestBatchesList(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("batches ls: exit %d, %s", code, errOut)
 	}
-	if got := strings.Join(rowFields(t, out, "1 "), " "); !strings.HasPrefix(got, "1 wiki 1 created 3 120 0 0 0 ") || !strings.HasSuffix(got, " batch-p1") {
+	if got := strings.Join(rowFields(t, out, "1 "), " "); !strings.HasPrefix(got, "1 wiki 1 created - 0 3 120 0 0 0 ") || !strings.HasSuffix(got, " batch-p1") {
 		t.Errorf("batches ls row of batch 1: %q", got)
 	}
 	if !strings.Contains(out, "batch 3 requeued: invalid_request: model not found") {
@@ -164,5 +166,28 @@ func TestBatchesRejectsBadInput(t *testing.T) {
 		if code != c.code || !strings.Contains(errOut, c.says) {
 			t.Errorf("%v: exit %d, %q; want %d saying %q", c.args, code, errOut, c.code, c.says)
 		}
+	}
+}
+
+// batches ls names how a settled batch ended: a failed batch with the
+// provider's error code and message, in its JSON and its table.
+func TestBatchesListNamesTheEnd(t *testing.T) {
+	t.Parallel()
+	env := batchesEnv(t)
+	code, out, errOut := sluice(t, env, "batches", "ls", "--source", "news", "--json")
+	if code != 0 {
+		t.Fatalf("batches ls exited %d: %s", code, errOut)
+	}
+	for _, want := range []string{`"outcome": "failed"`, `"error_code": "invalid_request"`, `"error_message": "model not found"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("batches ls --json lacks %s:\n%s", want, out)
+		}
+	}
+	if code, out, errOut = sluice(t, env, "batches", "ls", "--source", "news"); code != 0 ||
+		!strings.Contains(out, "batch 3 failed (invalid_request: model not found)") {
+		t.Errorf("batches ls exited %d, want the failure named:\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = sluice(t, env, "batches", "show", "3"); code != 0 || !strings.Contains(out, "failed (invalid_request: model not found)") {
+		t.Errorf("batches show exited %d, want the failure named:\n%s%s", code, out, errOut)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicehq/sluice/internal/ingest/publish"
 	"github.com/sluicehq/sluice/internal/ops/reconcile"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/provider/batchapi"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
@@ -46,9 +47,13 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var doRedrive bool
 	var grace time.Duration
+	var provider batchapi.Config
 	l := newLoader(env, "reconcile", &c, true)
 	l.Bool(&doRedrive, "redrive", "", false, "repair what is found from PostgreSQL: re-publish owed, lost and stranded chunks (recreating INGEST if it is gone), re-open leaked ones, resolve open dead letters of stored chunks")
 	l.Duration(&grace, "grace", "OWED_GRACE", publish.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
+	l.String(&provider.URL, "embedder-url", "EMBEDDER_URL", "",
+		"the provider's API, to list the bulk request files Sluice uploaded that no batch uses (--redrive deletes them); unset: the provider is not looked at")
+	l.String(&provider.APIKey, "embedder-api-key", "EMBEDDER_API_KEY", "", "API key, sent as a bearer token")
 	l.FlagSet().Usage = func() {
 		l.PrintUsage(env.Stderr)
 		fmt.Fprint(env.Stderr, reconcileExitHelp)
@@ -56,7 +61,15 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	if _, err := parse(l, args); err != nil {
 		return err
 	}
-	rep, err := reconcileOnce(ctx, &c, reconcile.Config{Grace: grace, Redrive: doRedrive})
+	opts := reconcile.Config{Grace: grace, Redrive: doRedrive}
+	if provider.URL != "" {
+		client, err := batchapi.New(provider)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		opts.Provider = client
+	}
+	rep, err := reconcileOnce(ctx, &c, opts)
 	if err != nil {
 		var exit *ExitError
 		switch {
@@ -129,6 +142,9 @@ func printReconcile(env Env, r *reconcile.Report) {
 	}
 	if r.ActiveOwes != "" {
 		fmt.Fprintf(w, "generations: %s\n", r.ActiveOwes)
+	}
+	for _, f := range r.BulkOrphanFiles {
+		fmt.Fprintf(w, "bulk request file at the provider that no batch uses: %s (--redrive deletes it)\n", f)
 	}
 	if r.StaleTextClaims > 0 {
 		fmt.Fprintf(w, "text claims older than %s: %d (their claimers died and no pipeline has swept them since; --redrive deletes them)\n",

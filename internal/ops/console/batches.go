@@ -10,10 +10,11 @@ import (
 // batchesPageSize is how many bulk batches the Batches page shows.
 const batchesPageSize = 200
 
-// batchRow is one bulk batch on the Batches page. A batch's last error
-// is the provider's, which can quote the request: like a dead letter's
-// error detail, only operators see it, and ErrorWithheld tells a viewer
-// there is one.
+// batchRow is one bulk batch on the Batches page, with how it ended. A
+// batch's last error and error message are the provider's, which can
+// quote the request: like a dead letter's error detail, only operators
+// see them (a viewer sees the error code), and ErrorWithheld tells a
+// viewer there is one.
 type batchRow struct {
 	view.BatchView
 	ErrorWithheld bool
@@ -46,8 +47,8 @@ func (s *Server) batchesPage(w http.ResponseWriter, r *http.Request) {
 	d := batchesData{Source: f.Source, State: f.State, States: view.States, Rows: make([]batchRow, len(vs))}
 	for i, v := range vs {
 		d.Rows[i] = batchRow{BatchView: v}
-		if !operator && v.LastError != "" {
-			d.Rows[i].LastError, d.Rows[i].ErrorWithheld = "", true
+		if !operator && (v.LastError != "" || v.ErrorMessage != "") {
+			d.Rows[i].LastError, d.Rows[i].ErrorMessage, d.Rows[i].ErrorWithheld = "", "", true
 		}
 	}
 	s.render(w, r, http.StatusOK, "batches.html", page{Title: "Bulk batches", Nav: "batches", Data: d})

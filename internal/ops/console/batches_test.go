@@ -28,10 +28,12 @@ func (b *testBundle) seedBatches(t *testing.T) {
 		    now() - interval '1 hour', now(), now())`)
 	batch.Queue(`
 		INSERT INTO bulk_batches (source_id, state, input_file_id, provider_batch_id, requests, inputs, bytes, tokens, parked, requeued,
-		    opened_at, sealed_at, uploaded_at, create_requested_at, created_at, finished_at, settled_at, updated_at, last_error)
+		    opened_at, sealed_at, uploaded_at, create_requested_at, created_at, finished_at, settled_at, updated_at, last_error,
+		    outcome, error_code, error_message)
 		VALUES ('beta', 'requeued', 'file-2', 'batch-p2', 2, 2, 500, 70, 1, 1,
 		    now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours', now() - interval '3 hours',
-		    now() - interval '3 hours', now() - interval '2 hours', now() - interval '2 hours', now(), $1)`, batchError)
+		    now() - interval '3 hours', now() - interval '2 hours', now() - interval '2 hours', now(), $1,
+		    'failed', 'invalid_request', $1)`, batchError)
 	if err := b.db.Pool.SendBatch(context.Background(), batch).Close(); err != nil {
 		t.Fatalf("seed batches: %v", err)
 	}
@@ -43,7 +45,7 @@ func TestBatchesPage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.seedBatches(t)
-	alpha := regexp.MustCompile(`<tr id="batch-1"><td>1</td><td>alpha</td><td class="n">1</td><td>in progress <small>cancel requested</small></td><td class="n">3</td><td class="n">1234</td>`)
+	alpha := regexp.MustCompile(`<tr id="batch-1"><td>1</td><td>alpha</td><td class="n">1</td><td>in progress <small>cancel requested</small></td><td class="outcome">–</td><td class="n">0</td><td class="n">3</td><td class="n">1234</td>`)
 
 	code, body := b.get(t, "/batches", viewerSecret)
 	if code != http.StatusOK || !alpha.MatchString(body) || !strings.Contains(body, `id="batch-2"`) ||
@@ -53,8 +55,14 @@ func TestBatchesPage(t *testing.T) {
 	if strings.Contains(body, batchError) || !strings.Contains(body, "operators only") {
 		t.Errorf("a viewer sees the provider's error, or is not told it is withheld:\n%s", body)
 	}
+	if !strings.Contains(body, `<td class="outcome">failed (invalid_request)</td>`) {
+		t.Errorf("a viewer is not told batch 2 failed, with the provider's code:\n%s", body)
+	}
 	if code, body = b.get(t, "/batches", operatorSecret); code != http.StatusOK || !strings.Contains(body, batchError) {
 		t.Errorf("GET /batches as operator: %d, want the provider's error in:\n%s", code, body)
+	}
+	if !strings.Contains(body, `<td class="outcome">failed (invalid_request: `) {
+		t.Errorf("an operator is not told how batch 2 failed:\n%s", body)
 	}
 	if code, body = b.get(t, "/batches?state=requeued", viewerSecret); code != http.StatusOK || strings.Contains(body, `id="batch-1"`) || !strings.Contains(body, `id="batch-2"`) {
 		t.Errorf("GET /batches?state=requeued: %d, want batch 2 only in:\n%s", code, body)

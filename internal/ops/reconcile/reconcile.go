@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/ingest/publish"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/provider/batchapi"
 	"github.com/sluicehq/sluice/internal/provider/fleetbudget"
 	"github.com/sluicehq/sluice/internal/store/bulk"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
@@ -72,6 +73,12 @@ type Report struct {
 	// member of a batch on as it settles it, so this is a defect, not a
 	// state; it has no repair.
 	BulkStranded int `json:"bulk_stranded,omitempty"`
+	// BulkOrphanFiles are request files Sluice uploaded that the
+	// provider still holds and no bulk batch uses (an upload its builder
+	// never recorded, a refused file that could not be deleted): each
+	// holds chunk text. Looked for only with Config.Provider; --redrive
+	// deletes them.
+	BulkOrphanFiles []string `json:"bulk_orphan_files,omitempty"`
 	// StaleTextClaims counts the claims on texts older than
 	// StaleClaimAge (invariant 13): a pipeline releases its claims when
 	// its batch ends, and sweeps those of dead processes once past their
@@ -111,7 +118,7 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
 	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn) +
-		len(r.BackfillStranded) + r.BulkStranded + int(r.StaleTextClaims)
+		len(r.BackfillStranded) + r.BulkStranded + int(r.StaleTextClaims) + len(r.BulkOrphanFiles)
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -137,6 +144,7 @@ func (r *Report) Named() []string {
 		{"stored with an open dead letter", r.OpenDeadLetters},
 		{"deleted documents with data left", len(r.Unerased)},
 		{"pending in settled bulk batches", r.BulkStranded},
+		{"bulk request files no batch uses at the provider", len(r.BulkOrphanFiles)},
 		{"text claims older than " + StaleClaimAge.String(), int(r.StaleTextClaims)},
 	} {
 		if p.n > 0 {
@@ -172,6 +180,9 @@ type Config struct {
 	Redrive bool
 	// Log receives a line per repair. Defaults to a no-op logger.
 	Log zerolog.Logger
+	// Provider is the Batch API, to compare its files with the bulk
+	// ledger. Defaults to nil: the provider is not looked at.
+	Provider *batchapi.Client
 }
 
 // Run checks the invariants and, with Redrive, repairs what it found.
@@ -235,7 +246,28 @@ func (c *checker) textClaims(ctx context.Context) error {
 func (c *checker) bulk(ctx context.Context) error {
 	n, err := bulk.Stranded(ctx, c.pool)
 	c.rep.BulkStranded = n
-	return err
+	if err != nil || c.opts.Provider == nil {
+		return err
+	}
+	orphans, err := bulk.Orphans(ctx, c.pool, c.opts.Provider)
+	if err != nil {
+		return err
+	}
+	for _, f := range orphans {
+		c.rep.BulkOrphanFiles = append(c.rep.BulkOrphanFiles, f.ID+" ("+f.Filename+")")
+	}
+	if !c.opts.Redrive || len(orphans) == 0 {
+		return nil
+	}
+	deleted, err := bulk.DeleteOrphans(ctx, c.opts.Provider, orphans)
+	if err != nil {
+		c.fail("delete bulk request files no batch uses", err)
+	}
+	if deleted > 0 {
+		c.rep.Redriven["bulk_orphan_files"] = deleted
+		c.opts.Log.Warn().Int("files", deleted).Msg("deleted bulk request files no batch uses")
+	}
+	return nil
 }
 
 // unerased finds deleted documents with data left and, with Redrive,

@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"strconv"
 )
 
 // PurposeBatch is the purpose of a batch input file.
@@ -113,4 +114,66 @@ func (c *Client) FileContent(ctx context.Context, id string) (io.ReadCloser, err
 		return nil, err
 	}
 	return resp.Body, nil
+}
+
+// FileListParams page through files.
+type FileListParams struct {
+	// Purpose keeps the files of one purpose, such as PurposeBatch.
+	// Defaults to every purpose.
+	Purpose string
+	// Limit is the page size, 1 to 10,000. Defaults to the provider's.
+	Limit int
+	// After is the last id of the previous page. Defaults to the first
+	// page.
+	After string
+}
+
+// FilePage is a page of files, newest first.
+type FilePage struct {
+	Data    []File `json:"data"`
+	FirstID string `json:"first_id"`
+	LastID  string `json:"last_id"`
+	HasMore bool   `json:"has_more"`
+}
+
+// ListFiles returns a page of files, newest first; pass LastID as After
+// for the next page while HasMore.
+func (c *Client) ListFiles(ctx context.Context, p FileListParams) (*FilePage, error) {
+	q := url.Values{}
+	if p.Purpose != "" {
+		q.Set("purpose", p.Purpose)
+	}
+	if p.Limit > 0 {
+		q.Set("limit", strconv.Itoa(p.Limit))
+	}
+	if p.After != "" {
+		q.Set("after", p.After)
+	}
+	path := "/files"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var page FilePage
+	if err := c.call(ctx, http.MethodGet, path, "list files", nil, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// AllFiles lists every file of purpose (every purpose when empty),
+// newest first, page after page.
+func (c *Client) AllFiles(ctx context.Context, purpose string) ([]File, error) {
+	var all []File
+	after := ""
+	for {
+		page, err := c.ListFiles(ctx, FileListParams{Purpose: purpose, Limit: 1000, After: after})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Data...)
+		if !page.HasMore || page.LastID == "" {
+			return all, nil
+		}
+		after = page.LastID
+	}
 }

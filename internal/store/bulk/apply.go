@@ -2,6 +2,7 @@ package bulk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -11,21 +12,21 @@ import (
 )
 
 // memberColumns are the columns of a member as Member holds them.
-const memberColumns = `m.batch_id, m.custom_id, m.generation, m.source_id, m.doc_id, m.chunk_index, m.version, m.content_hash, m.text`
+const memberColumns = `m.batch_id, m.custom_id, m.line_id, m.generation, m.source_id, m.doc_id, m.chunk_index, m.version, m.content_hash, m.text`
 
 func scanMember(rows pgx.CollectableRow) (Member, error) {
 	var m Member
-	err := rows.Scan(&m.BatchID, &m.CustomID, &m.Generation, &m.SourceID, &m.DocID, &m.ChunkIndex, &m.Version, &m.ContentHash, &m.Text)
+	err := rows.Scan(&m.BatchID, &m.CustomID, &m.LineID, &m.Generation, &m.SourceID, &m.DocID, &m.ChunkIndex, &m.Version, &m.ContentHash, &m.Text)
 	return m, err
 }
 
-// takePending reads and locks the pending members of batch id, those of
-// customIDs only unless it is nil.
-func takePending(ctx context.Context, tx pgx.Tx, id int64, customIDs []string) ([]Member, error) {
+// takePending reads and locks the pending members of batch id, those
+// waiting on lineIDs only unless it is nil.
+func takePending(ctx context.Context, tx pgx.Tx, id int64, lineIDs []string) ([]Member, error) {
 	rows, err := tx.Query(ctx, `
 		SELECT `+memberColumns+` FROM bulk_members m
-		WHERE m.batch_id = $1 AND m.state = 'pending' AND ($2::text[] IS NULL OR m.custom_id = ANY($2))
-		ORDER BY m.custom_id FOR UPDATE`, id, customIDs)
+		WHERE m.batch_id = $1 AND m.state = 'pending' AND ($2::text[] IS NULL OR m.line_id = ANY($2))
+		ORDER BY m.custom_id FOR UPDATE`, id, lineIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read pending members: %w", err)
 	}
@@ -45,9 +46,9 @@ type routed struct {
 }
 
 // applySlice applies the results of a file's lines up to last, in one
-// transaction with the ledger's cursor: members still pending take their
-// results, and the Applier and Requeuer get only those, so a line read
-// again changes nothing.
+// transaction with the ledger's cursor: the members still pending on
+// each line take its result, and the Applier and Requeuer get only
+// those, so a line read again changes nothing.
 func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, results []batchapi.Result, last int) error {
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
@@ -61,32 +62,48 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 	if cur >= last {
 		return nil
 	}
-	byID := make(map[string]routed, len(results))
-	ids, states, classes := make([]string, 0, len(results)), make([]string, 0, len(results)), make([]string, 0, len(results))
+	byLine := make(map[string]routed, len(results))
+	lines := make([]string, 0, len(results))
 	for _, res := range results {
 		st, d, err := route(res)
-		byID[res.CustomID] = routed{res, st, err, d}
-		ids, states, classes = append(ids, res.CustomID), append(states, string(st)), append(classes, d.Class)
+		byLine[res.CustomID] = routed{res, st, err, d}
+		lines = append(lines, res.CustomID)
 	}
-	members, err := takePending(ctx, tx, id, ids)
+	members, err := takePending(ctx, tx, id, lines)
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
+	ids, states, classes := make([]string, len(members)), make([]string, len(members)), make([]string, len(members))
+	for i, m := range members {
+		r := byLine[m.LineID]
+		ids[i], states[i], classes[i] = m.CustomID, string(r.state), r.decision.Class
+	}
 	// A member that leaves pending keeps no text: the Applier and the
-	// Requeuer have it, and the ledger no longer needs it.
+	// Requeuer have it, and the ledger no longer needs it. Only the
+	// members read above are marked: one that joined a line since takes
+	// nothing here, and is owed when the batch settles.
 	if _, err := tx.Exec(ctx, `
 		UPDATE bulk_members m SET state = u.st, error_class = nullif(u.cls, ''), text = '', updated_at = $5
 		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(c, st, cls)
 		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'`, id, ids, states, classes, p.deps.Now()); err != nil {
 		return fmt.Errorf("apply: mark members: %w", err)
 	}
-	stored, parked, owed, err := p.hand(ctx, tx, members, byID)
+	stored, parked, owed, err := p.hand(ctx, tx, members, byLine)
 	if err != nil {
 		return err
 	}
+	// A line the batch left over when it expired or was cancelled did
+	// not run: its members were not answered.
+	var notRun int
+	for _, m := range members {
+		if e := byLine[m.LineID].err; errors.Is(e, batchapi.ErrRequestExpired) || errors.Is(e, batchapi.ErrRequestCancelled) {
+			notRun++
+		}
+	}
 	if _, err := tx.Exec(ctx, `
-		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5, updated_at = $6
-		WHERE batch_id = $1`, id, last, stored, parked, owed, p.deps.Now()); err != nil {
+		UPDATE bulk_batches SET `+cursor+` = $2, stored = stored + $3, parked = parked + $4, requeued = requeued + $5,
+		       unanswered = unanswered + $7, updated_at = $6
+		WHERE batch_id = $1`, id, last, stored, parked, owed, p.deps.Now(), notRun); err != nil {
 		return fmt.Errorf("apply: record lines applied: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -100,11 +117,11 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 
 // hand gives the members that took a result to the Applier (a vector or a
 // parking error) and the Requeuer (owed again), and counts them.
-func (p *Poller) hand(ctx context.Context, tx pgx.Tx, members []Member, byID map[string]routed) (stored, parked, owed int, err error) {
+func (p *Poller) hand(ctx context.Context, tx pgx.Tx, members []Member, byLine map[string]routed) (stored, parked, owed int, err error) {
 	var apply []Result
 	var again []Owed
 	for _, m := range members {
-		r := byID[m.CustomID]
+		r := byLine[m.LineID]
 		switch r.state {
 		case MemberApplied:
 			apply = append(apply, Result{Member: m, Vector: r.res.Vectors[0], PromptTokens: r.res.PromptTokens})
@@ -139,9 +156,9 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
 	var state State
-	var detail string
-	if err := tx.QueryRow(ctx, `SELECT state, coalesce(last_error, '') FROM bulk_batches WHERE batch_id = $1 FOR UPDATE`, id).
-		Scan(&state, &detail); err != nil {
+	var source, detail, outcome string
+	if err := tx.QueryRow(ctx, `SELECT state, source_id, coalesce(last_error, ''), coalesce(outcome, '') FROM bulk_batches WHERE batch_id = $1 FOR UPDATE`, id).
+		Scan(&state, &source, &detail, &outcome); err != nil {
 		return fmt.Errorf("settle: lock batch: %w", err)
 	}
 	if !ended(state) {
@@ -150,14 +167,21 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 	if state != Failed {
 		detail = ""
 	}
+	if outcome == "" {
+		outcome = string(state) // markLost names a lost output itself
+	}
 	now := p.deps.Now()
 	members, err := takePending(ctx, tx, id, nil)
 	if err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.CustomID
+	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE bulk_members SET state = 'requeued', text = '', updated_at = $2
-		WHERE batch_id = $1 AND state = 'pending'`, id, now); err != nil {
+		WHERE batch_id = $1 AND custom_id = ANY($3) AND state = 'pending'`, id, now, ids); err != nil {
 		return fmt.Errorf("settle: mark members: %w", err)
 	}
 	if len(members) > 0 {
@@ -172,16 +196,17 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 	}
 	final := settledAs(state)
 	if _, err := tx.Exec(ctx, `
-		UPDATE bulk_batches SET state = $2, requeued = requeued + $3, settled_at = $4, updated_at = $4,
-		       finished_at = coalesce(finished_at, $4)
-		WHERE batch_id = $1`, id, final, len(members), now); err != nil {
+		UPDATE bulk_batches SET state = $2, requeued = requeued + $3, unanswered = unanswered + $3, outcome = $5,
+		       settled_at = $4, updated_at = $4, finished_at = coalesce(finished_at, $4)
+		WHERE batch_id = $1`, id, final, len(members), now, outcome); err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("settle: commit: %w", err)
 	}
 	p.deps.Metrics.member(outcomeRequeued, len(members))
-	p.deps.Log.Info().Int64("batch", id).Str("ended", string(state)).Str("state", string(final)).Int("requeued", len(members)).
+	p.deps.Metrics.ended(source, outcome)
+	p.deps.Log.Info().Int64("batch", id).Str("ended", outcome).Str("state", string(final)).Int("requeued", len(members)).
 		Msg("bulk batch settled")
 	return nil
 }

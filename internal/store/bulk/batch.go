@@ -25,16 +25,17 @@ type batch struct {
 	createRequestedAt *time.Time
 	cancelRequested   bool
 	lastError         string
+	uploadRequestedAt *time.Time
 }
 
 const batchColumns = `batch_id, generation, source_id, state, requests, coalesce(input_file_id, ''),
 	coalesce(provider_batch_id, ''), coalesce(output_file_id, ''), coalesce(error_file_id, ''),
-	output_lines_done, error_lines_done, create_requested_at, cancel_requested_at IS NOT NULL, coalesce(last_error, '')`
+	output_lines_done, error_lines_done, create_requested_at, cancel_requested_at IS NOT NULL, coalesce(last_error, ''), upload_requested_at`
 
 func scanBatch(row pgx.Row) (*batch, error) {
 	var b batch
 	err := row.Scan(&b.id, &b.generation, &b.source, &b.state, &b.requests, &b.inputFileID, &b.providerID,
-		&b.outputFileID, &b.errorFileID, &b.outputDone, &b.errorDone, &b.createRequestedAt, &b.cancelRequested, &b.lastError)
+		&b.outputFileID, &b.errorFileID, &b.outputDone, &b.errorDone, &b.createRequestedAt, &b.cancelRequested, &b.lastError, &b.uploadRequestedAt)
 	return &b, err
 }
 

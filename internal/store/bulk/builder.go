@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -112,7 +113,10 @@ func (b *Builder) send(ctx context.Context, id int64) error {
 	return b.create(ctx, bt)
 }
 
-// upload writes the batch's request file and uploads it.
+// upload writes the batch's request file and uploads it. The ledger
+// records that an upload is under way before it starts: a process killed
+// before the upload is recorded leaves that trace, and the poller deletes
+// the file it may have left (sweep).
 func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	f, err := os.CreateTemp("", "sluice-bulk-*.jsonl")
 	if err != nil {
@@ -134,8 +138,17 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("request file: %w", err)
 	}
+	// An earlier upload the ledger is unsure of keeps its trace until
+	// the poller has looked for its file.
+	unsure := bt.uploadRequestedAt != nil
+	if !unsure {
+		if _, err := b.pool.Exec(ctx, `UPDATE bulk_batches SET upload_requested_at = $2, updated_at = $2 WHERE batch_id = $1`,
+			bt.id, b.deps.Now()); err != nil {
+			return fmt.Errorf("record upload request: %w", err)
+		}
+	}
 	b.deps.Metrics.request(opUpload)
-	file, err := b.client.UploadFile(ctx, fmt.Sprintf("sluice-bulk-%d.jsonl", bt.id), f)
+	file, err := b.client.UploadFile(ctx, UploadName(bt.id), f)
 	if err != nil {
 		return err
 	}
@@ -144,13 +157,38 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	}
 	now := b.deps.Now()
 	if _, err := b.pool.Exec(ctx, `
-		UPDATE bulk_batches SET state = 'uploaded', input_file_id = $2, uploaded_at = $3, updated_at = $3, last_error = NULL
-		WHERE batch_id = $1 AND state = 'sealed'`, bt.id, file.ID, now); err != nil {
+		UPDATE bulk_batches SET state = 'uploaded', input_file_id = $2, uploaded_at = $3, updated_at = $3, last_error = NULL,
+		       requests = $4, inputs = $4, upload_requested_at = CASE WHEN $5 THEN upload_requested_at END
+		WHERE batch_id = $1 AND state = 'sealed'`, bt.id, file.ID, now, lines, unsure); err != nil {
 		return fmt.Errorf("record upload: %w", err)
 	}
 	b.deps.Metrics.lines.WithLabelValues().Add(float64(lines))
 	b.deps.Log.Info().Int64("batch", bt.id).Str("file", file.ID).Int("requests", lines).Msg("bulk batch uploaded")
 	return nil
+}
+
+// uploadPrefix starts the name of every request file the builder
+// uploads.
+const uploadPrefix = "sluice-bulk-"
+
+// UploadName is the name batch id's request file is uploaded under:
+// the poller and reconcile tell Sluice's uploads, and their batch, by
+// it.
+func UploadName(id int64) string { return uploadPrefix + strconv.FormatInt(id, 10) + ".jsonl" }
+
+// uploadBatch is the ledger batch a request file was uploaded for, by its
+// name, and false for a file Sluice did not upload.
+func uploadBatch(name string) (int64, bool) {
+	rest, ok := strings.CutPrefix(name, uploadPrefix)
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutSuffix(rest, ".jsonl")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil && id > 0
 }
 
 // settleEmpty settles a sealed batch with no member to send: there is
@@ -162,7 +200,9 @@ func (b *Builder) settleEmpty(ctx context.Context, id int64) error {
 }
 
 // build writes the request file of the batch's members to w, one request
-// per member in its generation's space, and returns how many it wrote.
+// per line (distinct text) in its generation's space, and returns how
+// many it wrote. Any pending member of a line gives its text: they are
+// the same.
 func (b *Builder) build(ctx context.Context, bt *batch, w io.Writer) (int, error) {
 	sp, err := b.cfg.space(ctx, bt.generation)
 	if err != nil {
@@ -173,17 +213,19 @@ func (b *Builder) build(ctx context.Context, bt *batch, w io.Writer) (int, error
 	if err != nil {
 		return 0, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT custom_id, text FROM bulk_members WHERE batch_id = $1 AND state = 'pending' ORDER BY custom_id`, bt.id)
+	rows, err := b.pool.Query(ctx, `
+		SELECT DISTINCT ON (line_id) line_id, text FROM bulk_members
+		WHERE batch_id = $1 AND state = 'pending' ORDER BY line_id, custom_id`, bt.id)
 	if err != nil {
 		return 0, fmt.Errorf("read members: %w", err)
 	}
 	defer rows.Close()
-	var customID, text string
+	var lineID, text string
 	for rows.Next() {
-		if err := rows.Scan(&customID, &text); err != nil {
+		if err := rows.Scan(&lineID, &text); err != nil {
 			return 0, fmt.Errorf("read members: %w", err)
 		}
-		if err := fb.Add(customID, []string{text}); err != nil {
+		if err := fb.Add(lineID, []string{text}); err != nil {
 			return 0, fmt.Errorf("build request file: %w", err)
 		}
 	}
@@ -246,15 +288,27 @@ func refused(err error) bool {
 }
 
 // reupload sends a batch whose create was refused back to sealed, to be
-// built and uploaded again on the next pass.
+// built and uploaded again on the next pass, and deletes its refused
+// file at the provider. A file that could not be deleted leaves the
+// ledger's trace of an upload it is unsure of: the poller deletes it.
 func (b *Builder) reupload(ctx context.Context, bt *batch, cause error) error {
+	b.deps.Metrics.request(opDelete)
+	derr := b.client.DeleteFile(ctx, bt.inputFileID)
+	if errors.Is(derr, batchapi.ErrNotFound) {
+		derr = nil
+	}
 	now := b.deps.Now()
 	if _, err := b.pool.Exec(ctx, `
-		UPDATE bulk_batches SET state = 'sealed', input_file_id = NULL, create_requested_at = NULL, last_error = $2, updated_at = $3
-		WHERE batch_id = $1 AND state = 'uploaded'`, bt.id, cause.Error(), now); err != nil {
+		UPDATE bulk_batches SET state = 'sealed', input_file_id = NULL, create_requested_at = NULL, last_error = $2, updated_at = $3,
+		       upload_requested_at = CASE WHEN $4 THEN coalesce(upload_requested_at, $3) END
+		WHERE batch_id = $1 AND state = 'uploaded'`, bt.id, cause.Error(), now, derr != nil); err != nil {
 		return fmt.Errorf("send back to sealed: %w", err)
 	}
-	b.deps.Log.Warn().Int64("batch", bt.id).Err(cause).Msg("bulk batch refused at create: uploading it again")
+	ev := b.deps.Log.Warn().Int64("batch", bt.id).Err(cause)
+	if derr != nil {
+		ev = ev.AnErr("delete_error", derr)
+	}
+	ev.Msg("bulk batch refused at create: its file deleted, uploading it again")
 	return nil
 }
 

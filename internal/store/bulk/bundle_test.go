@@ -175,6 +175,10 @@ func corpus(source string, n int, text func(i int) string) []bulk.Member {
 
 func plain(i int) string { return fmt.Sprintf("chunk %d of a corpus about rivers and sluices", i) }
 
+// other is plain's text for another source: no chunk of it shares a text
+// with plain's.
+func other(i int) string { return fmt.Sprintf("chunk %d of a corpus about canals and locks", i) }
+
 // admit records members in one transaction, as a consumer would before
 // acknowledging their messages.
 func (tb *testBundle) admit(t *testing.T, members []bulk.Member) {

@@ -7,6 +7,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/provider/batchapi"
 	"github.com/sluicehq/sluice/internal/store/bulk"
+	"github.com/sluicehq/sluice/internal/store/bulk/view"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -17,7 +18,7 @@ func TestCancelCancelsProviderBatches(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 20}})
 	tb.readmit = false
-	wiki, docs := corpus("wiki", 30, plain), corpus("docs", 5, plain)
+	wiki, docs := corpus("wiki", 30, plain), corpus("docs", 5, other)
 	tb.admit(t, wiki)
 	tb.admit(t, docs)
 	b, p := tb.builder(t, nil), tb.poller(t, nil)
@@ -69,6 +70,10 @@ func TestCancelCancelsProviderBatches(t *testing.T) {
 	}
 	if n := tb.providerBatches(t); len(n) != 2 {
 		t.Errorf("provider batches %v, want wiki's first and docs'", n)
+	}
+	tb.checkEnded(t, view.OutcomeCancelled, len(wiki), 0)
+	if files := tb.providerFiles(t); len(files) != 0 {
+		t.Errorf("files left at the provider: %v", files)
 	}
 }
 

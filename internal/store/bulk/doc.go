@@ -6,16 +6,21 @@
 //
 // Three parts move a batch along its lifecycle (State):
 //
-//   - Ledger.Admit records chunk jobs as members of their source's open
-//     batch inside the caller's transaction, and seals a batch before a
-//     member would take it past the provider's limits (requests, inputs,
-//     bytes, tokens) or once it is Config.MaxAge old (Ledger.SealDue).
+//   - Ledger.Admit records chunk jobs as members of request lines inside
+//     the caller's transaction, one line per distinct text of a
+//     generation: a text already waiting in an unfinished batch joins
+//     its line; the others go to their source's open batch, which is
+//     sealed before a new line would take it past the provider's limits
+//     (requests, inputs, bytes, tokens) or once it is Config.MaxAge old
+//     (Ledger.SealDue).
 //   - Builder writes a sealed batch's request file (one request per
-//     member, its message id as custom_id), uploads it and creates the
-//     provider batch, with the ledger's id in the batch's metadata.
+//     line, LineID as custom_id), uploads it and creates the provider
+//     batch, with the ledger's id in the batch's metadata.
 //   - Poller follows each batch through the provider's statuses, applies
-//     the output and error files through an Applier, and hands every member
-//     without a usable result to a Requeuer as owed work.
+//     the output and error files through an Applier (each line's result
+//     to every member waiting on it), hands every member without a
+//     usable result to a Requeuer as owed work, and records how the
+//     batch ended (view.Outcome).
 //
 // Canceller cancels a source's batches, at the provider and before.
 //
@@ -40,6 +45,11 @@
 //     so a redelivered job is admitted once.
 //   - One process at a time moves a batch (a session advisory lock, which
 //     dies with its process).
+//   - No file stays at the provider: a settled batch's files are
+//     deleted; a refused create deletes its file; an upload is recorded
+//     before it starts, so the poller deletes the file of one a crash
+//     left unrecorded; a file holding the text of a document erased
+//     since is deleted while its batch runs. Orphans finds any other.
 //
 // Requests sent per chunk is the ratio of
 // sluice_bulk_provider_requests_total to

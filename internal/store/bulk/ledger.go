@@ -28,58 +28,48 @@ func NewLedger(cfg Config, deps Deps) (*Ledger, error) {
 	return &Ledger{cfg: cfg, deps: deps}, nil
 }
 
-// sized is a member and what its request takes.
-type sized struct {
-	m Member
-	s size
-}
-
 // groupKey is a source's generation: its members share batches.
 type groupKey struct {
 	source     string
 	generation int
 }
 
-// Admit records members in the caller's transaction, each in the open
-// batch of its source and generation, sealing a batch when the next
-// member would take it past a limit and opening the next. Acknowledge the
-// members' messages only after tx commits: from then on the ledger holds
-// them. A chunk version already pending in a batch of its generation is
-// not admitted again, so a redelivered job costs nothing.
+// Admit records members in the caller's transaction, one request line
+// per distinct text: a member whose text waits in an unfinished batch of
+// its generation joins that line, and the others go to the open batch of
+// their line's first source and generation, which is sealed when a new
+// line would take it past a limit, and the next one opened. Acknowledge
+// the members' messages only after tx commits: from then on the ledger
+// holds them. A chunk version already pending in a batch of its
+// generation is not admitted again, so a redelivered job costs nothing.
 //
 // Errors: a *RefusedError matching ErrTooLarge, having recorded nothing,
 // when members fit no batch on their own; an error for a member without a
 // source, document, or text.
 func (l *Ledger) Admit(ctx context.Context, tx pgx.Tx, members []Member) error {
-	var order []groupKey
-	groups := map[groupKey][]sized{}
-	var refused []Refusal
-	for _, m := range members {
-		if m.SourceID == "" || m.DocID == "" || m.Text == "" || m.Version < 1 || m.ChunkIndex < 0 {
-			return fmt.Errorf("bulk: admit %s: a member needs a source, a document, a version, a chunk index and text", m.customID())
-		}
-		if m.Generation == 0 {
-			m.Generation = 1
-		}
-		m.CustomID = m.customID()
-		s, err := l.cfg.measure(m.CustomID, m.Text)
-		if err != nil {
-			return err
-		}
-		if err := alone(s, l.cfg.Limits); err != nil {
-			refused = append(refused, Refusal{Member: m, Err: err})
-			continue
-		}
-		k := groupKey{m.SourceID, m.Generation}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], sized{m, s})
+	lines, refused, err := l.lines(members)
+	if err != nil {
+		return err
 	}
 	if len(refused) > 0 {
 		return &RefusedError{Refused: refused}
 	}
 	now := l.deps.Now()
+	// Lines that wait already are joined before any open batch is locked:
+	// a poller settling one of those batches may be admitting to it.
+	fresh, err := l.join(ctx, tx, lines, now)
+	if err != nil {
+		return fmt.Errorf("bulk: admit: %w", err)
+	}
+	var order []groupKey
+	groups := map[groupKey][]*line{}
+	for _, ln := range fresh {
+		k := groupKey{ln.members[0].SourceID, ln.generation}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], ln)
+	}
 	for _, k := range order {
 		if err := l.admitGroup(ctx, tx, k, groups[k], now); err != nil {
 			return fmt.Errorf("bulk: admit to %s (generation %d): %w", k.source, k.generation, err)
@@ -88,21 +78,131 @@ func (l *Ledger) Admit(ctx context.Context, tx pgx.Tx, members []Member) error {
 	return nil
 }
 
+// lines checks and measures members and gathers them into their request
+// lines, in order of first appearance, with the members that fit no batch
+// on their own (every member of a text too large).
+func (l *Ledger) lines(members []Member) ([]*line, []Refusal, error) {
+	var order []*line
+	byKey := map[lineKey]*line{}
+	for _, m := range members {
+		if m.SourceID == "" || m.DocID == "" || m.Text == "" || m.Version < 1 || m.ChunkIndex < 0 {
+			return nil, nil, fmt.Errorf("bulk: admit %s: a member needs a source, a document, a version, a chunk index and text", m.customID())
+		}
+		if m.Generation == 0 {
+			m.Generation = 1
+		}
+		m.CustomID, m.LineID = m.customID(), LineID(m.Text)
+		k := lineKey{m.Generation, m.LineID}
+		if ln, ok := byKey[k]; ok {
+			ln.members = append(ln.members, m)
+			continue
+		}
+		ln := &line{generation: m.Generation, id: m.LineID, members: []Member{m}}
+		byKey[k] = ln
+		order = append(order, ln)
+	}
+	var refused []Refusal
+	kept := order[:0]
+	for _, ln := range order {
+		s, err := l.cfg.measure(ln.id, ln.members[0].Text)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := alone(s, l.cfg.Limits); err != nil {
+			for _, m := range ln.members {
+				refused = append(refused, Refusal{Member: m, Err: err})
+			}
+			continue
+		}
+		ln.s = s
+		kept = append(kept, ln)
+	}
+	return kept, refused, nil
+}
+
+// join adds the members of the lines already waiting in an unfinished
+// batch of their generation to that batch, and returns the lines that
+// wait nowhere. A batch being moved by a poller is passed over (its line
+// is sent again) rather than waited for.
+func (l *Ledger) join(ctx context.Context, tx pgx.Tx, lines []*line, now time.Time) ([]*line, error) {
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	gens, ids := make([]int32, len(lines)), make([]string, len(lines))
+	for i, ln := range lines {
+		gens[i], ids[i] = int32(ln.generation), ln.id
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT m.generation, m.line_id, m.batch_id
+		FROM unnest($1::int[], $2::text[]) AS u(g, l)
+		JOIN bulk_members m ON m.generation = u.g AND m.line_id = u.l AND m.state = 'pending'
+		JOIN bulk_batches b ON b.batch_id = m.batch_id
+		WHERE b.state IN ('open', 'sealed', 'uploaded', 'created', 'validating', 'in_progress')
+		  AND b.cancel_requested_at IS NULL AND b.input_deleted_at IS NULL
+		ORDER BY m.batch_id
+		FOR SHARE OF b SKIP LOCKED`, gens, ids)
+	if err != nil {
+		return nil, fmt.Errorf("find waiting lines: %w", err)
+	}
+	waiting := map[lineKey]int64{}
+	var k lineKey
+	var batchID int64
+	if _, err := pgx.ForEachRow(rows, []any{&k.generation, &k.id, &batchID}, func() error {
+		if _, ok := waiting[k]; !ok {
+			waiting[k] = batchID
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("find waiting lines: %w", err)
+	}
+	var fresh []*line
+	joins := map[int64][]*line{}
+	var order []int64
+	for _, ln := range lines {
+		id, ok := waiting[lineKey{ln.generation, ln.id}]
+		if !ok {
+			fresh = append(fresh, ln)
+			continue
+		}
+		if _, seen := joins[id]; !seen {
+			order = append(order, id)
+		}
+		joins[id] = append(joins[id], ln)
+	}
+	for _, id := range order {
+		if err := l.insert(ctx, tx, id, joins[id], nil, now); err != nil {
+			return nil, err
+		}
+	}
+	return fresh, nil
+}
+
 // openBatch is a source's open batch, locked for the transaction.
 type openBatch struct {
 	id   int64
 	size size
 }
 
-func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, items []sized, now time.Time) error {
+func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, lines []*line, now time.Time) error {
 	b, err := l.open(ctx, tx, k, now)
 	if err != nil {
 		return err
 	}
-	var pending []sized
-	for _, it := range items {
-		if !fits(b.size, it.s, l.cfg.Limits) {
-			if err := l.insert(ctx, tx, b.id, pending, now); err != nil {
+	// Another admission may have added a line to the open batch since
+	// join looked.
+	there, err := l.held(ctx, tx, b.id, lines)
+	if err != nil {
+		return err
+	}
+	var pending []*line
+	isNew := map[*line]bool{}
+	for _, ln := range lines {
+		if there[ln.id] {
+			pending = append(pending, ln)
+			continue
+		}
+		if !fits(b.size, ln.s, l.cfg.Limits) {
+			if err := l.insert(ctx, tx, b.id, pending, isNew, now); err != nil {
 				return err
 			}
 			if err := l.seal(ctx, tx, b.id, now); err != nil {
@@ -111,18 +211,39 @@ func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, items []
 			if b, err = l.open(ctx, tx, k, now); err != nil {
 				return err
 			}
-			pending = pending[:0]
+			pending, there = pending[:0], map[string]bool{}
 		}
-		pending = append(pending, it)
-		b.size = b.size.plus(it.s)
+		pending, isNew[ln] = append(pending, ln), true
+		b.size = b.size.plus(ln.s)
 	}
-	if err := l.insert(ctx, tx, b.id, pending, now); err != nil {
+	if err := l.insert(ctx, tx, b.id, pending, isNew, now); err != nil {
 		return err
 	}
 	if full(b.size, l.cfg.Limits) {
 		return l.seal(ctx, tx, b.id, now)
 	}
 	return nil
+}
+
+// held reports which of lines have a pending member in batch id.
+func (l *Ledger) held(ctx context.Context, tx pgx.Tx, id int64, lines []*line) (map[string]bool, error) {
+	ids := make([]string, len(lines))
+	for i, ln := range lines {
+		ids[i] = ln.id
+	}
+	rows, err := tx.Query(ctx, `SELECT DISTINCT line_id FROM bulk_members WHERE batch_id = $1 AND line_id = ANY($2) AND state = 'pending'`, id, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the open batch's lines: %w", err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read the open batch's lines: %w", err)
+	}
+	out := make(map[string]bool, len(got))
+	for _, g := range got {
+		out[g] = true
+	}
+	return out, nil
 }
 
 // open returns the source's open batch, opening one if there is none,
@@ -150,47 +271,55 @@ func (l *Ledger) open(ctx context.Context, tx pgx.Tx, k groupKey, now time.Time)
 	return openBatch{}, errors.New("open batch: sealed by others three times in a row")
 }
 
-// insert records members of batch id, skipping those already pending in a
-// batch of their generation, and adds what was recorded to its counts.
-func (l *Ledger) insert(ctx context.Context, tx pgx.Tx, id int64, items []sized, now time.Time) error {
-	if len(items) == 0 {
+// insert records the members of lines in batch id, skipping those already
+// pending in a batch of their generation, and adds to its counts the
+// members recorded and the lines in isNew (new request lines of the
+// batch; the others join a line it holds).
+func (l *Ledger) insert(ctx context.Context, tx pgx.Tx, id int64, lines []*line, isNew map[*line]bool, now time.Time) error {
+	if len(lines) == 0 {
 		return nil
 	}
-	n := len(items)
 	var (
-		customIDs, sources, docs, hashes, texts = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		gens, chunks, toks, bytes               = make([]int32, n), make([]int32, n), make([]int64, n), make([]int64, n)
-		versions                                = make([]int64, n)
+		customIDs, lineIDs, sources, docs, hashes, texts []string
+		gens, chunks                                     []int32
+		versions, toks, bytes                            []int64
+		added                                            size
 	)
-	for i, it := range items {
-		m := it.m
-		customIDs[i], sources[i], docs[i], hashes[i], texts[i] = m.CustomID, m.SourceID, m.DocID, m.ContentHash, m.Text
-		gens[i], chunks[i], versions[i] = int32(m.Generation), int32(m.ChunkIndex), m.Version
-		toks[i], bytes[i] = it.s.tokens, it.s.bytes
+	for _, ln := range lines {
+		if isNew[ln] {
+			added = added.plus(ln.s)
+		}
+		for _, m := range ln.members {
+			customIDs, lineIDs, sources, docs = append(customIDs, m.CustomID), append(lineIDs, ln.id), append(sources, m.SourceID), append(docs, m.DocID)
+			hashes, texts = append(hashes, m.ContentHash), append(texts, m.Text)
+			gens, chunks, versions = append(gens, int32(m.Generation)), append(chunks, int32(m.ChunkIndex)), append(versions, m.Version)
+			toks, bytes = append(toks, ln.s.tokens), append(bytes, ln.s.bytes)
+		}
 	}
-	var added, addedBytes, addedTokens int64
+	var n int64
 	err := tx.QueryRow(ctx, `
 		WITH added AS (
-			INSERT INTO bulk_members (batch_id, custom_id, generation, source_id, doc_id, chunk_index, version,
+			INSERT INTO bulk_members (batch_id, custom_id, line_id, generation, source_id, doc_id, chunk_index, version,
 			                          content_hash, text, tokens, bytes, updated_at)
-			SELECT $1, c, g, s, d, ci, v, h, t, tk, b, $12
-			FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::int[], $7::bigint[], $8::text[], $9::text[], $10::bigint[], $11::bigint[])
-			     AS u(c, g, s, d, ci, v, h, t, tk, b)
+			SELECT $1, c, l, g, s, d, ci, v, h, t, tk, b, $13
+			FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::int[], $8::bigint[], $9::text[], $10::text[], $11::bigint[], $12::bigint[])
+			     AS u(c, l, g, s, d, ci, v, h, t, tk, b)
 			ON CONFLICT (generation, doc_id, chunk_index, version) WHERE state = 'pending' DO NOTHING
-			RETURNING tokens, bytes
+			RETURNING 1
 		), counted AS (
-			SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b, coalesce(sum(tokens), 0) AS t FROM added
+			SELECT count(*) AS n FROM added
 		), moved AS (
-			UPDATE bulk_batches SET requests = requests + n, inputs = inputs + n, bytes = bulk_batches.bytes + b,
-			                        tokens = bulk_batches.tokens + t, updated_at = $12
+			UPDATE bulk_batches SET requests = requests + $14, inputs = inputs + $15, bytes = bulk_batches.bytes + $16,
+			                        tokens = bulk_batches.tokens + $17, members = members + n, updated_at = $13
 			FROM counted WHERE batch_id = $1
 		)
-		SELECT n, b, t FROM counted`,
-		id, customIDs, gens, sources, docs, chunks, versions, hashes, texts, toks, bytes, now).Scan(&added, &addedBytes, &addedTokens)
+		SELECT n FROM counted`,
+		id, customIDs, lineIDs, gens, sources, docs, chunks, versions, hashes, texts, toks, bytes, now,
+		added.requests, added.inputs, added.bytes, added.tokens).Scan(&n)
 	if err != nil {
 		return fmt.Errorf("record members: %w", err)
 	}
-	l.deps.Metrics.member(outcomeAdmitted, int(added))
+	l.deps.Metrics.member(outcomeAdmitted, int(n))
 	return nil
 }
 

@@ -46,7 +46,7 @@ func TestBulkLoadWithPoisonConverges(t *testing.T) {
 	sim.Batch.OutputOrder = embedsim.OrderShuffle
 	tb := setup(t, sim, bulk.Config{Limits: batchapi.Limits{MaxRequests: 60}, SliceSize: 25})
 	wiki := corpus("wiki", 300, poisoned)
-	docs := corpus("docs", 40, plain)
+	docs := corpus("docs", 40, other)
 	for i := 0; i < len(wiki); i += 50 {
 		tb.admit(t, wiki[i:min(i+50, len(wiki))])
 	}

@@ -28,9 +28,13 @@ type Member struct {
 
 	// BatchID is the ledger's batch, set by the ledger.
 	BatchID int64
-	// CustomID is the request's custom_id in its batch, set by the
-	// ledger: the chunk job's message id (messages.ChunkMsgID).
+	// CustomID names the member in its batch, set by the ledger: the
+	// chunk job's message id (messages.ChunkMsgID).
 	CustomID string
+	// LineID is the custom_id of the request line the member waits on,
+	// set by the ledger (LineID of its text): members of a batch with the
+	// same text share one line and take its one answer.
+	LineID string
 }
 
 func (m Member) customID() string { return messages.ChunkMsgID(m.DocID, m.ChunkIndex, m.Version) }

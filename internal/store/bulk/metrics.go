@@ -10,6 +10,7 @@ type Metrics struct {
 	members  *prometheus.CounterVec
 	requests *prometheus.CounterVec
 	lines    *prometheus.CounterVec
+	endings  *prometheus.CounterVec
 }
 
 // Provider calls, the op label of sluice_bulk_provider_requests_total.
@@ -51,6 +52,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "sluice_bulk_request_lines_total",
 			Help: "Request lines sent in uploaded batch files.",
 		}, nil),
+		endings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_bulk_batches_ended_total",
+			Help: "Bulk batches settled, by source and how they ended: completed, failed, expired, cancelled, lost (the provider no longer knows the batch), output_lost (its result files were gone).",
+		}, []string{"source", "outcome"}),
 	}
 	for _, s := range States {
 		m.batches.WithLabelValues(string(s))
@@ -62,10 +67,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		m.requests.WithLabelValues(op)
 	}
 	if reg != nil {
-		reg.MustRegister(m.batches, m.members, m.requests, m.lines)
+		reg.MustRegister(m.batches, m.members, m.requests, m.lines, m.endings)
 	}
 	return m
 }
 
 func (m *Metrics) request(op string)            { m.requests.WithLabelValues(op).Inc() }
 func (m *Metrics) member(outcome string, n int) { m.members.WithLabelValues(outcome).Add(float64(n)) }
+
+// ended counts a batch of source settled with outcome, once its
+// transaction committed.
+func (m *Metrics) ended(source, outcome string) { m.endings.WithLabelValues(source, outcome).Inc() }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/provider/batchapi"
+	"github.com/sluicehq/sluice/internal/store/bulk/view"
 )
 
 // Poller follows the batches the provider has, and settles those that
@@ -64,8 +65,10 @@ func (p *Poller) Pass(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("bulk batch %d: %w", id, err))
 		}
 	}
-	if err := p.purge(ctx); err != nil {
-		errs = append(errs, err)
+	for _, step := range []func(context.Context) error{p.withdraw, p.sweep, p.purge} {
+		if err := step(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := p.count(ctx); err != nil {
 		errs = append(errs, err)
@@ -184,8 +187,8 @@ func (p *Poller) applyFiles(ctx context.Context, bt *batch) error {
 // on as owed work, as for a batch the provider lost.
 func (p *Poller) markLost(ctx context.Context, bt *batch, cause error) error {
 	if _, err := p.pool.Exec(ctx, `
-		UPDATE bulk_batches SET state = $2, last_error = $3, updated_at = $4 WHERE batch_id = $1 AND state = $5`,
-		bt.id, Lost, cause.Error(), p.deps.Now(), bt.state); err != nil {
+		UPDATE bulk_batches SET state = $2, outcome = $6, last_error = $3, updated_at = $4 WHERE batch_id = $1 AND state = $5`,
+		bt.id, Lost, cause.Error(), p.deps.Now(), bt.state, view.OutcomeOutputLost); err != nil {
 		return fmt.Errorf("record batch lost: %w", err)
 	}
 	p.deps.Log.Warn().Int64("batch", bt.id).Str("provider_batch", bt.providerID).Err(cause).
@@ -199,7 +202,7 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 	p.deps.Metrics.request(opGet)
 	pb, err := p.client.Batch(ctx, bt.providerID)
 	var next State
-	var detail string
+	var detail, code, message string
 	switch {
 	case errors.Is(err, batchapi.ErrNotFound):
 		next = Lost
@@ -222,6 +225,9 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 				msgs = append(msgs, e.Code+": "+e.Message)
 			}
 			detail = strings.Join(msgs, "; ")
+			if len(pb.Errors.Data) > 0 {
+				code, message = pb.Errors.Data[0].Code, pb.Errors.Data[0].Message
+			}
 		}
 		bt.outputFileID, bt.errorFileID = pb.OutputFileID, pb.ErrorFileID
 	}
@@ -234,9 +240,10 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 	now := p.deps.Now()
 	if _, err := p.pool.Exec(ctx, `
 		UPDATE bulk_batches SET state = $2, output_file_id = nullif($3, ''), error_file_id = nullif($4, ''),
-		       finished_at = CASE WHEN $5 THEN $6::timestamptz END, last_error = nullif($7, ''), updated_at = $6
+		       finished_at = CASE WHEN $5 THEN $6::timestamptz END, last_error = nullif($7, ''), updated_at = $6,
+		       error_code = coalesce(nullif($9, ''), error_code), error_message = coalesce(nullif($10, ''), error_message)
 		WHERE batch_id = $1 AND state = $8`,
-		bt.id, next, bt.outputFileID, bt.errorFileID, ended(next), now, detail, bt.state); err != nil {
+		bt.id, next, bt.outputFileID, bt.errorFileID, ended(next), now, detail, bt.state, code, message); err != nil {
 		return nil, fmt.Errorf("record status %s: %w", next, err)
 	}
 	p.deps.Log.Info().Int64("batch", bt.id).Str("provider_batch", bt.providerID).Str("from", string(bt.state)).

@@ -29,7 +29,7 @@ func TestListAndShowAsTheirRoles(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 20}})
 	tb.admit(t, corpus("wiki", 30, plain)) // batch 1 sealed with 20, batch 2 open with 10
-	tb.admit(t, corpus("docs", 5, plain))  // batch 3 open
+	tb.admit(t, corpus("docs", 5, other))  // batch 3 open
 	if err := tb.builder(t, nil).Pass(tb.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,9 @@ type Execer interface {
 // batch and state, in the delete's transaction. A pending member held
 // the chunk's text; a result that comes back for it later finds no
 // pending member and is dropped, and the store's version guard refuses
-// the deleted version anyway.
+// the deleted version anyway. A request file already uploaded with the
+// text is deleted at the provider by the bulk poller's next pass, which
+// finds its batch holding fewer lines than it uploaded.
 func Members(ctx context.Context, q Execer, docIDs []string) (int64, error) {
 	tag, err := q.Exec(ctx, `DELETE FROM bulk_members WHERE doc_id = ANY($1)`, docIDs)
 	if err != nil {

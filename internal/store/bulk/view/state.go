@@ -55,3 +55,31 @@ const (
 	// Requeuer as owed work.
 	MemberRequeued MemberState = "requeued"
 )
+
+// Outcome is how a settled batch ended (bulk_batches.outcome): its final
+// state says only whether its results were applied (Applied) or its
+// members handed back (Requeued).
+type Outcome string
+
+// The outcomes of a batch.
+const (
+	// OutcomeCompleted ran every request.
+	OutcomeCompleted Outcome = "completed"
+	// OutcomeFailed failed at the provider, nothing ran: ErrorCode and
+	// ErrorMessage say why.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeExpired ran out of its window: Answered members took a
+	// result, Unanswered were handed back.
+	OutcomeExpired Outcome = "expired"
+	// OutcomeCancelled was cancelled, at the provider or before it got
+	// there.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeLost is a batch the provider no longer knew.
+	OutcomeLost Outcome = "lost"
+	// OutcomeOutputLost ended, but its result files were gone at the
+	// provider before they were read.
+	OutcomeOutputLost Outcome = "output_lost"
+)
+
+// Outcomes lists every outcome.
+var Outcomes = []Outcome{OutcomeCompleted, OutcomeFailed, OutcomeExpired, OutcomeCancelled, OutcomeLost, OutcomeOutputLost}

@@ -31,11 +31,14 @@ type BatchView struct {
 	OutputFileID    string `json:"output_file_id"`
 	ErrorFileID     string `json:"error_file_id"`
 	// Requests, Inputs, Bytes and Tokens are the batch's size against
-	// the provider's limits.
-	Requests int   `json:"requests"`
-	Inputs   int   `json:"inputs"`
-	Bytes    int64 `json:"bytes"`
-	Tokens   int64 `json:"tokens"`
+	// the provider's limits: its request lines, one per distinct text.
+	Requests int `json:"requests"`
+	// Members counts the chunks admitted to the batch; those that share
+	// a text wait on one request line.
+	Members int   `json:"members"`
+	Inputs  int   `json:"inputs"`
+	Bytes   int64 `json:"bytes"`
+	Tokens  int64 `json:"tokens"`
 	// Stored, Parked and Requeued count the members settled so far.
 	Stored            int        `json:"stored"`
 	Parked            int        `json:"parked"`
@@ -51,18 +54,55 @@ type BatchView struct {
 	// LastError is the provider's errors or the last failure to move
 	// the batch, empty when none.
 	LastError string `json:"last_error"`
+	// Outcome is how the batch ended, empty until it settles.
+	Outcome Outcome `json:"outcome,omitempty"`
+	// ErrorCode and ErrorMessage are the provider's first error for a
+	// batch it failed.
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	// Answered counts the members a line of the batch's files answered
+	// (stored, parked, or owed again after a retryable error), and
+	// Unanswered those it ended without answering, handed back as owed
+	// work when it settled.
+	Answered   int `json:"answered"`
+	Unanswered int `json:"unanswered"`
+}
+
+// Ended says how a settled batch ended, for an operator: the outcome
+// with the provider's error for a failed batch and the members answered
+// for an expired one; empty until the batch settles.
+func (v BatchView) Ended() string {
+	switch v.Outcome {
+	case "":
+		return ""
+	case OutcomeFailed:
+		switch {
+		case v.ErrorCode != "" && v.ErrorMessage != "":
+			return fmt.Sprintf("failed (%s: %s)", v.ErrorCode, v.ErrorMessage)
+		case v.ErrorCode != "":
+			return fmt.Sprintf("failed (%s)", v.ErrorCode)
+		}
+	case OutcomeExpired:
+		return fmt.Sprintf("expired (%d answered, %d not)", v.Answered, v.Unanswered)
+	case OutcomeOutputLost:
+		return "lost output"
+	}
+	return string(v.Outcome)
 }
 
 // viewColumns are BatchView's, in scanView's order.
 const viewColumns = `batch_id, source_id, generation, state, coalesce(input_file_id, ''), coalesce(provider_batch_id, ''),
 	coalesce(output_file_id, ''), coalesce(error_file_id, ''), requests, inputs, bytes, tokens, stored, parked, requeued,
-	opened_at, sealed_at, uploaded_at, created_at, finished_at, settled_at, cancel_requested_at, updated_at, coalesce(last_error, '')`
+	opened_at, sealed_at, uploaded_at, created_at, finished_at, settled_at, cancel_requested_at, updated_at, coalesce(last_error, ''),
+	members, coalesce(outcome, ''), coalesce(error_code, ''), coalesce(error_message, ''), unanswered`
 
 func scanView(row pgx.CollectableRow) (BatchView, error) {
 	var v BatchView
 	err := row.Scan(&v.ID, &v.SourceID, &v.Generation, &v.State, &v.InputFileID, &v.ProviderBatchID,
 		&v.OutputFileID, &v.ErrorFileID, &v.Requests, &v.Inputs, &v.Bytes, &v.Tokens, &v.Stored, &v.Parked, &v.Requeued,
-		&v.OpenedAt, &v.SealedAt, &v.UploadedAt, &v.CreatedAt, &v.FinishedAt, &v.SettledAt, &v.CancelRequestedAt, &v.UpdatedAt, &v.LastError)
+		&v.OpenedAt, &v.SealedAt, &v.UploadedAt, &v.CreatedAt, &v.FinishedAt, &v.SettledAt, &v.CancelRequestedAt, &v.UpdatedAt, &v.LastError,
+		&v.Members, &v.Outcome, &v.ErrorCode, &v.ErrorMessage, &v.Unanswered)
+	v.Answered = max(v.Stored+v.Parked+v.Requeued-v.Unanswered, 0)
 	v.OpenedAt, v.UpdatedAt = v.OpenedAt.UTC(), v.UpdatedAt.UTC()
 	for _, t := range []*time.Time{v.SealedAt, v.UploadedAt, v.CreatedAt, v.FinishedAt, v.SettledAt, v.CancelRequestedAt} {
 		if t != nil {
