@@ -1,7 +1,6 @@
 package startuptest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -119,7 +118,7 @@ func TestMisconfigurationStopsEveryBinaryAtOnce(t *testing.T) {
 				// holding the test for its whole patience.
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
-				var stderr bytes.Buffer
+				var stderr testenv.Buffer
 				start := time.Now()
 				code := b.run(ctx, env, &stderr)
 				took := time.Since(start)

@@ -1,7 +1,6 @@
 package startuptest
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -40,7 +39,7 @@ func TestProducerFailsItsRunWhenNATSDeniesItsPublishes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr testenv.Buffer
 	err := producer.Run(ctx, []string{"--source", "denied", dir}, lookupIn(env), strings.NewReader(""), &stdout, &stderr)
 	if code := service.ExitCode(err); code == 0 || ctx.Err() != nil {
 		t.Fatalf("producer exited %d (%v), want a failed run before the test's bound:\n%s", code, err, tail(stderr.String()))
