@@ -139,3 +139,17 @@ func RoleForBinary(name string) (string, error) {
 	}
 	return "", fmt.Errorf("no PostgreSQL role for binary %q", name)
 }
+
+// ActsAs reports whether the session's user has role's privileges: it is
+// the role, a member of it that inherits them, or a superuser. exists is
+// false when the role is missing, as it is before sluice migrate ran.
+func ActsAs(ctx context.Context, q interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}, role string) (exists, ok bool, err error) {
+	err = q.QueryRow(ctx, `SELECT count(*) > 0, coalesce(bool_or(pg_has_role(current_user, oid, 'USAGE')), false)
+		FROM pg_roles WHERE rolname = $1`, role).Scan(&exists, &ok)
+	if err != nil {
+		return false, false, fmt.Errorf("check role %s: %w", role, err)
+	}
+	return exists, ok, nil
+}

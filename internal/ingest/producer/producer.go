@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/wait"
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -223,6 +224,10 @@ type Producer struct {
 	Files *FileTally
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
+	// Explain, when set, turns an error that ends a run because of a
+	// misconfiguration into one naming the setting to fix, for the run's
+	// record and the exit. Defaults to the error as it is.
+	Explain func(error) error
 	// Crash, when set, is called at the crash points
 	// "after-plan-before-record", "after-record-before-publish" and
 	// "after-delete-batch", after each delete transaction of a sync (see
@@ -409,6 +414,30 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	return p.publish(ctx, plan, sum)
 }
 
+// misconfigured returns the error that ends the run when a publish
+// failed because of a misconfiguration rather than an outage: NATS
+// denies the producer's user the subject (which it says apart from the
+// publish, on the connection), or the server is not one that takes
+// JetStream publishes. Waiting cannot clear it, so the run fails now
+// instead of recording the rest of its chunks as owed. Nil otherwise.
+func (p *Producer) misconfigured(err error) error {
+	if _, ok := classify.Misconfigured(err); !ok && p.js != nil {
+		if last := p.js.Conn().LastError(); last != nil {
+			if _, ok := classify.Misconfigured(last); ok {
+				err = fmt.Errorf("%w: %w", err, last)
+			}
+		}
+	}
+	if _, ok := classify.Misconfigured(err); !ok {
+		return nil
+	}
+	err = fmt.Errorf("publish chunk jobs: %w", err)
+	if p.Explain != nil {
+		err = p.Explain(err)
+	}
+	return err
+}
+
 // publish sends every planned job and records each PubAck in the
 // manifest. A full stream is back-pressure: the producer waits and tries
 // again, as long as it takes. An unreachable NATS is an outage: after
@@ -430,6 +459,9 @@ func (p *Producer) publish(ctx context.Context, plan *plan, sum *Summary) error 
 		if len(pending) == 0 {
 			p.unreachableSince = time.Time{}
 			break
+		}
+		if err := p.misconfigured(res.Err); err != nil {
+			return err
 		}
 		if publish.Unavailable(res.Err) {
 			if p.unreachableSince.IsZero() {

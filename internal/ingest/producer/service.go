@@ -133,6 +133,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
+	p.Explain = func(err error) error { return f.Common.Fault("producer", err, false) }
 	rt.Started()
 	start := time.Now()
 	sum, err := p.Run(ctx, reader)

@@ -39,8 +39,9 @@ Exit status:
   1  problems found: leaked, duplicated, unpublished, lost or stranded chunks, a deleted document
      with data left in any index generation, not exactly one active generation, a stream the broker
      lost (run sluice nats setup as the topology owner, then --redrive), or a failed repair
-  2  could not check: PostgreSQL or JetStream did not answer, JetStream did not settle within
-     --settle-timeout (a cluster electing its leaders), or a usage error; nothing is known, run it again
+  2  could not check: PostgreSQL or JetStream did not answer or refused the settings (the message
+     names the setting to fix), JetStream did not settle within --settle-timeout (a cluster electing
+     its leaders), or a usage error; nothing is known, run it again
 `
 
 func runReconcile(ctx context.Context, env Env, args []string) error {
@@ -80,7 +81,9 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 			// the broker lost the work it held.
 			return &ExitError{Code: reconcileProblems, Err: fmt.Errorf("reconcile found problems: %w", err)}
 		}
-		return &ExitError{Code: reconcileUnchecked, Err: fmt.Errorf("reconcile could not check: %w", err)}
+		// A setting that names the wrong server, or credentials it
+		// refuses, is said as such: no later run can check either.
+		return &ExitError{Code: reconcileUnchecked, Err: fmt.Errorf("reconcile could not check: %w", c.Fault("sluice", err, true))}
 	}
 	if c.JSON {
 		_ = printJSON(env.Stdout, rep)

@@ -3,7 +3,6 @@ package broker
 import (
 	"cmp"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -42,16 +41,6 @@ func InboxPrefix(user string) string {
 	return nats.InboxPrefix + user
 }
 
-// userOf is the user named in the first URL of a server list.
-func userOf(servers string) string {
-	first, _, _ := strings.Cut(servers, ",")
-	u, err := url.Parse(strings.TrimSpace(first))
-	if err != nil || u.User == nil {
-		return ""
-	}
-	return u.User.Username()
-}
-
 // DefaultPingInterval is the default ConnConfig.PingInterval, the
 // settings' own (see config.DefaultNATSPingInterval).
 const DefaultPingInterval = config.DefaultNATSPingInterval
@@ -67,20 +56,30 @@ func ConnConfigOf(c config.Common, name string) ConnConfig {
 // no publisher waits forever on a silent connection.
 const PubAckTimeout = 10 * time.Second
 
-// Connect opens a connection that reconnects forever: a broker restart is
-// an outage to ride out, not a reason for a service to exit.
+// Connect opens a connection that reconnects forever once it is up: a
+// broker restart is an outage to ride out, not a reason for a service to
+// exit. The first connection is not retried: a server that refuses it,
+// rejects the credentials or is not NATS is a setting to fix, and the
+// error says which (nats.ErrNoServers wrapping the dial's error, such as
+// syscall.ECONNREFUSED; nats.ErrAuthorization; a *SilentServerError).
 func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	dial := newDialer()
 	opts := []nats.Option{
 		nats.Name(cfg.Name),
+		nats.SetCustomDialer(dial),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true),
 		nats.PingInterval(cmp.Or(cfg.PingInterval, DefaultPingInterval)),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			log.Warn().Err(err).Msg("nats disconnected")
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			log.Info().Str("url", nc.ConnectedUrlRedacted()).Msg("nats reconnected")
+		}),
+		// A permissions violation arrives on its own, apart from the
+		// request it refused, which then only times out.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			log.Error().Err(err).Msg("nats reported an error")
 		}),
 	}
 	if cfg.Creds != "" {
@@ -92,12 +91,12 @@ func Connect(cfg ConnConfig, log zerolog.Logger) (*nats.Conn, jetstream.JetStrea
 	if cfg.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
 	}
-	if prefix := InboxPrefix(userOf(cfg.URL)); prefix != "" {
+	if prefix := InboxPrefix(config.UserOf(cfg.URL)); prefix != "" {
 		opts = append(opts, nats.CustomInboxPrefix(prefix))
 	}
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to nats: %w", err)
+		return nil, nil, fmt.Errorf("connect to nats: %w", dial.explain(err))
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(PubAckTimeout))
 	if err != nil {

@@ -19,6 +19,8 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/platform/telemetry"
+	"github.com/sluicehq/sluice/migrations"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -55,9 +57,11 @@ type StartConfig struct {
 	MaxConns int32
 	// NoNATS skips the NATS connection, for services that do not use it.
 	NoNATS bool
-	// NATSOptional lets the service start while NATS is unreachable, after
-	// one short try to verify the topology: the producer then records its
-	// run, and what it cannot publish stays owed for the outbox-relay.
+	// NATSOptional lets the service start while JetStream does not answer,
+	// after one short try to verify the topology: the producer then
+	// records its run, and what it cannot publish stays owed for the
+	// outbox-relay. A misconfiguration still stops it (see
+	// classify.AtStartup): NATS must accept the connection.
 	NATSOptional bool
 }
 
@@ -126,7 +130,31 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 		return fmt.Errorf("connect to postgres %s: %w", config.Redact(c.DatabaseURL), err)
 	}
 	if err := waitFor(ctx, rt.Log, "postgres", func(ctx context.Context) error { return rt.Pool.Ping(ctx) }); err != nil {
+		if fault := c.Fault(name, err, true); fault != err {
+			return fault
+		}
 		return fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	}
+	return rt.checkRole(ctx, name, c)
+}
+
+// checkRole stops a service whose DATABASE_URL user lacks the privileges
+// of the service's PostgreSQL role before it does any work: otherwise
+// the first statement it may not run fails it midway through a run.
+// A name without a role of its own is not checked.
+func (rt *Runtime) checkRole(ctx context.Context, name string, c config.Common) error {
+	role, err := migrations.RoleForBinary(name)
+	if err != nil {
+		return nil
+	}
+	exists, ok, err := migrations.ActsAs(ctx, rt.Pool, role)
+	switch {
+	case err != nil:
+		return fmt.Errorf("postgres %s: %w", config.Redact(c.DatabaseURL), err)
+	case !exists:
+		return c.PrivilegeFault(name, fmt.Errorf("role %s does not exist: the database's schema is not migrated", role))
+	case !ok:
+		return c.PrivilegeFault(name, fmt.Errorf("the user is neither role %s nor a member of it", role))
 	}
 	return nil
 }
@@ -138,19 +166,22 @@ func (rt *Runtime) connectPostgres(ctx context.Context, name string, c config.Co
 func (rt *Runtime) connectNATS(ctx context.Context, name string, c config.Common, opts StartConfig) error {
 	var err error
 	if rt.NC, rt.JS, err = broker.Connect(broker.ConnConfigOf(c, "sluice-"+name), rt.Log); err != nil {
-		return err
+		return c.Fault(name, err, true)
 	}
 	verify := func(ctx context.Context) error { return broker.Verify(ctx, rt.JS) }
 	if opts.NATSOptional {
 		attempt, cancel := context.WithTimeout(ctx, natsOptionalWait)
 		defer cancel()
 		if err := verify(attempt); err != nil {
+			if fault := c.Fault(name, err, true); fault != err {
+				return fault
+			}
 			rt.Log.Warn().Err(err).Msg("NATS unreachable at startup; going on without it")
 		}
 		return nil
 	}
 	if err := waitFor(ctx, rt.Log, "nats", verify); err != nil {
-		return fmt.Errorf("verify jetstream topology: %w", err)
+		return c.Fault(name, fmt.Errorf("verify jetstream topology: %w", err), true)
 	}
 	return nil
 }
@@ -176,14 +207,19 @@ func (rt *Runtime) Close() {
 // waitFor retries fn for up to a minute, saying so at most every
 // dependencyLogEvery: services may start before the database or broker is
 // ready (as under docker compose). Each attempt is bounded by
-// dependencyAttempt.
+// dependencyAttempt. A misconfiguration (classify.AtStartup: rejected
+// credentials, a missing database, nothing listening at the address) is
+// not waited for: it ends the wait at once.
 func waitFor(ctx context.Context, log zerolog.Logger, what string, fn func(context.Context) error) error {
 	var lastLog time.Time
 	policy := retrypolicy.NewBuilder[any]().
 		WithMaxRetries(-1).
 		WithMaxDuration(dependencyPatience).
 		WithDelay(dependencyDelay).
-		AbortIf(func(any, error) bool { return ctx.Err() != nil }).
+		AbortIf(func(_ any, err error) bool {
+			_, misconfigured := classify.AtStartup(err)
+			return ctx.Err() != nil || misconfigured
+		}).
 		ReturnLastFailure().
 		OnRetryScheduled(func(e failsafe.ExecutionScheduledEvent[any]) {
 			if time.Since(lastLog) > dependencyLogEvery {
