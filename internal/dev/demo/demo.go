@@ -101,27 +101,8 @@ func Run(ctx context.Context, o Config) error {
 		return err
 	}
 	defer pool.Close()
-	st, took, err := s.ingest(ctx, pool)
-	if err != nil {
+	if err := s.ingestAndSync(ctx, pool); err != nil {
 		return err
-	}
-	if o.OnConverged != nil {
-		o.OnConverged(s.metricsByName())
-	}
-	sy, err := s.syncDeletes(ctx, pool, filepath.Join(s.dir, "corpus"))
-	if err != nil {
-		return err
-	}
-	rep, err := s.reconcile(ctx, pool)
-	if err != nil {
-		return err
-	}
-	writeReport(o.Stdout, st, sy, rep, took, s)
-	if !rep.OK {
-		return errors.New("reconcile found leaked, duplicated or stale chunks")
-	}
-	if sy.Deleted != SyncDeletes || sy.Left != (erase.Left{}) || sy.Leaks != 0 {
-		return fmt.Errorf("the sync run deleted %d documents, want %d, and left %+v of them (%d erasure leaks)", sy.Deleted, SyncDeletes, sy.Left, sy.Leaks)
 	}
 	mig, err := s.migrate(ctx, pool, filepath.Join(s.dir, "corpus"))
 	if err != nil {
@@ -139,6 +120,34 @@ func Run(ctx context.Context, o Config) error {
 	}
 	if o.Keep {
 		return s.keep(ctx, pool)
+	}
+	return nil
+}
+
+// ingestAndSync ingests the corpus until it converges, deletes some of it
+// with a sync run, reconciles and writes the report of the three.
+func (s *stack) ingestAndSync(ctx context.Context, pool *pgxpool.Pool) error {
+	st, took, err := s.ingest(ctx, pool)
+	if err != nil {
+		return err
+	}
+	if s.o.OnConverged != nil {
+		s.o.OnConverged(s.metricsByName())
+	}
+	sy, err := s.syncDeletes(ctx, pool, filepath.Join(s.dir, "corpus"))
+	if err != nil {
+		return err
+	}
+	rep, err := s.reconcile(ctx, pool)
+	if err != nil {
+		return err
+	}
+	writeReport(s.o.Stdout, st, sy, rep, took, s)
+	if !rep.OK {
+		return errors.New("reconcile found leaked, duplicated or stale chunks")
+	}
+	if sy.Deleted != SyncDeletes || sy.Left != (erase.Left{}) || sy.Leaks != 0 {
+		return fmt.Errorf("the sync run deleted %d documents, want %d, and left %+v of them (%d erasure leaks)", sy.Deleted, SyncDeletes, sy.Left, sy.Leaks)
 	}
 	return nil
 }

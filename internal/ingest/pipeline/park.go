@@ -60,28 +60,9 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) ([]messages
 	if err != nil || len(jobs) == 0 {
 		return nil, err
 	}
-	dls := make([]messages.DeadLetter, len(jobs))
-	write := make([]bool, len(jobs))
-	var fs []manifest.Failure
-	var named []int // the position in jobs of each of fs
-	for i, j := range jobs {
-		dls[i] = p.deadLetter(j)
-		if j.chunk.DocID == "" {
-			write[i] = true
-			continue
-		}
-		fs = append(fs, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex, Version: j.chunk.DocVersion,
-			Attempts: dls[i].Attempts, Class: dls[i].ErrorClass, ReplayGen: dls[i].ReplayGen, Published: j.Published})
-		named = append(named, i)
-	}
-	if len(fs) > 0 {
-		moved, err := manifest.Park(ctx, tx, fs)
-		if err != nil {
-			return nil, err
-		}
-		for k, i := range named {
-			write[i] = moved[k] || jobs[i].Failure.Stage == StageDecode
-		}
+	dls, write, err := p.moveToParked(ctx, tx, jobs)
+	if err != nil {
+		return nil, err
 	}
 	var docs []string
 	var versions []int64
@@ -119,6 +100,38 @@ func (p *Pipeline) park(ctx context.Context, tx pgx.Tx, jobs []*Job) ([]messages
 		return nil, err
 	}
 	return dead, nil
+}
+
+// moveToParked builds each job's dead letter and moves the manifest rows
+// of the jobs that name a chunk to parked. write[i] says whether jobs[i]'s
+// dead letter is to be written: a job with no chunk to name always, one
+// whose row did not move (already parked at this version and replay
+// generation) only when it failed to decode.
+func (p *Pipeline) moveToParked(ctx context.Context, tx pgx.Tx, jobs []*Job) (dls []messages.DeadLetter, write []bool, err error) {
+	dls = make([]messages.DeadLetter, len(jobs))
+	write = make([]bool, len(jobs))
+	var fs []manifest.Failure
+	var named []int // the position in jobs of each of fs
+	for i, j := range jobs {
+		dls[i] = p.deadLetter(j)
+		if j.chunk.DocID == "" {
+			write[i] = true
+			continue
+		}
+		fs = append(fs, manifest.Failure{DocID: j.chunk.DocID, Index: j.chunk.ChunkIndex, Version: j.chunk.DocVersion,
+			Attempts: dls[i].Attempts, Class: dls[i].ErrorClass, ReplayGen: dls[i].ReplayGen, Published: j.Published})
+		named = append(named, i)
+	}
+	if len(fs) > 0 {
+		moved, err := manifest.Park(ctx, tx, fs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, i := range named {
+			write[i] = moved[k] || jobs[i].Failure.Stage == StageDecode
+		}
+	}
+	return dls, write, nil
 }
 
 // reportParked counts and logs the parks of dead, whose transaction has

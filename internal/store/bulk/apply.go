@@ -73,20 +73,8 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	ids, states, classes := make([]string, len(members)), make([]string, len(members)), make([]string, len(members))
-	for i, m := range members {
-		r := byLine[m.LineID]
-		ids[i], states[i], classes[i] = m.CustomID, string(r.state), r.decision.Class
-	}
-	// A member that leaves pending keeps no text: the Applier and the
-	// Requeuer have it, and the ledger no longer needs it. Only the
-	// members read above are marked: one that joined a line since takes
-	// nothing here, and is owed when the batch settles.
-	if _, err := tx.Exec(ctx, `
-		UPDATE bulk_members m SET state = u.st, error_class = nullif(u.cls, ''), text = '', updated_at = $5
-		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(c, st, cls)
-		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'`, id, ids, states, classes, p.deps.Now()); err != nil {
-		return fmt.Errorf("apply: mark members: %w", err)
+	if err := p.markAnswered(ctx, tx, id, members, byLine); err != nil {
+		return err
 	}
 	stored, parked, owed, err := p.hand(ctx, tx, members, byLine)
 	if err != nil {
@@ -112,6 +100,26 @@ func (p *Poller) applySlice(ctx context.Context, id int64, cursor string, result
 	p.deps.Metrics.member(outcomeApplied, stored)
 	p.deps.Metrics.member(outcomeParked, parked)
 	p.deps.Metrics.member(outcomeRequeued, owed)
+	return nil
+}
+
+// markAnswered moves each of members, read pending under the batch's lock,
+// to the state its line's result gives it. A member that leaves pending
+// keeps no text: the Applier and the Requeuer have it, and the ledger no
+// longer needs it. Only these members are marked: one that joined a line
+// since takes nothing here, and is owed when the batch settles.
+func (p *Poller) markAnswered(ctx context.Context, tx pgx.Tx, id int64, members []Member, byLine map[string]routed) error {
+	ids, states, classes := make([]string, len(members)), make([]string, len(members)), make([]string, len(members))
+	for i, m := range members {
+		r := byLine[m.LineID]
+		ids[i], states[i], classes[i] = m.CustomID, string(r.state), r.decision.Class
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE bulk_members m SET state = u.st, error_class = nullif(u.cls, ''), text = '', updated_at = $5
+		FROM unnest($2::text[], $3::text[], $4::text[]) AS u(c, st, cls)
+		WHERE m.batch_id = $1 AND m.custom_id = u.c AND m.state = 'pending'`, id, ids, states, classes, p.deps.Now()); err != nil {
+		return fmt.Errorf("apply: mark members: %w", err)
+	}
 	return nil
 }
 
