@@ -42,7 +42,7 @@ func paragraph(r *rand.Rand) string {
 // expected to become.
 var Poison = map[string]string{
 	"poison/legacy-notes.txt":   "stored, decoded as Windows-1252",
-	"poison/sensor-dump.txt":    "parked as invalid_encoding",
+	"poison/sensor-dump.txt":    "parked as unsupported_format (binary, no known format)",
 	"poison/oversize-table.md":  "parked as context_length_exceeded",
 	"poison/empty.txt":          "recorded as empty",
 	"poison/deploy-secrets.txt": "escalated as policy_violation, never sent to the embedder",

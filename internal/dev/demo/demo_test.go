@@ -39,7 +39,7 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	}
 	report := stdout.String()
 	t.Log(report)
-	for _, want := range []string{"0 leaked, 0 duplicated", "deleted       3 (removed at the source, then a sync run): 0 vectors, 0 text rows, 0 payloads left", "escalations   1", "invalid_encoding 1", "context_length_exceeded 1", "policy_violation 1", "DRILL PASSED"} {
+	for _, want := range []string{"0 leaked, 0 duplicated", "deleted       3 (removed at the source, then a sync run): 0 vectors, 0 text rows, 0 payloads left", "escalations   1", "unsupported_format 1", "context_length_exceeded 1", "policy_violation 1", "DRILL PASSED"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -254,8 +254,8 @@ func TestPolicyAndEncodings(t *testing.T) {
 	if codec != "windows-1252" || text != "café naïve “quoted”" {
 		t.Errorf("codec %q text %q", codec, text)
 	}
-	if n := b.count(`SELECT count(*) FROM outbox WHERE payload->>'error_class' = 'invalid_encoding'`); n != 1 {
-		t.Errorf("undecodable file: %d invalid_encoding dead letters, want 1", n)
+	if n := b.count(`SELECT count(*) FROM outbox WHERE payload->>'error_class' = 'unsupported_format'`); n != 1 {
+		t.Errorf("binary file: %d unsupported_format dead letters, want 1", n)
 	}
 	if n := b.count(`SELECT count(*) FROM documents WHERE status = 'empty'`); n != 1 {
 		t.Errorf("empty file not recorded as empty")

@@ -90,8 +90,15 @@ func (t *FileTally) recorded(class string) {
 }
 
 // forget takes back n whole-file documents the walk yielded but the run
-// did not record, because it stopped.
-func (t *FileTally) forget(n int) { t.counts.Seen -= n }
+// did not record, because it stopped. A tally the walk does not report to
+// (a Reader built without OnFile) has seen nothing, and has nothing to
+// take back.
+func (t *FileTally) forget(n int) {
+	if t.counts.Seen == 0 {
+		return
+	}
+	t.counts.Seen -= n
+}
 
 func (t *FileTally) count(outcome, reason string) {
 	if t.Metrics != nil {
