@@ -39,6 +39,7 @@ func commands() map[string]command {
 		"migrate":   {"apply schema migrations: migrate [up|status]", runMigrate},
 		"batches":   {"bulk mode's provider batches: batches ls|show", runBatches},
 		"console":   {"serve the triage web console for the dead-letter queue", runConsole},
+		"doctor":    {"check a configuration end to end: PostgreSQL, roles, NATS, the embedder; exit 1 if anything is wrong", runDoctor},
 		"docs":      {"documents: docs ls|show|delete (dry run unless --execute)", runDocs},
 		"index":     {"index generations: index ls|create|status|compare|build|activate|drop (changes are dry runs unless --execute)", runIndex},
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|correct|audit|pause|resume", runDLQ},
