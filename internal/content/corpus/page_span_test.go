@@ -108,3 +108,35 @@ func TestMissingToolStopsTheWalk(t *testing.T) {
 		t.Errorf("walk with a tool missing: %v", err)
 	}
 }
+
+// A chunk of a paged document carries its page or pages; a chunk of any
+// other document shares the document's metadata as it is.
+func TestChunkMetadata(t *testing.T) {
+	t.Parallel()
+	text, pages := joinSections([]extract.Section{
+		{Text: "one", Location: extract.Location{Page: 1}},
+		{Text: "two", Location: extract.Location{Page: 2}},
+	})
+	d := Document{NativeID: "a.pdf", Text: text, Status: StatusOK, Pages: pages, Metadata: map[string]any{"path": "a.pdf", "format": "pdf"}}
+	meta, _, err := Admit(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		start, end int
+		want       string
+	}{
+		{0, 3, `{"format":"pdf","page":1,"path":"a.pdf"}`},
+		{0, len(text), `{"format":"pdf","pages":[1,2],"path":"a.pdf"}`},
+		{3, 5, `{"format":"pdf","path":"a.pdf"}`},
+	} {
+		got, err := d.ChunkMetadata(meta, c.start, c.end)
+		if err != nil || string(got) != c.want {
+			t.Errorf("ChunkMetadata(%d, %d) = %s (%v), want %s", c.start, c.end, got, err, c.want)
+		}
+	}
+	plain := Document{Text: text, Metadata: d.Metadata}
+	if got, _ := plain.ChunkMetadata(meta, 0, 3); string(got) != string(meta) {
+		t.Errorf("a document without pages: %s, want %s", got, meta)
+	}
+}

@@ -242,7 +242,7 @@ func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, met
 			escalated = append(escalated, e)
 			continue
 		}
-		cm, err := chunkMetadata(d, c, meta)
+		cm, err := d.ChunkMetadata(meta, c.Start, c.End)
 		if err != nil {
 			return nil, nil, classify.Permanent(classify.ClassInvalidMessage, fmt.Errorf("document %s chunk %d: metadata: %w", d.NativeID, c.Index, err))
 		}
@@ -299,7 +299,7 @@ func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, coun
 
 // job encodes chunk c's job. meta is the chunk's metadata: the
 // document's as corpus.Admit canonicalised it, once for all its chunks
-// unless they carry their pages (chunkMetadata). The job is
+// unless they carry their pages (corpus.Document.ChunkMetadata). The job is
 // hashed and encoded in one call, which neither canonicalises it again
 // nor hashes the text twice.
 func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {

@@ -90,7 +90,7 @@ func (p *Producer) cut(docID string, d corpus.Document, version int64, cfg chunk
 	chunks, withheld := p.splitScreened(d, cfg)
 	c.Chunks = make([]generation.CutChunk, len(chunks))
 	for i, ch := range chunks {
-		cm, err := chunkMetadata(d, ch, meta)
+		cm, err := d.ChunkMetadata(meta, ch.Start, ch.End)
 		if err != nil {
 			return c, err
 		}
