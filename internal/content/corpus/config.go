@@ -138,6 +138,11 @@ func (c Config) Validate() error {
 	if c.MaxFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("max file bytes %d: use a positive size, or 0 for no limit", c.MaxFileBytes))
 	}
+	if v, ok := c.Extractor.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.MaxDocumentBytes < 0 {
 		errs = append(errs, fmt.Errorf("max document bytes %d: use a positive size, or 0 for the default of %d", c.MaxDocumentBytes, DefaultMaxDocumentBytes))
 	}

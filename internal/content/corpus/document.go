@@ -57,11 +57,14 @@ type Document struct {
 	// StatusOK.
 	Text string
 	// Metadata describes the document. For files: "path", "format" (the
-	// detected extract.Format), "codec", "bytes" and, for HTML with a
-	// title, "title". For JSONL: the
+	// detected extract.Format), "codec", "bytes" and, for HTML or an
+	// extracted document with a title, "title". For JSONL: the
 	// record's own "metadata" object, never nil. JSON numbers are
 	// json.Number so that they round-trip exactly.
 	Metadata map[string]any
+	// Pages locates the pages of a PDF, or the slides of a PPTX or ODP,
+	// in Text, in order; nil for a document without pages. See PagesOf.
+	Pages []PageSpan
 	// Codec is the encoding the bytes were decoded from: "utf-8",
 	// "windows-1252", "utf-16le" or "utf-16be"; empty when undecodable.
 	Codec string

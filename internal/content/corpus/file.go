@@ -73,20 +73,41 @@ func (w *walk) file(path, shown, id string, named bool) error {
 		meta["bytes"] = size
 	}
 	if det.Extractable() && w.cfg.Extractor != nil {
-		text, err := w.cfg.Extractor.Extract(w.ctx, path, det)
-		if cerr := w.ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", det.Format, id, err)
-		} else {
-			doc = finish(doc, Normalize(text))
+		var err error
+		if doc, err = w.extract(doc, path); err != nil {
+			return err
 		}
 	} else {
 		doc.Err = &UnsupportedError{Detected: det, NoExtractor: det.Extractable()}
 	}
 	doc.SHA256 = hashAll(rest)
 	return w.emit(doc)
+}
+
+// extract reads the document doc of the file at path with the
+// Extractor. A failure is the document's; only a cancelled walk or a
+// missing extraction tool, which would fail every file alike, is the
+// walk's.
+func (w *walk) extract(doc Document, path string) (Document, error) {
+	x, err := w.cfg.Extractor.Extract(w.ctx, path, doc.Detected)
+	if cerr := w.ctx.Err(); cerr != nil {
+		return doc, cerr
+	}
+	switch {
+	case errors.Is(err, extract.ErrToolMissing):
+		return doc, fmt.Errorf("corpus: extract %s: %w", doc.File, err)
+	case err != nil:
+		doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", doc.Detected.Format, doc.NativeID, err)
+		return doc, nil
+	}
+	if x.Title != "" {
+		doc.Metadata["title"] = x.Title
+	}
+	text, pages := joinSections(x.Sections)
+	if doc = finish(doc, text); doc.Status == StatusOK {
+		doc.Pages = pages
+	}
+	return doc, nil
 }
 
 // textual reports whether a file is read as text: a text format, or

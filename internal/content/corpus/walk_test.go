@@ -154,8 +154,12 @@ func TestReaderRules(t *testing.T) {
 
 type extractorFunc func(path string) (string, error)
 
-func (f extractorFunc) Extract(_ context.Context, path string, _ extract.Detection) (string, error) {
-	return f(path)
+func (f extractorFunc) Extract(_ context.Context, path string, _ extract.Detection) (*extract.Document, error) {
+	text, err := f(path)
+	if err != nil {
+		return nil, err
+	}
+	return &extract.Document{Sections: []extract.Section{{Text: text}}}, nil
 }
 
 func mapsEqualExclusions(a, b map[string]Exclusion) bool {

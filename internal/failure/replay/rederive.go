@@ -84,6 +84,9 @@ func (r Rederivation) Apply(ctx context.Context, pool *pgxpool.Pool, c *Correcti
 			ErrSourceChanged, native, len(chunks), version, chunkCount)
 	}
 	text := chunks[index].Text
+	if meta, err = doc.ChunkMetadata(meta, chunks[index].Start, chunks[index].End); err != nil {
+		return fmt.Errorf("%w: %q: metadata: %v", ErrSourceChanged, native, err)
+	}
 	metadata := json.RawMessage("{}")
 	if len(meta) > 0 {
 		metadata = meta
@@ -94,7 +97,7 @@ func (r Rederivation) Apply(ctx context.Context, pool *pgxpool.Pool, c *Correcti
 
 // find reads the document with native id native from r.From.
 func (r Rederivation) find(ctx context.Context, native string) (corpus.Document, error) {
-	reader, err := corpus.NewReader(corpus.Config{Inputs: []string{r.From}, JSONL: r.JSONL})
+	reader, err := corpus.NewReader(corpus.Config{Inputs: []string{r.From}, JSONL: r.JSONL, Extractor: corpus.LimitedExtractor{}})
 	if err != nil {
 		return corpus.Document{}, fmt.Errorf("%w: --from: %v", ErrCorrection, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/content/extract"
 	"github.com/sluicehq/sluice/internal/ingest/producer"
 	"github.com/sluicehq/sluice/internal/platform/config/configtest"
 )
@@ -26,5 +27,19 @@ func TestConfigValidate(t *testing.T) {
 			Want: "--run-heartbeat-timeout 30s: use at least 3 heartbeat intervals (1m0s)"},
 		{Name: "negative heartbeat timeout", Config: producer.Config{SourceID: "docs", HeartbeatTimeout: -time.Second},
 			Want: "--run-heartbeat-timeout -1s"},
+	})
+}
+
+// A negative extraction limit is refused, naming its flag.
+func TestServiceConfigValidatesExtractLimits(t *testing.T) {
+	t.Parallel()
+	docs := producer.Config{SourceID: "docs"}
+	configtest.Run(t, []configtest.Case[*producer.ServiceConfig]{
+		{Name: "defaults", Config: &producer.ServiceConfig{Config: docs}},
+		{Name: "set", Config: &producer.ServiceConfig{Config: docs, Extract: extract.Limits{Timeout: time.Second, MaxPages: 10}}},
+		{Name: "negative timeout", Config: &producer.ServiceConfig{Config: docs, Extract: extract.Limits{Timeout: -time.Second}},
+			Want: "--extract-timeout is negative: set a positive value, such as the default 2m0s"},
+		{Name: "negative memory", Config: &producer.ServiceConfig{Config: docs, Extract: extract.Limits{MaxMemory: -1}},
+			Want: "--extract-max-memory is negative"},
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
 	"github.com/sluicehq/sluice/internal/content/corpus"
+	"github.com/sluicehq/sluice/internal/content/extract"
 	"github.com/sluicehq/sluice/internal/content/secrets"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/manifest"
@@ -241,7 +242,11 @@ func (p *Producer) chunkJobs(docID string, d corpus.Document, version int64, met
 			escalated = append(escalated, e)
 			continue
 		}
-		job, err := p.job(docID, d, c, len(chunks), version, meta, now)
+		cm, err := d.ChunkMetadata(meta, c.Start, c.End)
+		if err != nil {
+			return nil, nil, classify.Permanent(classify.ClassInvalidMessage, fmt.Errorf("document %s chunk %d: metadata: %w", d.NativeID, c.Index, err))
+		}
+		job, err := p.job(docID, d, c, len(chunks), version, cm, now)
 		if err != nil {
 			class := classify.ClassInvalidMessage
 			if errors.Is(err, messages.ErrOversize) {
@@ -292,8 +297,9 @@ func (p *Producer) escalate(docID string, d corpus.Document, c chunk.Chunk, coun
 	}}, nil
 }
 
-// job encodes chunk c's job. meta is the document's metadata as
-// corpus.Admit canonicalised it, once for all its chunks: the job is
+// job encodes chunk c's job. meta is the chunk's metadata: the
+// document's as corpus.Admit canonicalised it, once for all its chunks
+// unless they carry their pages (corpus.Document.ChunkMetadata). The job is
 // hashed and encoded in one call, which neither canonicalises it again
 // nor hashes the text twice.
 func (p *Producer) job(docID string, d corpus.Document, c chunk.Chunk, count int, version int64, meta json.RawMessage, now time.Time) (plannedJob, error) {
@@ -322,6 +328,9 @@ func parkedAs(d corpus.Document, rejected error) (class, code, detail string) {
 		class, code = classify.ClassUnsupportedFormat, string(d.Detected.Format)
 	case d.Status == corpus.StatusUndecodable:
 		class = classify.ClassInvalidEncoding
+	case errors.As(d.Err, new(*extract.Error)):
+		// The extraction's verdict, its page and detail in the message.
+		class, code = classify.Classify(d.Err).Class, string(d.Detected.Format)
 	default:
 		var ce *classify.Error
 		if errors.As(d.Err, &ce) {

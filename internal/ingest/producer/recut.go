@@ -90,13 +90,16 @@ func (p *Producer) cut(docID string, d corpus.Document, version int64, cfg chunk
 	chunks, withheld := p.splitScreened(d, cfg)
 	c.Chunks = make([]generation.CutChunk, len(chunks))
 	for i, ch := range chunks {
-		cc := generation.CutChunk{Index: ch.Index, Text: ch.Text, Metadata: meta}
+		cm, err := d.ChunkMetadata(meta, ch.Start, ch.End)
+		if err != nil {
+			return c, err
+		}
+		cc := generation.CutChunk{Index: ch.Index, Text: ch.Text, Metadata: cm}
 		if rule, ok := withheld[i]; ok {
 			// Not even a hash of the text is kept: the redaction's, as
 			// generation 1's escalated job has.
 			cc = generation.CutChunk{Index: ch.Index, Text: messages.RedactedText(rule), Withheld: true}
 		}
-		var err error
 		if cc.ContentHash, err = messages.ContentHash(cc.Text, cc.Metadata); err != nil {
 			return c, err
 		}

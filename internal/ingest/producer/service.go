@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
 	"github.com/sluicehq/sluice/internal/content/corpus"
+	"github.com/sluicehq/sluice/internal/content/extract"
 	"github.com/sluicehq/sluice/internal/platform/config"
 	"github.com/sluicehq/sluice/internal/platform/crashpoint"
 	"github.com/sluicehq/sluice/internal/platform/policy"
@@ -44,6 +45,9 @@ type ServiceConfig struct {
 	StdinID string
 	// PolicyFile holds each source's formats list (see policy.Formats).
 	PolicyFile string
+	// Extract bounds the extraction of each PDF, Office, OpenDocument,
+	// EPUB and gzip file (corpus.LimitedExtractor).
+	Extract extract.Limits
 }
 
 // Register registers the producer's settings on l.
@@ -70,12 +74,49 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.String(&f.StdinID, "id", "", "", "native id of the document read from stdin (-); without it the document is \""+corpus.DefaultStdinName+"\" and each piped document replaces the last")
 	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
+	registerLimits(l, &f.Extract)
+}
+
+// validateLimits names the extraction setting that is negative, which
+// has no meaning.
+func validateLimits(lim extract.Limits) error {
+	for _, c := range []struct {
+		flag  string
+		value int64
+		def   string
+	}{
+		{"extract-timeout", int64(lim.Timeout), extract.DefaultTimeout.String()},
+		{"extract-max-bytes", lim.MaxBytes, strconv.FormatInt(extract.DefaultMaxBytes, 10)},
+		{"extract-max-pages", int64(lim.MaxPages), strconv.Itoa(extract.DefaultMaxPages)},
+		{"extract-max-entries", int64(lim.MaxEntries), strconv.Itoa(extract.DefaultMaxEntries)},
+		{"extract-max-uncompressed", lim.MaxUncompressed, strconv.FormatInt(extract.DefaultMaxUncompressed, 10)},
+		{"extract-max-memory", lim.MaxMemory, strconv.FormatInt(extract.DefaultMaxMemory, 10)},
+	} {
+		if c.value < 0 {
+			return fmt.Errorf("--%s is negative: set a positive value, such as the default %s", c.flag, c.def)
+		}
+	}
+	return lim.Validate()
+}
+
+// registerLimits registers the extraction limits, whose defaults are
+// extract's.
+func registerLimits(l *config.Loader, lim *extract.Limits) {
+	l.Duration(&lim.Timeout, "extract-timeout", "EXTRACT_TIMEOUT", extract.DefaultTimeout, "longest extraction of one PDF, Office, OpenDocument, EPUB or gzip file; a file past it is parked as extract_timeout")
+	l.Int64(&lim.MaxBytes, "extract-max-bytes", "EXTRACT_MAX_BYTES", extract.DefaultMaxBytes, "largest file extracted, in bytes; a larger one is parked as too_large")
+	l.Int(&lim.MaxPages, "extract-max-pages", "EXTRACT_MAX_PAGES", extract.DefaultMaxPages, "most pages of a PDF extracted; a longer one is parked as too_large")
+	l.Int(&lim.MaxEntries, "extract-max-entries", "EXTRACT_MAX_ENTRIES", extract.DefaultMaxEntries, "most zip entries of an Office, OpenDocument or EPUB file; more are parked as too_large")
+	l.Int64(&lim.MaxUncompressed, "extract-max-uncompressed", "EXTRACT_MAX_UNCOMPRESSED", extract.DefaultMaxUncompressed, "most bytes inflated from one zip-based or gzip file, and of text extracted from any; more are parked as extract_memory")
+	l.Int64(&lim.MaxMemory, "extract-max-memory", "EXTRACT_MAX_MEMORY", extract.DefaultMaxMemory, "address space, in bytes, of each PDF tool (pdfinfo, pdftotext); a tool that runs out parks its file as extract_memory")
 }
 
 // Validate checks the settings the flags and the environment gave.
 func (f *ServiceConfig) Validate() error {
 	if f.Config.SourceID == "" {
 		return errors.New("--source is required: name the corpus, e.g. --source docs")
+	}
+	if err := validateLimits(f.Extract); err != nil {
+		return err
 	}
 	c := f.producerConfig()
 	return c.Validate()
@@ -109,7 +150,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	tally := &FileTally{List: f.ListSkipped}
 	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
 		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
-		OnFile: tally.Observe})
+		Extractor: corpus.LimitedExtractor{Limits: f.Extract}, OnFile: tally.Observe})
 	if err != nil {
 		return service.UsageError(err)
 	}

@@ -62,6 +62,12 @@ func (l *Loader) Int(p *int, name, env string, def int, usage string) {
 	l.register((*intValue)(p), name, env, usage)
 }
 
+// Int64 registers a 64-bit integer setting, such as a size in bytes.
+func (l *Loader) Int64(p *int64, name, env string, def int64, usage string) {
+	*p = def
+	l.register((*int64Value)(p), name, env, usage)
+}
+
 // Float registers a floating-point setting.
 func (l *Loader) Float(p *float64, name, env string, def float64, usage string) {
 	*p = def
@@ -153,6 +159,18 @@ func (i *intValue) Set(v string) error {
 	return nil
 }
 func (i *intValue) String() string { return strconv.Itoa(int(*i)) }
+
+type int64Value int64
+
+func (i *int64Value) Set(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil {
+		return fmt.Errorf("not an integer: %q", v)
+	}
+	*i = int64Value(n)
+	return nil
+}
+func (i *int64Value) String() string { return strconv.FormatInt(int64(*i), 10) }
 
 type floatValue float64
 

@@ -10,20 +10,22 @@ import (
 
 func TestFlagsOverEnvOverDefaults(t *testing.T) {
 	t.Parallel()
-	env := map[string]string{"NATS_URL": "nats://env:4222", "LOG_LEVEL": "debug", "EMBEDDING_DIMS": "768"}
+	env := map[string]string{"NATS_URL": "nats://env:4222", "LOG_LEVEL": "debug", "EMBEDDING_DIMS": "768", "SIZE": "8589934592"}
 	l := config.NewLoader("svc", func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	var c config.Common
 	config.RegisterCommon(l, &c, ":9100")
 	var wait time.Duration
 	l.Duration(&wait, "wait", "WAIT", 3*time.Second, "a wait")
+	var size int64
+	l.Int64(&size, "size", "SIZE", 1<<20, "a size past 32 bits")
 	if _, err := l.Parse([]string{"--log-level", "warn"}); err != nil {
 		t.Fatal(err)
 	}
 	if c.LogLevel != "warn" {
 		t.Errorf("flag must win over env: LogLevel=%q", c.LogLevel)
 	}
-	if c.NATSURL != "nats://env:4222" || c.EmbeddingDims != 768 {
-		t.Errorf("env must win over default: NATSURL=%q dims=%d", c.NATSURL, c.EmbeddingDims)
+	if c.NATSURL != "nats://env:4222" || c.EmbeddingDims != 768 || size != 8<<30 {
+		t.Errorf("env must win over default: NATSURL=%q dims=%d size=%d", c.NATSURL, c.EmbeddingDims, size)
 	}
 	if c.MetricsAddr != ":9100" || wait != 3*time.Second {
 		t.Errorf("defaults not applied: metrics=%q wait=%s", c.MetricsAddr, wait)

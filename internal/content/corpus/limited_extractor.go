@@ -1,0 +1,29 @@
+package corpus
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/sluicehq/sluice/internal/content/extract"
+)
+
+// LimitedExtractor is the Extractor that reads a file with extract.Extract
+// within its Limits: PDF through poppler's tools, the Office,
+// OpenDocument and EPUB formats through archive/zip, gzip one level
+// deep.
+type LimitedExtractor struct {
+	// Limits bound what one file may cost; a zero field takes extract's
+	// default (extract.DefaultTimeout, extract.DefaultMaxBytes, ...).
+	Limits extract.Limits
+}
+
+var _ Extractor = LimitedExtractor{}
+
+// Extract implements Extractor.
+func (e LimitedExtractor) Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error) {
+	return extract.Extract(ctx, extract.Source{Name: filepath.Base(path), Path: path}, d.Format, e.Limits)
+}
+
+// Validate reports a limit that has no meaning, saying how to fix it.
+// Config.Validate calls it.
+func (e LimitedExtractor) Validate() error { return e.Limits.Validate() }

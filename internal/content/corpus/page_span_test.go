@@ -1,0 +1,142 @@
+package corpus
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/pkg/classify"
+)
+
+// A chunk's pages are those whose text it overlaps; the blank lines
+// between pages and unlocated sections belong to none.
+func TestPagesOf(t *testing.T) {
+	t.Parallel()
+	text, pages := joinSections([]extract.Section{
+		{Text: "intro"}, // 0:5, no page
+		{Text: "one", Location: extract.Location{Page: 1}},   // 7:10
+		{Text: "", Location: extract.Location{Page: 2}},      // skipped
+		{Text: "three", Location: extract.Location{Page: 3}}, // 12:17
+		{Text: "four", Location: extract.Location{Page: 4}},  // 19:23
+	})
+	if text != "intro\n\none\n\nthree\n\nfour" {
+		t.Fatalf("text %q", text)
+	}
+	d := Document{Text: text, Pages: pages}
+	for _, c := range []struct {
+		start, end, first, last int
+	}{
+		{0, 5, 0, 0},
+		{0, 8, 1, 1},
+		{7, 10, 1, 1},
+		{10, 12, 0, 0},
+		{8, 13, 1, 3},
+		{12, 17, 3, 3},
+		{16, 23, 3, 4},
+		{0, len(text), 1, 4},
+		{23, 23, 0, 0},
+	} {
+		if first, last := d.PagesOf(c.start, c.end); first != c.first || last != c.last {
+			t.Errorf("PagesOf(%d, %d) of %q = %d, %d; want %d, %d", c.start, c.end, text[c.start:c.end], first, last, c.first, c.last)
+		}
+	}
+	if first, last := (Document{Text: text}).PagesOf(0, len(text)); first != 0 || last != 0 {
+		t.Errorf("a document without pages has pages %d-%d", first, last)
+	}
+}
+
+// The LimitedExtractor reads a real PDF page by page, and its text says
+// which page each part came from; a PDF it cannot read is the file's
+// failure, classified; limits that mean nothing are refused up front.
+func TestLimitedExtractorReadsPDFPages(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, name := range []string{"pages.pdf", "encrypted.pdf"} {
+		b, err := os.ReadFile(filepath.Join("..", "extract", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := account(t, root, Config{Extractor: LimitedExtractor{}})
+	d := a.docs["pages.pdf"]
+	if d.Status != StatusOK || len(d.Pages) != 3 {
+		t.Fatalf("pages.pdf: status %s, pages %+v, err %v", d.Status, d.Pages, d.Err)
+	}
+	at := strings.Index(d.Text, "page 2 of the sample report")
+	if first, last := d.PagesOf(at, at+10); at < 0 || first != 2 || last != 2 {
+		t.Errorf("page 2's phrase at %d is on pages %d-%d", at, first, last)
+	}
+	enc := a.docs["encrypted.pdf"]
+	if enc.Status != StatusInvalid || classify.Classify(enc.Err).Class != classify.ClassEncrypted {
+		t.Errorf("encrypted.pdf: status %s, err %v", enc.Status, enc.Err)
+	}
+	bad := Config{Inputs: []string{root}, Extractor: LimitedExtractor{Limits: extract.Limits{Timeout: -1}}}
+	if err := bad.Validate(); err == nil {
+		t.Error("a negative extraction timeout is accepted")
+	}
+}
+
+// A missing extraction tool would park every PDF alike: it stops the walk
+// instead, naming what to install.
+func TestMissingToolStopsTheWalk(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"})
+	r, err := NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
+		return "", errors.New("pdftotext: " + extract.ErrToolMissing.Error())
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Walk(context.Background(), func(Document) error { return nil }); err != nil {
+		t.Fatalf("a file's own failure stopped the walk: %v", err)
+	}
+	r, err = NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
+		return "", extract.ErrToolMissing
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Walk(context.Background(), func(Document) error { return nil }); !errors.Is(err, extract.ErrToolMissing) {
+		t.Errorf("walk with a tool missing: %v", err)
+	}
+}
+
+// A chunk of a paged document carries its page or pages; a chunk of any
+// other document shares the document's metadata as it is.
+func TestChunkMetadata(t *testing.T) {
+	t.Parallel()
+	text, pages := joinSections([]extract.Section{
+		{Text: "one", Location: extract.Location{Page: 1}},
+		{Text: "two", Location: extract.Location{Page: 2}},
+	})
+	d := Document{NativeID: "a.pdf", Text: text, Status: StatusOK, Pages: pages, Metadata: map[string]any{"path": "a.pdf", "format": "pdf"}}
+	meta, _, err := Admit(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		start, end int
+		want       string
+	}{
+		{0, 3, `{"format":"pdf","page":1,"path":"a.pdf"}`},
+		{0, len(text), `{"format":"pdf","pages":[1,2],"path":"a.pdf"}`},
+		{3, 5, `{"format":"pdf","path":"a.pdf"}`},
+	} {
+		got, err := d.ChunkMetadata(meta, c.start, c.end)
+		if err != nil || string(got) != c.want {
+			t.Errorf("ChunkMetadata(%d, %d) = %s (%v), want %s", c.start, c.end, got, err, c.want)
+		}
+	}
+	plain := Document{Text: text, Metadata: d.Metadata}
+	if got, _ := plain.ChunkMetadata(meta, 0, 3); string(got) != string(meta) {
+		t.Errorf("a document without pages: %s, want %s", got, meta)
+	}
+}
