@@ -27,8 +27,6 @@ var longFuncsAllowed = map[string]string{
 	"internal/content/extract.odsRows":               "a decoder: one XML token loop over a sheet's rows",
 	"internal/dev/embedsim.Server.validateBatchFile": "a decoder: one pass over a request file's lines, as the provider validates it",
 	"internal/content/chunk.splitter.window":         "the splitter's one scan over a chunk's window, whose state is the loop's",
-	"internal/ingest/producer.Producer.Run":          "not split yet",
-	"internal/content/corpus.walk.file":              "not split yet",
 }
 
 // longFunc is a function over maxFuncLines.

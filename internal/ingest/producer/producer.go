@@ -261,15 +261,35 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	}
 	stopBeating := p.beat(ctx)
 	p.republishOwed(ctx, &sum)
+	err := p.read(ctx, r, &sum)
+	if ferr := p.flushConfirmations(ctx); ferr != nil && err == nil {
+		err = ferr
+	}
+	if err == nil && p.cfg.Sync {
+		err = p.sync(ctx, &sum)
+	}
+	if errors.Is(err, errStopped) && sum.Stopped != "" {
+		err = nil
+		p.log.Warn().Str("run_id", p.cfg.RunID).Str("reason", sum.Stopped).
+			Msg("run halted or cancelled: the producer stopped publishing; resume or cancel it with sluice runs, then run the producer again for the rest")
+	}
+	stopBeating()
+	err = p.end(ctx, &sum, err)
+	return sum, err
+}
+
+// read walks r and records and publishes its documents a batch at a time,
+// deleting the tombstones among them.
+func (p *Producer) read(ctx context.Context, r *corpus.Reader, sum *Summary) error {
 	batch := make([]corpus.Document, 0, p.cfg.BatchDocs)
 	var tombstones []string
 	flush := func() error {
 		if len(batch) == 0 {
-			err := p.deleteTombstones(ctx, tombstones, &sum)
+			err := p.deleteTombstones(ctx, tombstones, sum)
 			tombstones = tombstones[:0]
 			return err
 		}
-		if stop, err := p.stopped(ctx, &sum); stop || err != nil {
+		if stop, err := p.stopped(ctx, sum); stop || err != nil {
 			if stop {
 				sum.Seen -= len(batch)
 				p.Files.forget(wholeFiles(batch))
@@ -277,15 +297,15 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 			}
 			return err
 		}
-		err := p.batch(ctx, batch, &sum)
+		err := p.batch(ctx, batch, sum)
 		batch = batch[:0]
 		if err == nil {
-			err = p.deleteTombstones(ctx, tombstones, &sum)
+			err = p.deleteTombstones(ctx, tombstones, sum)
 			tombstones = tombstones[:0]
 		}
-		p.report(sum)
+		p.report(*sum)
 		if p.Progress != nil {
-			p.Progress(sum)
+			p.Progress(*sum)
 		}
 		return err
 	}
@@ -308,27 +328,21 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 	if err == nil {
 		err = flush()
 	}
-	if ferr := p.flushConfirmations(ctx); ferr != nil && err == nil {
-		err = ferr
-	}
-	if err == nil && p.cfg.Sync {
-		err = p.sync(ctx, &sum)
-	}
-	if errors.Is(err, errStopped) && sum.Stopped != "" {
-		err = nil
-		p.log.Warn().Str("run_id", p.cfg.RunID).Str("reason", sum.Stopped).
-			Msg("run halted or cancelled: the producer stopped publishing; resume or cancel it with sluice runs, then run the producer again for the rest")
-	}
-	stopBeating()
+	return err
+}
+
+// end records how the run ended, err included, and what it did with the
+// files it met, and returns err joined with any failure to record them.
+func (p *Producer) end(ctx context.Context, sum *Summary, err error) error {
 	sum.Files, sum.ExcludedFiles = p.Files.Counts(), p.Files.Excluded()
-	uerr := runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(sum), sum.ParkedDocs, err)
+	uerr := runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(*sum), sum.ParkedDocs, err)
 	if uerr == nil {
 		uerr = runs.RecordFiles(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, sum.Files)
 	}
 	if sum.Owed > 0 {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")
 	}
-	return sum, errors.Join(err, uerr)
+	return errors.Join(err, uerr)
 }
 
 // wholeFiles counts the documents of docs that are whole files.
