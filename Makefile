@@ -52,8 +52,11 @@ test: test-go fuzz
 # server); otherwise the pgvector tests fail saying how to provide one.
 PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u)),pgvector-root))
 
+# The timeout is twice the slowest package's run time on a loaded 2-core
+# machine (tests/chaos: 10 to 15 minutes), so that a slow machine fails on
+# a defect, not on time.
 test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium extract-tools
-	$(GO) test -race -count=1 -timeout 15m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	cd bench && $(GO) test -count=1 ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
