@@ -3,7 +3,6 @@ package producer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,9 +73,6 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 
 // Validate checks the settings the flags and the environment gave.
 func (f *ServiceConfig) Validate() error {
-	if f.Config.SourceID == "" {
-		return errors.New("--source is required: name the corpus, e.g. --source docs")
-	}
 	c := f.producerConfig()
 	return c.Validate()
 }
