@@ -92,6 +92,30 @@ func TestValidateSourceID(t *testing.T) {
 	}
 }
 
+// SuggestSourceID turns a refused name into one ValidateSourceID takes.
+func TestSuggestSourceID(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"my docs":                 "my-docs",
+		" my  docs. ":             "my-docs",
+		"team/wiki.v2":            "team-wiki-v2",
+		"wïki":                    "w-ki",
+		"ok_name-1":               "ok_name-1",
+		"...":                     "",
+		strings.Repeat("ab ", 40): strings.TrimRight(strings.Repeat("ab-", 22)[:64], "-"),
+	} {
+		got := messages.SuggestSourceID(in)
+		if got != want {
+			t.Errorf("SuggestSourceID(%q) = %q, want %q", in, got, want)
+		}
+		if got != "" {
+			if err := messages.ValidateSourceID(got); err != nil {
+				t.Errorf("SuggestSourceID(%q) = %q, which ValidateSourceID refuses: %v", in, got, err)
+			}
+		}
+	}
+}
+
 func TestSourceFromSubject(t *testing.T) {
 	t.Parallel()
 	for subject, want := range map[string]string{

@@ -96,12 +96,40 @@ func ValidateSourceID(s string) error {
 	if len(s) > maxSourceIDLen {
 		return invalid("source_id", fmt.Sprintf("is %d bytes long; a source id is a NATS subject token and the limit is %d", len(s), maxSourceIDLen))
 	}
-	ok := func(c byte) bool {
-		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-	}
-	if i := indexFunc(s, ok); i >= 0 {
+	if i := indexFunc(s, isSourceIDByte); i >= 0 {
 		return invalid("source_id", badChar(s, i)+
 			"; a source id is a NATS subject token and may hold only A-Z a-z 0-9 _ -")
 	}
 	return nil
+}
+
+// isSourceIDByte reports whether c may be part of a source id.
+func isSourceIDByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+
+// SuggestSourceID returns a source id close to s, for an error message
+// about a name ValidateSourceID refuses: each run of characters a source
+// id may not hold becomes one "-", without one at either end, and the
+// result is cut to the length limit. It returns "" when nothing of s is
+// left.
+func SuggestSourceID(s string) string {
+	var b strings.Builder
+	dash := false
+	for i := 0; i < len(s); i++ {
+		if !isSourceIDByte(s[i]) {
+			dash = b.Len() > 0
+			continue
+		}
+		if dash {
+			b.WriteByte('-')
+			dash = false
+		}
+		b.WriteByte(s[i])
+	}
+	out := b.String()
+	if len(out) > maxSourceIDLen {
+		out = strings.TrimRight(out[:maxSourceIDLen], "-")
+	}
+	return out
 }

@@ -50,6 +50,24 @@ func settings(bin string, args []string) []config.Var {
 	return vars
 }
 
+// toolCommands are the commands an operator runs through a service whose
+// entrypoint is sluice (docker compose run --rm sluice search …) besides
+// its default command: its environment carries their settings too.
+var toolCommands = [][]string{{"search"}}
+
+// serviceSettings returns what a service's binary reads, with the
+// settings of toolCommands for a service whose entrypoint is sluice.
+func serviceSettings(s types.ServiceConfig) []config.Var {
+	bin, args := binary(s)
+	vars := settings(bin, args)
+	if len(s.Entrypoint) > 0 && filepath.Base(s.Entrypoint[0]) == "sluice" {
+		for _, c := range toolCommands {
+			vars = append(vars, settings("sluice", c)...)
+		}
+	}
+	return vars
+}
+
 // binary returns the binary a service runs and its arguments; the image
 // sets no ENTRYPOINT, so the first word names the binary.
 func binary(s types.ServiceConfig) (string, []string) {
@@ -123,7 +141,7 @@ func checkSettings(d *deployment) (problems []string) {
 	for _, name := range d.services(ours) {
 		s := d.Services[name]
 		bin, args := binary(s)
-		vars := settings(bin, args)
+		vars := serviceSettings(s)
 		if _, err := os.Stat(filepath.Join(repoRoot, "cmd", bin)); err != nil || len(vars) == 0 {
 			problems = append(problems, fmt.Sprintf("%s runs %q, which is not a command in cmd/ with settings known to internal/dev/catalog", name, bin))
 		}
@@ -220,6 +238,31 @@ func checkEmbedder(d *deployment) (problems []string) {
 		for k, v := range provider {
 			if got := env(p.Services[name], k); got != v {
 				problems = append(problems, fmt.Sprintf("%s: %s=%s gives it %q: interpolate ${%s:-…}", name, k, v, got, k))
+			}
+		}
+	}
+	return problems
+}
+
+// checkEmbeddingModel holds every service that reads a setting of the
+// embedding model (its name, which the producer's tokenizer follows too,
+// its dimension and its encoding) to take it from the one place the
+// compose file gives it, which .env or the environment sets: a service
+// left at its default would chunk or embed for another model.
+func checkEmbeddingModel(d *deployment) (problems []string) {
+	model := map[string]string{"EMBEDDER_MODEL": "text-embedding-3-small", "EMBEDDING_DIMS": "1536", "EMBEDDER_ENCODING": "float"}
+	p, err := d.compose(model)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	for _, name := range d.services(ours) {
+		reads := serviceSettings(d.Services[name])
+		for k, v := range model {
+			if !slices.ContainsFunc(reads, func(r config.Var) bool { return r.Env == k }) {
+				continue
+			}
+			if got := env(p.Services[name], k); got != v {
+				problems = append(problems, fmt.Sprintf("%s reads %s, but %s=%s in .env gives it %q: set it from x-embedder (or x-common-env)", name, k, k, v, got))
 			}
 		}
 	}

@@ -136,10 +136,21 @@ func Label(w Window, th Thresholds) Verdict {
 	}
 	if len(spiking) == 0 {
 		return verdict(Trickle, "%s over %s, none with ≥ %d",
-			plural(total, "dead letter", "dead letters"), plural(len(names), "source", "sources"), th.SpikeCount)
+			plural(total, "dead letter", "dead letters"), plural(withLetters(counts), "source", "sources"), th.SpikeCount)
 	}
 	return verdict(Mixed, "%d of %d active sources have ≥ %d dead letters, none holds ≥ %.0f%% of them",
 		len(spiking), len(names), th.SpikeCount, th.OneSourceShare*100)
+}
+
+// withLetters counts the sources with dead letters.
+func withLetters(counts map[string]int) int {
+	n := 0
+	for _, c := range counts {
+		if c > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // anyReaches reports whether some count reaches n.

@@ -61,6 +61,21 @@ func TestLabel(t *testing.T) {
 	}
 }
 
+// A trickle's reason counts the sources that have dead letters, not
+// those that ran cleanly beside them.
+func TestLabelTrickleCountsSourcesWithDeadLetters(t *testing.T) {
+	t.Parallel()
+	th := shape.Thresholds{SpikeCount: 20, OneSourceShare: 0.7, EverySourceShare: 0.6}
+	for want, counts := range map[string]map[string]int{
+		"8 dead letters over 2 sources, none with ≥ 20": {"a": 3, "b": 5, "c": 0, "d": 0, "e": 0},
+		"1 dead letter over 1 source, none with ≥ 20":   {"a": 1, "b": 0},
+	} {
+		if got := shape.Label(permanent(counts), th); got.Code != shape.Trickle || got.Reason != want {
+			t.Errorf("Label(%v) = %s %q; want a trickle, %q", counts, got.Code, got.Reason, want)
+		}
+	}
+}
+
 // A spike made only of exhausted transient failures is the provider's,
 // whether it hit one source or all; a trickle of the chunks' own failures
 // beside it does not change that, a spike of them does.

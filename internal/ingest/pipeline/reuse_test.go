@@ -178,10 +178,12 @@ func TestRepeatedTextsAreEmbeddedOnce(t *testing.T) {
 	if n := b.count(`SELECT count(*) FROM ingest_manifest WHERE status = 'stored'`); n != chunks {
 		t.Errorf("%d chunks stored in the manifest, want %d", n, chunks)
 	}
+	// The provider counts the simulator model's tokens, exactly.
+	simCounter, _ := tokens.ForModel(b.client().Model())
 	for name, want := range map[string]float64{
 		"sluice_embedding_reuse_total":           repeated,
 		"sluice_embedding_provider_inputs_total": distinct,
-		"sluice_embedding_provider_tokens_total": float64(tokens.Sum(tokens.Approximate{}, texts)),
+		"sluice_embedding_provider_tokens_total": float64(tokens.Sum(simCounter, texts)),
 	} {
 		if got := generationOne(t, reg, name); got != want {
 			t.Errorf("%s{generation=\"1\"} = %v, want %v", name, got, want)

@@ -14,7 +14,12 @@ func TestConfigValidate(t *testing.T) {
 	configtest.Run(t, []configtest.Case[producer.Config]{
 		{Name: "defaults", Config: producer.Config{SourceID: "docs"}},
 		{Name: "longest confirm delay", Config: producer.Config{SourceID: "docs", ConfirmDelay: producer.MaxConfirmDelay}},
-		{Name: "no source", Want: "--source"},
+		{Name: "no source", Want: "--source is required: name the corpus, e.g. --source docs"},
+		{Name: "source with a space", Config: producer.Config{SourceID: "my docs"},
+			Want: `--source "my docs": invalid character ' ' at byte 2`},
+		{Name: "source with a space, the fix", Config: producer.Config{SourceID: "my docs"},
+			Want: "may hold only A-Z a-z 0-9 _ -: rename it, e.g. --source my-docs"},
+		{Name: "source with nothing usable", Config: producer.Config{SourceID: "..."}, Want: "rename it, e.g. --source docs"},
 		{Name: "negative confirm delay", Config: producer.Config{SourceID: "docs", ConfirmDelay: -time.Second},
 			Want: "--confirm-delay -1s: use a duration up to 10s"},
 		{Name: "confirm delay near the sweeper's grace", Config: producer.Config{SourceID: "docs", ConfirmDelay: 30 * time.Second},

@@ -22,7 +22,6 @@ import (
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
 	"github.com/sluicehq/sluice/pkg/classify"
-	"github.com/sluicehq/sluice/pkg/messages"
 )
 
 // Config tunes a producer run.
@@ -124,8 +123,8 @@ func (c *Config) applyDefaults() {
 
 // Validate says what is wrong with the configuration and how to fix it.
 func (c Config) Validate() error {
-	if err := messages.ValidateSourceID(c.SourceID); err != nil {
-		return fmt.Errorf("--source: %w", err)
+	if err := validateSourceName(c.SourceID); err != nil {
+		return err
 	}
 	if c.Chunk.Size != 0 {
 		if err := c.Chunk.Validate(); err != nil {

@@ -3,7 +3,6 @@ package producer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,9 +111,6 @@ func registerLimits(l *config.Loader, lim *extract.Limits) {
 
 // Validate checks the settings the flags and the environment gave.
 func (f *ServiceConfig) Validate() error {
-	if f.Config.SourceID == "" {
-		return errors.New("--source is required: name the corpus, e.g. --source docs")
-	}
 	if err := validateLimits(f.Extract); err != nil {
 		return err
 	}

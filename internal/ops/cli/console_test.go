@@ -13,6 +13,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/ops/cli"
+	"github.com/sluicehq/sluice/internal/ops/console"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 )
 
 func TestConsoleRefusesWeakTokens(t *testing.T) {
@@ -106,5 +108,26 @@ func TestConsoleServesWithAGeneratedToken(t *testing.T) {
 		if strings.Contains(stdout.String()+stderr.String(), secret) {
 			t.Errorf("run %d printed the generated token:\nstdout %q\nstderr %q", run+1, stdout.String(), stderr.String())
 		}
+	}
+}
+
+// The console's default address is not the embedder's: started with
+// both defaults, the console and the embedding simulator would contend
+// for one port and the services would embed through the console.
+func TestConsoleDefaultPortIsNotTheEmbedders(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(embedder.DefaultURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, err := net.SplitHostPort(console.DefaultAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if port == u.Port() {
+		t.Errorf("console.DefaultAddr %s and embedder.DefaultURL %s share port %s", console.DefaultAddr, embedder.DefaultURL, port)
+	}
+	if console.DefaultAddr != "127.0.0.1:8090" {
+		t.Errorf("console.DefaultAddr = %s, want 127.0.0.1:8090, the port docker-compose.yml and docs/console.md name", console.DefaultAddr)
 	}
 }

@@ -69,13 +69,16 @@ func runDocsDelete(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	typed := typedIDs{}
 	ids := make([]string, len(natives))
 	for i, n := range natives {
 		ids[i] = docIDOf(source, n)
+		typed[ids[i]] = n
 	}
 	res, err := erase.New(pool, nil).Delete(ctx, erase.Request{SourceID: source, DocIDs: ids, By: cliPrincipal(env), Reason: reason, Execute: execute})
-	if errors.Is(err, erase.ErrUnknownDocument) {
-		return fmt.Errorf("%w; nothing was deleted", err)
+	if unknown := (*erase.UnknownDocumentsError)(nil); errors.As(err, &unknown) {
+		return fmt.Errorf("%s %s: source %q has no such %s; nothing was deleted (sluice docs ls --source %s lists its documents)",
+			erase.ErrUnknownDocument, typed.list(unknown.DocIDs), source, noun(len(unknown.DocIDs), "document", "documents"), source)
 	}
 	if err != nil {
 		return err
@@ -83,7 +86,32 @@ func runDocsDelete(ctx context.Context, env Env, args []string) error {
 	if c.JSON {
 		return printJSON(env.Stdout, res)
 	}
-	return printDelete(env, res)
+	return printDelete(env, res, typed)
+}
+
+// typedIDs maps the doc ids of a delete to the ids as the operator typed
+// them, so that messages echo what the operator wrote.
+type typedIDs map[string]string
+
+// name is docID as typed, with the doc id beside it when they differ.
+func (t typedIDs) name(docID string) string {
+	if n, ok := t[docID]; ok && n != docID {
+		return fmt.Sprintf("%q (%s)", n, docID)
+	}
+	return docID
+}
+
+// list is the ids as typed, quoted and comma-separated.
+func (t typedIDs) list(docIDs []string) string {
+	q := make([]string, len(docIDs))
+	for i, id := range docIDs {
+		n, ok := t[id]
+		if !ok {
+			n = id
+		}
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // docIDOf is the doc id an operator means by id: a doc id ("d_" and 32
@@ -116,22 +144,23 @@ func readIDs(path string) ([]string, error) {
 	return ids, nil
 }
 
-func printDelete(env Env, r erase.Result) error {
+func printDelete(env Env, r erase.Result, typed typedIDs) error {
 	w := env.Stdout
 	if r.DryRun {
-		fmt.Fprintf(w, "DRY RUN %s: nothing was deleted; add --execute to delete %d documents.\n", r.RequestID, len(r.Selected))
+		fmt.Fprintf(w, "DRY RUN %s: nothing was deleted; add --execute to delete %s.\n", r.RequestID, plural(len(r.Selected), "document", "documents"))
 		for _, id := range r.Selected {
-			fmt.Fprintf(w, "  would delete %s\n", id)
+			fmt.Fprintf(w, "  would delete %s\n", typed.name(id))
 		}
 	} else {
-		fmt.Fprintf(w, "deleted %d documents (request %s)\n", len(r.Deleted), r.RequestID)
+		fmt.Fprintf(w, "deleted %s (request %s)\n", plural(len(r.Deleted), "document", "documents"), r.RequestID)
 		for _, d := range r.Deleted {
-			fmt.Fprintf(w, "  %s version %d: erased %d vectors, %d text rows, %d jobs, %d payloads; %d dead letters resolved\n",
-				d.DocID, d.Version, d.Vectors, d.TextRows, d.Jobs, d.Payloads, d.DeadLetters)
+			fmt.Fprintf(w, "  %s version %d: erased %s, %s, %s, %s; %s resolved\n",
+				typed.name(d.DocID), d.Version, plural(d.Vectors, "vector", "vectors"), plural(d.TextRows, "text row", "text rows"),
+				plural(d.Jobs, "job", "jobs"), plural(d.Payloads, "payload", "payloads"), plural(d.DeadLetters, "dead letter", "dead letters"))
 		}
 	}
 	for _, id := range r.AlreadyDeleted {
-		fmt.Fprintf(w, "  already deleted: %s\n", id)
+		fmt.Fprintf(w, "  already deleted: %s\n", typed.name(id))
 	}
 	return nil
 }

@@ -29,18 +29,20 @@ func TestDocsDeleteShowAndList(t *testing.T) {
 	if code, _, errOut := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--execute"); code != 2 || !strings.Contains(errOut, "--reason") {
 		t.Errorf("delete without a reason: exit %d, %q; want a usage error asking for --reason", code, errOut)
 	}
-	if code, _, errOut := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--id", "nope.md", "--reason", "r", "--execute"); code != 1 ||
-		!strings.Contains(errOut, "unknown document") || !strings.Contains(errOut, "nothing was deleted") {
-		t.Errorf("delete of an unknown id: exit %d, %q", code, errOut)
+	if code, _, errOut := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--id", "NOPE", "--reason", "r", "--execute"); code != 1 ||
+		!strings.Contains(errOut, `unknown document "NOPE"`) || !strings.Contains(errOut, "no such document") ||
+		!strings.Contains(errOut, "nothing was deleted") || strings.Contains(errOut, messages.DocID("wiki", "NOPE")) {
+		t.Errorf("delete of an unknown id: exit %d, %q; want NOPE named as typed, not its doc id", code, errOut)
 	}
-	if code, out, _ := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--reason", "gdpr request 42"); code != 0 || !strings.Contains(out, "DRY RUN") {
+	if code, out, _ := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--reason", "gdpr request 42"); code != 0 ||
+		!strings.Contains(out, "DRY RUN") || !strings.Contains(out, "delete 1 document.") || !strings.Contains(out, `would delete "a.md" (`+a+")") {
 		t.Errorf("dry run: exit %d, %q", code, out)
 	}
 	if code, out, _ := sluice(t, env, "docs", "ls", "--source", "wiki", "--deleted"); code != 0 || out != "" {
 		t.Errorf("after a dry run, deleted documents: exit %d, %q; want none", code, out)
 	}
 	if code, out, errOut := sluice(t, env, "docs", "delete", "--source", "wiki", "--id", "a.md", "--reason", "gdpr request 42", "--execute"); code != 0 ||
-		!strings.Contains(out, "deleted 1 documents") {
+		!strings.Contains(out, "deleted 1 document (") || !strings.Contains(out, `"a.md" (`+a+") version ") {
 		t.Errorf("delete: exit %d, %q %q", code, out, errOut)
 	}
 	code, out, _ := sluice(t, env, "docs", "show", a)

@@ -393,8 +393,8 @@ func printChange(env Env, ch generation.Change) {
 			would, did = would+" and index "+ch.Index, did+" and index "+ch.Index
 		}
 	case generation.ActionRetry:
-		would = fmt.Sprintf("clear generation %d's %d parked chunks, owed again to its backfill", ch.Generation, ch.Retried)
-		did = fmt.Sprintf("cleared generation %d's %d parked chunks: its backfill embeds them on its next pass", ch.Generation, ch.Retried)
+		would = fmt.Sprintf("clear generation %d's parked chunks: %d owed again to its backfill", ch.Generation, ch.Retried)
+		did = fmt.Sprintf("cleared generation %d's parked chunks: its backfill embeds the %d owed again on its next pass", ch.Generation, ch.Retried)
 	case generation.ActionBuild:
 		would = fmt.Sprintf("build index %s of generation %d", ch.Index, ch.Generation)
 		did = fmt.Sprintf("built index %s: searches of generation %d use it", ch.Index, ch.Generation)

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -170,5 +171,27 @@ func TestRunsRejectsBadFlags(t *testing.T) {
 		if code != 2 {
 			t.Errorf("runs %v: exit %d (%s), want 2", args, code, errOut)
 		}
+	}
+}
+
+// A failed run says why in sluice runs, not only in --json: the reason
+// its producer recorded is printed under the table.
+func TestRunsShowsWhyARunFailed(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	if err := runs.Open(ctx, db.Pool, "run-bad", "wiki", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	failure := errors.New("read input /data/wiki: permission denied")
+	if err := runs.EndPublishing(ctx, db.Pool, "run-bad", runs.Progress{Documents: 1, Published: 2}, 0, failure); err != nil {
+		t.Fatal(err)
+	}
+	if err := runs.Refresh(ctx, db.Pool); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := sluice(t, map[string]string{"DATABASE_URL": db.URL}, "runs")
+	if code != 0 || !strings.Contains(out, "failed") || !strings.Contains(out, failure.Error()) {
+		t.Errorf("sluice runs: exit %d, %q %q; want the failed run and its reason %q", code, out, errOut, failure)
 	}
 }

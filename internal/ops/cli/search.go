@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -39,6 +40,9 @@ type searchHit struct {
 	ChunkIndex     int     `json:"chunk_index"`
 	Version        int64   `json:"version"`
 	Text           string  `json:"text"`
+	// Metadata is the JSON object stored with the chunk: the document's
+	// title, a JSONL line's fields; {} when it has none.
+	Metadata json.RawMessage `json:"metadata"`
 }
 
 // searchOptions are the settings of `sluice search`.
@@ -133,7 +137,10 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 	for i, h := range hits {
 		d := docs[h.DocID]
 		res.Hits[i] = searchHit{Rank: i + 1, Score: h.Score, DocID: h.DocID, SourceID: d[0], SourceNativeID: d[1],
-			ChunkIndex: h.ChunkIndex, Version: h.Version, Text: h.Text}
+			ChunkIndex: h.ChunkIndex, Version: h.Version, Text: h.Text, Metadata: h.Metadata}
+		if len(h.Metadata) == 0 {
+			res.Hits[i].Metadata = json.RawMessage(`{}`)
+		}
 	}
 	return res, nil
 }

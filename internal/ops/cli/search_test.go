@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -59,7 +60,8 @@ func seedSearchSim(t *testing.T, docs ...searchDoc) (map[string]string, *embedsi
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs[i] = vectorstore.Record{DocID: docID, ChunkIndex: 0, Version: 1, ContentHash: "h", Model: sim.Model(), Embedding: vecs[i], Text: d.text}
+		recs[i] = vectorstore.Record{DocID: docID, ChunkIndex: 0, Version: 1, ContentHash: "h", Model: sim.Model(), Embedding: vecs[i], Text: d.text,
+			Metadata: json.RawMessage(`{"title": "` + d.nativeID + `"}`)}
 	}
 	if _, err := store.Upsert(ctx, db.Pool, recs); err != nil {
 		t.Fatal(err)
@@ -75,6 +77,9 @@ type searchOut struct {
 		SourceNativeID string  `json:"source_native_id"`
 		ChunkIndex     int     `json:"chunk_index"`
 		Text           string  `json:"text"`
+		Metadata       struct {
+			Title string `json:"title"`
+		} `json:"metadata"`
 	} `json:"hits"`
 }
 
@@ -95,6 +100,9 @@ func TestSearchFindsTheLexicallyNearestReadyChunk(t *testing.T) {
 	}
 	if h := res.Hits[0]; h.SourceID != "wiki" || h.ChunkIndex != 0 || h.Score <= res.Hits[1].Score || h.Score > 1 {
 		t.Errorf("top hit %+v; want wiki chunk 0 scoring above the second", h)
+	}
+	if h := res.Hits[0]; h.Metadata.Title != "animals/fox.md" {
+		t.Errorf("top hit's metadata %+v; want the chunk's stored metadata, title animals/fox.md", h.Metadata)
 	}
 
 	sluiceDecode(t, env, &res, "search", "--source", "news", "quick brown fox jumps")

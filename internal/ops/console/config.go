@@ -25,7 +25,7 @@ const (
 )
 
 // DefaultAddr is Config.Addr's default: loopback only.
-const DefaultAddr = "127.0.0.1:8089"
+const DefaultAddr = "127.0.0.1:8090"
 
 // Defaults of the other Config fields, written once for Config and the
 // command line.
@@ -131,7 +131,7 @@ func (c Config) Validate() error {
 		c.Addr = DefaultAddr
 	}
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return fmt.Errorf("console address %q: want host:port, e.g. 127.0.0.1:8089: %w", c.Addr, err)
+		return fmt.Errorf("console address %q: want host:port, e.g. %s: %w", c.Addr, DefaultAddr, err)
 	}
 	if len(c.Tokens) == 0 {
 		return errors.New("no console tokens: set CONSOLE_OPERATOR_TOKEN and/or CONSOLE_VIEWER_TOKEN, or CONSOLE_TOKENS_FILE")

@@ -47,9 +47,12 @@ func (r generationRow) Backfill() string {
 }
 
 // RetryHint is the command that embeds a later generation's parked chunks
-// again, empty when it has none.
+// again, empty when it has none that the command retries: it counts
+// Progress.ParkedHere, generation.Retryable's count, which is what
+// sluice index retry reports. Chunks parked in the manifest are sluice
+// dlq replay's.
 func (r generationRow) RetryHint() string {
-	if r.ID == generation.First || r.Status == generation.Dropped || r.Progress.Parked == 0 {
+	if r.ID == generation.First || r.Status == generation.Dropped || r.Progress.ParkedHere == 0 {
 		return ""
 	}
 	return fmt.Sprintf("sluice index retry %d --reason R --execute", r.ID)

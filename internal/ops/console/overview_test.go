@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/internal/store/generation"
 )
 
 // The overview names, beside each class's and each source's count, the
@@ -92,7 +94,9 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 		fmt.Sprintf(`<tr id="generation-2"><td>2</td><td>building</td><td class="clip">small-model</td><td class="n">4</td><td class="n">1</td><td class="n">2</td><td class="n">%d</td>`, alphaStored+1),
 		fmt.Sprintf(`<progress max="100" value="%.1f" title="1 of %d chunks stored">`, 100/float64(chunks), chunks),
 		// Two owed at one chunk in five minutes: ten minutes to go.
-		fmt.Sprintf(`%%</td><td>pass 2 scanned · 2 queued · 0.0033/s · about 10m0s left<br>%d parked: <code>sluice index retry 2 --reason R --execute</code></td></tr>`, alphaStored+1),
+		// Of its alphaStored+1 parked chunks, one is parked in it alone:
+		// the one sluice index retry 2 retries.
+		`%</td><td>pass 2 scanned · 2 queued · 0.0033/s · about 10m0s left<br>1 parked in this generation alone: <code>sluice index retry 2 --reason R --execute</code></td></tr>`,
 		`<tr id="generation-4"><td>4</td><td>building</td><td class="clip">cut-model</td><td class="n">4</td><td class="n">1</td><td class="n">1</td><td class="n">0</td>`,
 		fmt.Sprintf(`· %d documents not cut yet (run their sources)`, b.count(t, `SELECT count(*) FROM documents WHERE status <> 'deleted'`)-1),
 	} {
@@ -102,5 +106,9 @@ func TestOverviewShowsGenerationProgress(t *testing.T) {
 	}
 	if strings.Contains(body, `id="generation-3"`) {
 		t.Error("the overview shows a dropped generation")
+	}
+	dry, err := generation.New(b.db.Pool).Retry(ctx, 2, generation.Request{By: "test", Reason: "count"})
+	if err != nil || dry.Retried != 1 {
+		t.Errorf("sluice index retry 2 (dry run) would retry %d (%v); want the 1 the overview suggests it for", dry.Retried, err)
 	}
 }

@@ -51,13 +51,15 @@ func (r runRow) ParkedNow() int64 {
 	return r.ManifestParked
 }
 
-// Rejection is parked over published, the share of the run's chunks that
-// ended in the DLQ; 0 before anything was published.
+// Rejection is the share of the run's settled chunks (stored or parked)
+// that are parked, as runs.RejectionRatio defines it: live from the
+// manifest, or from the run's own counters once the manifest holds none
+// of its chunks. It never exceeds 1.
 func (r runRow) Rejection() float64 {
-	if r.Published == 0 {
-		return 0
+	if r.Pending+r.ManifestStored+r.ManifestParked == 0 {
+		return runs.RejectionRatio(r.Stored, r.Parked)
 	}
-	return float64(r.ParkedNow()) / float64(r.Published)
+	return runs.RejectionRatio(int(r.ManifestStored), int(r.ManifestParked))
 }
 
 var runColumns = `

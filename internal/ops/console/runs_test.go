@@ -50,3 +50,30 @@ func TestRunPagesShowAnInterruptedRun(t *testing.T) {
 		t.Errorf("GET /runs/run-gamma: %d, want the interruption, what it published and %q in:\n%s", code, heard, body)
 	}
 }
+
+// A run's rejection is the share of its settled chunks that are parked,
+// as the halt threshold judges it: never over 100%, even when more
+// chunks were parked than published (parked by the producer before
+// publishing), and the Runs page says so where the column is named.
+func TestRunRejectionIsAShareOfSettledChunks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	if err := runs.Open(ctx, b.db.Pool, "run-delta", "delta", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Pool.Exec(ctx, `UPDATE ingest_runs SET published = 1, stored = 1, parked = 2 WHERE run_id = 'run-delta'`); err != nil {
+		t.Fatal(err)
+	}
+	code, body := b.get(t, "/runs", viewerSecret)
+	row := regexp.MustCompile(`run-delta</a>.*?<td class="n">([0-9.]+%)</td><td>`).FindStringSubmatch(body)
+	if code != http.StatusOK || row == nil || row[1] != "66.7%" {
+		t.Errorf("GET /runs: %d, rejection %q; want 66.7%% (2 of 3 settled chunks parked) in:\n%s", code, row, body)
+	}
+	if !strings.Contains(body, `title="The share of the run's settled chunks (stored or parked) that are parked`) {
+		t.Errorf("GET /runs: the Rejection column does not say what it measures:\n%s", body)
+	}
+	if _, body := b.get(t, "/runs/run-delta", viewerSecret); !strings.Contains(body, "<td>66.7%</td>") {
+		t.Errorf("GET /runs/run-delta: want a rejection of 66.7%% in:\n%s", body)
+	}
+}

@@ -9,14 +9,23 @@ import (
 )
 
 // modelEncodings are the vocabularies of OpenAI's embedding models, which
-// tiktoken's own table lacks but for ada-002. Other models, embed-sim's
-// own embed-sim-1 among them, are counted as tiktoken's table says, or
-// estimated.
+// tiktoken's own table lacks but for ada-002. Other models are counted as
+// tiktoken's table says, or estimated; the simulator's are
+// SimulatorEncoding's.
 var modelEncodings = map[string]string{
 	"text-embedding-ada-002": Cl100kBase,
 	"text-embedding-3-small": Cl100kBase,
 	"text-embedding-3-large": Cl100kBase,
 }
+
+// The simulator's models (embed-sim's, such as its default embed-sim-1)
+// stand in for OpenAI's embedding models: they are named SimulatorPrefix
+// and something, and count tokens as those do, exactly, with
+// SimulatorEncoding.
+const (
+	SimulatorPrefix   = "embed-sim-"
+	SimulatorEncoding = Cl100kBase
+)
 
 // cache holds one Tokenizer per encoding: a vocabulary is a large map,
 // built on first use. models remembers ForModel's answers, which a
@@ -43,6 +52,9 @@ func forModel(model string) Counter {
 		name = name[i+1:]
 	}
 	enc, ok := modelEncodings[name]
+	if !ok && strings.HasPrefix(name, SimulatorPrefix) {
+		enc, ok = SimulatorEncoding, true
+	}
 	if !ok {
 		codec, err := tokenizer.ForModel(tokenizer.Model(name))
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
@@ -20,7 +21,9 @@ func TestForModel(t *testing.T) {
 		{"text-embedding-3-large", tokens.Cl100kBase, true},
 		{"text-embedding-ada-002", tokens.Cl100kBase, true},
 		{"openai/text-embedding-3-small", tokens.Cl100kBase, true},
-		{"embed-sim-1", tokens.ApproximateEncoding, false},
+		{"embed-sim-1", tokens.Cl100kBase, true},
+		{"embed-sim-2", tokens.Cl100kBase, true},
+		{"embed-sim", tokens.ApproximateEncoding, false},
 		{"gpt-4o", tokens.O200kBase, true},
 		{"gpt-4o-2024-08-06", tokens.O200kBase, true},
 		{"nomic-embed-text", tokens.ApproximateEncoding, false},
@@ -100,5 +103,11 @@ func TestSelectLogsApproximate(t *testing.T) {
 	buf.Reset()
 	if c := tokens.Select("text-embedding-3-small", zerolog.New(&buf)); !c.Exact() || strings.Contains(buf.String(), "approximate") {
 		t.Errorf("Select for a known model logged %q", buf.String())
+	}
+	// The simulator's default model, which every service defaults to,
+	// counts exactly: a run against it warns of nothing.
+	buf.Reset()
+	if c := tokens.Select(embedder.DefaultModel, zerolog.New(&buf)); !c.Exact() || strings.Contains(buf.String(), "approximate") {
+		t.Errorf("Select for the default model %s logged %q", embedder.DefaultModel, buf.String())
 	}
 }

@@ -103,8 +103,8 @@ func New(pool *pgxpool.Pool, metrics *Metrics) *Eraser {
 
 // Delete deletes the request's documents, or, unless r.Execute, records
 // an audited dry run saying which it would. Every doc id must be a
-// document of r.SourceID (ErrUnknownDocument otherwise, before anything
-// is written). The deletes, their erasure and the audit commit in one
+// document of r.SourceID (an *UnknownDocumentsError matching
+// ErrUnknownDocument otherwise, before anything is written). The deletes, their erasure and the audit commit in one
 // transaction: after it, nothing of the documents' text is left in
 // PostgreSQL.
 func (e *Eraser) Delete(ctx context.Context, r Request) (Result, error) {
@@ -142,7 +142,8 @@ func (e *Eraser) Delete(ctx context.Context, r Request) (Result, error) {
 }
 
 // check sorts ids into those to delete and those already deleted, and
-// refuses an id that is not a document of source.
+// refuses the ids that are not documents of source, naming them all in
+// an *UnknownDocumentsError.
 func (e *Eraser) check(ctx context.Context, tx pgx.Tx, source string, ids []string, res *Result) error {
 	rows, err := tx.Query(ctx, `SELECT doc_id, status FROM documents WHERE doc_id = ANY($1) AND source_id = $2`, ids, source)
 	if err != nil {
@@ -156,15 +157,19 @@ func (e *Eraser) check(ctx context.Context, tx pgx.Tx, source string, ids []stri
 	}); err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}
+	var unknown []string
 	for _, id := range ids {
 		switch s, ok := status[id]; {
 		case !ok:
-			return fmt.Errorf("%w %q: no document of source %q has this id (see sluice docs ls --source %s)", ErrUnknownDocument, id, source, source)
+			unknown = append(unknown, id)
 		case s == string(manifest.DocDeleted):
 			res.AlreadyDeleted = append(res.AlreadyDeleted, id)
 		default:
 			res.Selected = append(res.Selected, id)
 		}
+	}
+	if len(unknown) > 0 {
+		return &UnknownDocumentsError{SourceID: source, DocIDs: unknown}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,9 +261,14 @@ func TestDeleteRefusesUnknownIDsAndMissingReasons(t *testing.T) {
 	b := setup(t)
 	id := b.seed(t, "a.txt")
 	e := erase.New(b.pool, nil)
-	_, err := e.Delete(b.ctx, erase.Request{SourceID: source, DocIDs: []string{id, messages.DocID(source, "nope")}, By: "cli:a", Reason: "r", Execute: true})
+	nope, gone := messages.DocID(source, "nope"), messages.DocID(source, "gone")
+	_, err := e.Delete(b.ctx, erase.Request{SourceID: source, DocIDs: []string{id, nope, gone}, By: "cli:a", Reason: "r", Execute: true})
 	if !errors.Is(err, erase.ErrUnknownDocument) {
 		t.Errorf("unknown id: %v, want ErrUnknownDocument", err)
+	}
+	var unknown *erase.UnknownDocumentsError
+	if !errors.As(err, &unknown) || len(unknown.DocIDs) != 2 || !slices.Contains(unknown.DocIDs, nope) || !slices.Contains(unknown.DocIDs, gone) {
+		t.Errorf("unknown ids: %#v, want both %s and %s named", err, nope, gone)
 	}
 	if _, err := e.Delete(b.ctx, erase.Request{SourceID: source, DocIDs: []string{id}, By: "cli:a", Execute: true}); !errors.Is(err, erase.ErrNoReason) {
 		t.Errorf("no reason: %v, want ErrNoReason", err)

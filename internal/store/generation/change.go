@@ -130,7 +130,8 @@ type Change struct {
 	// drop removed (or would); IndexExisted says it was there before.
 	Index        string `json:"index,omitempty"`
 	IndexExisted bool   `json:"index_existed,omitempty"`
-	// Retried counts the parked chunks a retry cleared (or would).
+	// Retried counts the parked chunks a retry made owed again (or
+	// would): Retryable's count.
 	Retried int64 `json:"retried,omitempty"`
 	// Recut is a created generation that the sources' runs cut.
 	Recut bool `json:"recut,omitempty"`
@@ -323,9 +324,11 @@ func (reg *Registry) Build(ctx context.Context, id int, r Request) (Change, erro
 
 // Retry clears the chunks generation id parked (generation_parked), so
 // that its backfill owes them again and embeds them on its next pass; a
-// dry run counts them. Chunks parked in the manifest are every
-// generation's: sluice dlq replay retries those. It refuses generation 1,
-// which parks in the manifest, and a dropped generation.
+// dry run counts them. Retried counts the chunks that are owed again,
+// Retryable's count (the parked rows of older versions are cleared too,
+// uncounted). Chunks parked in the manifest are every generation's:
+// sluice dlq replay retries those. It refuses generation 1, which parks
+// in the manifest, and a dropped generation.
 func (reg *Registry) Retry(ctx context.Context, id int, r Request) (Change, error) {
 	return reg.changeOne(ctx, id, ActionRetry, r, func(tx pgx.Tx, g Generation, c *Change) (map[string]any, error) {
 		switch {
@@ -334,12 +337,15 @@ func (reg *Registry) Retry(ctx context.Context, id int, r Request) (Change, erro
 		case g.Status == Dropped:
 			return nil, fmt.Errorf("%w: generation %d has nothing to retry", ErrDropped, id)
 		}
-		sql := `SELECT count(*) FROM generation_parked WHERE generation = $1`
-		if r.Execute {
-			sql = `WITH gone AS (DELETE FROM generation_parked WHERE generation = $1 RETURNING 1) SELECT count(*) FROM gone`
+		n, err := Retryable(ctx, tx, id)
+		if err != nil {
+			return nil, err
 		}
-		if err := tx.QueryRow(ctx, sql, id).Scan(&c.Retried); err != nil {
-			return nil, fmt.Errorf("retry generation %d's parked chunks: %w", id, err)
+		c.Retried = n
+		if r.Execute {
+			if _, err := tx.Exec(ctx, `DELETE FROM generation_parked WHERE generation = $1`, id); err != nil {
+				return nil, fmt.Errorf("retry generation %d's parked chunks: %w", id, err)
+			}
 		}
 		return map[string]any{"retried": c.Retried}, nil
 	})

@@ -30,8 +30,9 @@ type Progress struct {
 	// alone (generation_parked) until sluice index retry.
 	Parked int64 `json:"parked"`
 	// ParkedHere are those of Parked parked in this generation alone:
-	// every other generation holds them. A chunk parked in the manifest
-	// is missing from every generation alike.
+	// every other generation holds them, and sluice index retry embeds
+	// them again (Retryable). A chunk parked in the manifest is missing
+	// from every generation alike.
 	ParkedHere int64 `json:"parked_here"`
 	// Uncut are the documents a recut generation has not cut at their
 	// current version: the sources they come from have not been run
@@ -79,13 +80,33 @@ const (
 // over.
 const ETAWindow = 5 * time.Minute
 
+// parkedHereSQL is the condition of a chunk parked in the generation
+// alone (Progress.ParkedHere): what sluice index retry embeds again.
+const parkedHereSQL = `m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NOT NULL`
+
 // progressSQL counts a generation's chunks; chunksSQL follows it.
 const progressSQL = `
 SELECT count(*),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NOT NULL),
        count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NULL),
        count(*) FILTER (WHERE m.status = ` + manifest.SQLParked + ` OR (v.doc_id IS NULL AND gp.doc_id IS NOT NULL)),
-       count(*) FILTER (WHERE m.status <> ` + manifest.SQLParked + ` AND v.doc_id IS NULL AND gp.doc_id IS NOT NULL)`
+       count(*) FILTER (WHERE ` + parkedHereSQL + `)`
+
+// Retryable counts the chunks generation id parked alone, those that
+// sluice index retry (Registry.Retry) embeds again: Progress.ParkedHere.
+// Chunks parked in the manifest are not among them; sluice dlq replay
+// retries those.
+func Retryable(ctx context.Context, q manifest.Querier, id int) (int64, error) {
+	rows, err := q.Query(ctx, `SELECT count(*) `+chunksSQL(id, false)+` AND `+parkedHereSQL)
+	if err != nil {
+		return 0, fmt.Errorf("count generation %d's parked chunks: %w", id, err)
+	}
+	n, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[int64])
+	if err != nil {
+		return 0, fmt.Errorf("count generation %d's parked chunks: %w", id, err)
+	}
+	return n, nil
+}
 
 // chunksSQL is the chunks generation id should hold (shouldHold, with
 // their cut text when withText), m, beside its vector of the chunk's

@@ -19,6 +19,17 @@ type Threshold struct {
 	MinChunks      int
 }
 
+// RejectionRatio is a run's rejection: the share of its settled chunks
+// (stored or parked) that were parked, from 0 to 1; 0 while none has
+// settled. It is the ratio a Threshold judges, and the one the console
+// shows.
+func RejectionRatio(stored, parked int) float64 {
+	if stored+parked <= 0 {
+		return 0
+	}
+	return float64(parked) / float64(stored+parked)
+}
+
 // Verdict decides whether a run with stored and parked settled chunks
 // crosses t, and says why in words an operator can act on.
 func (t Threshold) Verdict(stored, parked int) (halt bool, reason string) {
@@ -26,7 +37,7 @@ func (t Threshold) Verdict(stored, parked int) (halt bool, reason string) {
 	if t.RejectionRatio <= 0 || settled < max(t.MinChunks, 1) {
 		return false, ""
 	}
-	ratio := float64(parked) / float64(settled)
+	ratio := RejectionRatio(stored, parked)
 	if ratio <= t.RejectionRatio {
 		return false, ""
 	}

@@ -37,3 +37,15 @@ func TestThresholdVerdict(t *testing.T) {
 		}
 	}
 }
+
+func TestRejectionRatio(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		stored, parked int
+		want           float64
+	}{{0, 0, 0}, {3, 0, 0}, {0, 4, 1}, {1, 2, 2.0 / 3}, {60, 40, 0.4}} {
+		if got := runs.RejectionRatio(tt.stored, tt.parked); got != tt.want {
+			t.Errorf("RejectionRatio(%d, %d) = %v, want %v", tt.stored, tt.parked, got, tt.want)
+		}
+	}
+}
