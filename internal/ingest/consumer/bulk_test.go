@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
@@ -128,9 +130,10 @@ func TestBulkSourceConvergesThroughTheBatchAPI(t *testing.T) {
 	if n := b.count(`SELECT count(*) FROM bulk_members WHERE state = 'pending' OR text <> ''`); n != 0 {
 		t.Errorf("%d members pending or keeping their text after every chunk settled", n)
 	}
-	if n := b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`); n != 0 {
-		t.Errorf("%d batches unsettled", n)
-	}
+	// A batch settles in the poller's step after its files are applied.
+	b.eventually(10*time.Second, "every batch settled", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`) == 0
+	})
 }
 
 // A batch that goes wrong at the provider (fails at validating, expires
@@ -330,6 +333,76 @@ func TestBulkCrashPointsConverge(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A consumer killed between uploading a batch's request file and
+// recording it leaves the file at the provider, used by no batch; the
+// consumer started after it deletes that file on its poller's next pass
+// and sends the batch again, and every chunk is stored once.
+func TestBulkCrashAfterUploadLeavesNoFile(t *testing.T) {
+	t.Parallel()
+	bin := buildConsumer(t)
+	policyFile := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policyFile, []byte("sources:\n  "+bulkSource+":\n    mode: batch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := bulkOptions(t, 2, embedsim.Faults{})
+	b := setup(t, o)
+	b.produce(bulkSource, bulkDocs(20))
+	env := []string{"DATABASE_URL=" + b.db.RoleURL("sluice_consumer"), "POLICY_FILE=" + policyFile,
+		"BULK_MAX_AGE=300ms", "BULK_INTERVAL=100ms"}
+	url := b.natsURL()
+	b.runConsumer(bin, url, "bulk-"+bulk.CrashUploaded, env...)
+	if unused := b.unusedFiles(); len(unused) == 0 {
+		t.Fatal("the consumer died after uploading, yet embed-sim holds no file unused: the test shows nothing")
+	}
+	b.runConsumer(bin, url, "", env...)
+	b.waitSettled(60 * time.Second)
+	b.eventually(30*time.Second, "every batch settled and no file unused", func() bool {
+		return b.count(`SELECT count(*) FROM bulk_batches WHERE state NOT IN ('applied', 'requeued')`) == 0 && len(b.unusedFiles()) == 0
+	})
+	if n := b.count(`SELECT count(*) FROM chunk_embeddings`); n != 20 {
+		t.Errorf("stored %d of 20", n)
+	}
+	if n := b.count(`SELECT count(*) FROM (SELECT 1 FROM chunk_embeddings GROUP BY doc_id, chunk_index HAVING count(*) > 1) d`); n != 0 {
+		t.Errorf("%d chunks stored twice", n)
+	}
+	if c := b.sim.Counts(); c.Requests != 0 {
+		t.Errorf("the live endpoint got %d requests", c.Requests)
+	}
+}
+
+// unusedFiles lists the files embed-sim holds (GET /v1/files) that no
+// batch of the ledger uses: none's input, output or error file, among
+// the batches whose files are not purged.
+func (b *bundle) unusedFiles() []string {
+	t := b.t
+	t.Helper()
+	client, err := batchapi.New(batchapi.Config{URL: b.sim.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := client.AllFiles(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := b.db.Pool.Query(context.Background(), `
+		SELECT f FROM bulk_batches, unnest(ARRAY[input_file_id, output_file_id, error_file_id]) f
+		WHERE files_purged_at IS NULL AND f IS NOT NULL`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unused []string
+	for _, f := range files {
+		if !slices.Contains(used, f.ID) {
+			unused = append(unused, f.ID+" ("+f.Filename+")")
+		}
+	}
+	return unused
 }
 
 // A bulk source in flight takes nothing from a live source: while the

@@ -9,7 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/store/bulk"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -189,5 +191,102 @@ func TestBatchesListNamesTheEnd(t *testing.T) {
 	}
 	if code, out, errOut = sluice(t, env, "batches", "show", "3"); code != 0 || !strings.Contains(out, "failed (invalid_request: model not found)") {
 		t.Errorf("batches show exited %d, want the failure named:\n%s%s", code, out, errOut)
+	}
+}
+
+// simFailure is embed-sim's message for a batch it fails.
+const simFailure = "The batch failed because of an error on our side. Please try again."
+
+// A batch driven by embed-sim's faults into each way a batch ends is
+// named so by batches ls, in its JSON and its table, and on the
+// console's Batches page: the provider's code and message for a failed
+// batch, the members answered and not for one that expired half done.
+func TestBatchesListNamesEachEnd(t *testing.T) {
+	t.Parallel()
+	const members = 20
+	for _, tc := range []struct {
+		name   string
+		faults embedsim.BatchFaults
+		// drive takes batch 1 to its end.
+		drive   func(t *testing.T, r *batchRun)
+		outcome string
+		// ended is how the table and the console name the end; "" for
+		// the expired batch, named by its counts.
+		ended string
+	}{
+		{name: "failed", faults: embedsim.BatchFaults{FailRate: 1}, outcome: "failed", ended: "failed (server_error: " + simFailure + ")"},
+		{name: "expired half answered", faults: embedsim.BatchFaults{ExpireRate: 1}, outcome: "expired"},
+		{name: "lost", faults: embedsim.BatchFaults{LoseRate: 1}, outcome: "lost", ended: "lost"},
+		{name: "output lost", outcome: "output_lost", ended: "lost output", drive: func(t *testing.T, r *batchRun) {
+			r.until(t, "completed with an output file", func(_, provider string) bool {
+				if provider == "" {
+					return false
+				}
+				pb, err := r.client.Batch(r.ctx, provider)
+				if err != nil || pb.OutputFileID == "" {
+					return false
+				}
+				// The provider loses it before the poller reads it.
+				if err := r.client.DeleteFile(r.ctx, pb.OutputFileID); err != nil {
+					t.Fatal(err)
+				}
+				return true
+			})
+		}},
+		{name: "cancelled", outcome: "cancelled", ended: "cancelled", drive: func(t *testing.T, r *batchRun) {
+			r.until(t, "in progress", func(state, _ string) bool { return state == "in_progress" })
+			if done, err := bulk.NewCanceller(r.db.Pool, r.client, r.deps).Cancel(r.ctx, "wiki"); err != nil || done.AtProvider != 1 {
+				t.Fatalf("cancel wiki's batch: %+v, %v; want it cancelled at the provider", done, err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := startBatchRun(t, tc.faults, members)
+			if tc.drive != nil {
+				tc.drive(t, r)
+			}
+			r.settled(t)
+
+			var out struct {
+				Batches []struct {
+					ID           int64  `json:"batch_id"`
+					Outcome      string `json:"outcome"`
+					ErrorCode    string `json:"error_code"`
+					ErrorMessage string `json:"error_message"`
+					Answered     int    `json:"answered"`
+					Unanswered   int    `json:"unanswered"`
+				} `json:"batches"`
+			}
+			sluiceDecode(t, r.env(), &out, "batches", "ls", "--source", "wiki")
+			if len(out.Batches) == 0 || out.Batches[len(out.Batches)-1].ID != 1 {
+				t.Fatalf("batches ls --json: %+v, want batch 1 listed", out.Batches)
+			}
+			got := out.Batches[len(out.Batches)-1]
+			if got.Outcome != tc.outcome {
+				t.Errorf("batches ls --json: batch 1 outcome %q, want %q", got.Outcome, tc.outcome)
+			}
+			wantCode, wantMessage := "", ""
+			if tc.outcome == "failed" {
+				wantCode, wantMessage = "server_error", simFailure
+			}
+			if got.ErrorCode != wantCode || got.ErrorMessage != wantMessage {
+				t.Errorf("batches ls --json: batch 1 error %q: %q, want %q: %q", got.ErrorCode, got.ErrorMessage, wantCode, wantMessage)
+			}
+			ended := tc.ended
+			if tc.outcome == "expired" {
+				if got.Answered == 0 || got.Unanswered == 0 || got.Answered+got.Unanswered != members {
+					t.Errorf("batches ls --json: expired batch 1 %d answered, %d not; want both of %d", got.Answered, got.Unanswered, members)
+				}
+				ended = fmt.Sprintf("expired (%d answered, %d not)", got.Answered, got.Unanswered)
+			}
+			code, table, errOut := sluice(t, r.env(), "batches", "ls", "--source", "wiki")
+			if code != 0 || !strings.Contains(table, "batch 1 "+ended+"\n") {
+				t.Errorf("batches ls exited %d, want batch 1 %s:\n%s%s", code, ended, table, errOut)
+			}
+			if cell := r.consoleOutcome(t, 1); cell != ended {
+				t.Errorf("console Batches page: batch 1 ended %q, want %q", cell, ended)
+			}
+		})
 	}
 }
