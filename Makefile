@@ -80,6 +80,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeChunkJob$$' -fuzztime $(or $(FUZZTIME),40000x) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeDeadLetter$$' -fuzztime $(or $(FUZZTIME),60000x) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeBackfillJob$$' -fuzztime $(or $(FUZZTIME),40000x) ./pkg/messages/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeParkedFile$$' -fuzztime $(or $(FUZZTIME),20000x) ./pkg/messages/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadJSONL$$' -fuzztime $(or $(FUZZTIME),5000x) ./internal/content/corpus/
 	$(GO) test -run '^$$' -fuzz '^FuzzReduceHTML$$' -fuzztime $(or $(FUZZTIME),50000x) ./internal/content/corpus/
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/content/chunk/
