@@ -185,7 +185,7 @@ func TestDoctorPrintsOneLinePerCheck(t *testing.T) {
 	t.Parallel()
 	dead := closedPort(t)
 	env := map[string]string{"DATABASE_URL": "postgres://sluice_operator:hunter2-secret@" + dead + "/sluice",
-		"NATS_URL": "nats://" + dead, "EMBEDDER_URL": "http://" + dead}
+		"NATS_URL": "nats://" + dead, "EMBEDDER_URL": "http://" + dead, "EMBEDDER_MODEL": "a-local-model"}
 	code, out, errOut := sluice(t, env, "doctor")
 	if code != 1 || !strings.Contains(errOut, "checks failed") {
 		t.Fatalf("everything down: code %d, stderr %q; want 1 and a count of failed checks", code, errOut)
@@ -199,7 +199,7 @@ func TestDoctorPrintsOneLinePerCheck(t *testing.T) {
 		"FAIL  nats: NATS_URL nats://",
 		"warn  stream DLQ: skipped: NATS unreachable",
 		"FAIL  embedder: nothing answers at EMBEDDER_URL",
-		"warn  tokenizer: no tokenizer known for EMBEDDER_MODEL embed-sim-1",
+		"warn  tokenizer: no tokenizer known for EMBEDDER_MODEL a-local-model",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
