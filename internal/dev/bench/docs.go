@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/provider/embedder"
+	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
 // ScenarioPipelineDocs is the 384-dimension pipeline over documents of
@@ -97,7 +99,7 @@ func drawChunks(rng *rand.Rand) int {
 func docText(rng *rand.Rand, k int) (string, int) {
 	for {
 		text := paragraphs(rng, k)
-		if n := len(chunk.Split(text, chunk.DefaultConfig())); n <= docsMaxChunks || k == 1 {
+		if n := len(chunk.Split(text, producerChunking())); n <= docsMaxChunks || k == 1 {
 			return text, n
 		}
 		k--
@@ -130,7 +132,7 @@ func docsChunkRecords(path string, n int) ([]jsonlRecord, error) {
 	var out []jsonlRecord
 	for _, d := range docs {
 		first := len(out)
-		for i, c := range chunk.Split(d.Text, chunk.DefaultConfig()) {
+		for i, c := range chunk.Split(d.Text, producerChunking()) {
 			if len(out) == n {
 				break
 			}
@@ -160,4 +162,13 @@ func (r *runner) docsCorpus(chunks int) (string, DocsStats, error) {
 		err = cerr
 	}
 	return path, stats, err
+}
+
+// producerChunking is how the bench's producers cut documents: the
+// default chunking, counted with the tokenizer of the default model they
+// run with, so that the chunks the bench expects are the ones they make.
+func producerChunking() chunk.Config {
+	c := chunk.DefaultConfig()
+	c.Tokens, _ = tokens.ForModel(embedder.DefaultModel)
+	return c
 }

@@ -74,7 +74,7 @@ type reuseDoc struct {
 // middle paragraph.
 func GenerateReuseCorpus(w, edited io.Writer, chunks int, seed uint64) (ReuseCorpusStats, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x4e05e))
-	cfg := chunk.DefaultConfig()
+	cfg := producerChunking()
 	var docs []reuseDoc
 	var st ReuseCorpusStats
 	for st.Chunks < chunks {
