@@ -52,7 +52,7 @@ func TestDocsChunkRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := chunk.Split(docs[0].Text, chunk.DefaultConfig())
+	first := chunk.Split(docs[0].Text, producerChunking())
 	recs, err := docsChunkRecords(path, 200)
 	if err != nil {
 		t.Fatal(err)
