@@ -9,6 +9,17 @@ import (
 	"unicode"
 )
 
+// Walker yields documents one at a time, in the order of its source.
+// The producer runs over a Walker: a Reader for files and JSONL, or a
+// source that lists objects or rows. Walk calls fn with every document,
+// those that cannot be used included (see Document), stops with fn's
+// error unchanged, and returns ctx.Err() once ctx is done.
+type Walker interface {
+	Walk(ctx context.Context, fn func(Document) error) error
+}
+
+var _ Walker = (*Reader)(nil)
+
 // Reader yields the documents of a fixed set of inputs.
 type Reader struct {
 	cfg              Config

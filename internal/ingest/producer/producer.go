@@ -247,9 +247,10 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Log
 // RunID is the run's id.
 func (p *Producer) RunID() string { return p.cfg.RunID }
 
-// Run reads every document from r, records and publishes it, and returns
-// the run's summary.
-func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
+// Run reads every document r yields, records and publishes it, and
+// returns the run's summary. r is a directory or file walk (a
+// *corpus.Reader) or any other source of documents.
+func (p *Producer) Run(ctx context.Context, r corpus.Walker) (Summary, error) {
 	sum := Summary{RunID: p.cfg.RunID}
 	if p.Files == nil {
 		p.Files = &FileTally{}
@@ -279,7 +280,7 @@ func (p *Producer) Run(ctx context.Context, r *corpus.Reader) (Summary, error) {
 
 // read walks r and records and publishes its documents a batch at a time,
 // deleting the tombstones among them.
-func (p *Producer) read(ctx context.Context, r *corpus.Reader, sum *Summary) error {
+func (p *Producer) read(ctx context.Context, r corpus.Walker, sum *Summary) error {
 	batch := make([]corpus.Document, 0, p.cfg.BatchDocs)
 	var tombstones []string
 	flush := func() error {
