@@ -333,9 +333,12 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 		EmbedMaxTokens: c.EmbedMaxTokens, MaxInputTokens: c.MaxInputTokens,
 		SoftTimeLimit: c.softTimeLimit(), Backoff: classify.Backoff{Base: c.BackoffBase, Max: c.BackoffMax},
 		HaltRejectionRatio: c.HaltRejectionRatio, HaltMinChunks: c.HaltMinChunks, HoldDelay: c.HoldDelay}
-	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table,
-		Compliance: compliance.NewChecker(append(compliance.DefaultRules(), rules...), splitNonEmpty(c.AllowSources, ",")),
-		Log:        rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
+	checker, err := Checker(table, rules, splitNonEmpty(c.AllowSources, ","), rt.Registry)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	deps := pipeline.Deps{Pool: rt.Pool, Store: store, Embedder: emb, Sources: table, Compliance: checker,
+		Log: rt.Log, Metrics: pipeline.NewMetrics(rt.Registry), Crash: crashpoint.FromEnv(lookup), Tokens: counter}
 	ledger, err := c.setUpBulk(rt, counter, deps.Crash)
 	if err != nil {
 		return nil, nil, nil, err
@@ -353,6 +356,30 @@ func (c *Config) Build(ctx context.Context, rt *service.Runtime, lookup func(str
 		return nil, nil, nil, err
 	}
 	return pipe, emb, leave, nil
+}
+
+// Checker is the compliance stage of a pipeline under table: the
+// built-in rules and extra, the source allow-list allowSources (empty
+// admits every source), and each source's secrets_allow, whose allowed
+// findings are counted on reg. A nil table allows no source anything.
+func Checker(table *policy.Table, extra []compliance.Rule, allowSources []string, reg prometheus.Registerer) (*compliance.Checker, error) {
+	return compliance.NewChecker(append(compliance.DefaultRules(), extra...), allowSources).
+		WithAllowance(compliance.Allowance{BySource: secretsAllowed(table), Allowed: compliance.NewAllowedCounter(reg)})
+}
+
+// secretsAllowed is the policy's secrets_allow of each source that has
+// its own section; the default section's list is not a source's.
+func secretsAllowed(t *policy.Table) map[string][]string {
+	out := map[string][]string{}
+	if t == nil {
+		return out
+	}
+	for _, s := range t.Sources() {
+		if l := t.For(s).SecretsAllow; len(l) > 0 {
+			out[s] = l
+		}
+	}
+	return out
 }
 
 // sourceShares are the policy's budget_share of each source that has

@@ -61,6 +61,9 @@ type Checker struct {
 	// read each chunk some thirty times.
 	prefilter *secrets.Prefilter
 	allowed   map[string]bool
+	// allowance is the rules each source's chunks may match; see
+	// WithAllowance.
+	allowance Allowance
 }
 
 // NewChecker builds the compliance check from rules and a source allow-list; an empty
@@ -113,7 +116,7 @@ func (p *Checker) Check(job *messages.ChunkJob) error {
 	if p.allowed != nil && !p.allowed[job.SourceID] {
 		return classify.EscalateRule("source_not_allowed", fmt.Errorf("source %q is not on the allow-list", job.SourceID))
 	}
-	if r, ok := p.firstMatch(job.Text, true); ok {
+	if r, ok := p.firstMatch(job.SourceID, job.Text, true); ok {
 		return classify.EscalateRule(r, fmt.Errorf("chunk matches policy rule %s", r))
 	}
 	if len(job.Metadata) == 0 {
@@ -123,23 +126,25 @@ func (p *Checker) Check(job *messages.ChunkJob) error {
 	// by every pattern, and by the scanner's reading of each value under
 	// its key (a value under a key named like a password), which stands
 	// for its scan of the raw JSON.
-	if r, ok := p.firstMatch(string(job.Metadata), false); ok {
+	if r, ok := p.firstMatch(job.SourceID, string(job.Metadata), false); ok {
 		return classify.EscalateRule(r, fmt.Errorf("chunk metadata matches policy rule %s", r))
 	}
 	findings, err := secrets.ScanMetadataJSON(job.Metadata)
 	if err != nil {
 		return classify.Permanent(classify.ClassInvalidMessage, err)
 	}
-	if len(findings) > 0 {
-		f := findings[0]
-		return classify.EscalateRule(f.Rule, fmt.Errorf("chunk metadata at %s matches policy rule %s", f.Path, f.Rule))
+	for _, f := range findings {
+		if !p.allowance.allows(job.SourceID, f.Rule) {
+			return classify.EscalateRule(f.Rule, fmt.Errorf("chunk metadata at %s matches policy rule %s", f.Path, f.Rule))
+		}
 	}
 	return nil
 }
 
-// firstMatch names the first rule text breaks; without the scanner,
-// only the pattern rules are tried.
-func (p *Checker) firstMatch(text string, scanner bool) (string, bool) {
+// firstMatch names the first rule text breaks that source is not
+// allowed to hold; without the scanner, only the pattern rules are
+// tried.
+func (p *Checker) firstMatch(source, text string, scanner bool) (string, bool) {
 	hits := p.prefilter.Find(text)
 	for i, r := range p.rules {
 		switch {
@@ -147,12 +152,14 @@ func (p *Checker) firstMatch(text string, scanner bool) (string, bool) {
 			if !scanner {
 				continue
 			}
-			if m := hits.Scan(); len(m) > 0 {
-				return m[0].Rule, true
+			for _, m := range hits.Scan() {
+				if !p.allowance.allows(source, m.Rule) {
+					return m.Rule, true
+				}
 			}
 		case p.group[i] >= 0 && !hits.Holds(p.group[i]):
 			continue
-		case r.Pattern.MatchString(text):
+		case r.Pattern.MatchString(text) && !p.allowance.allows(source, r.Name):
 			return r.Name, true
 		}
 	}

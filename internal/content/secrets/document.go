@@ -1,5 +1,7 @@
 package secrets
 
+import "slices"
+
 // Flag says why one chunk of a document must not leave the process.
 type Flag struct {
 	// Chunk is the chunk's index in the spans given to ScanDocument.
@@ -19,6 +21,12 @@ type Config struct {
 	// was mangled, a password on the line after its name). Defaults to
 	// false.
 	WithholdDocument bool
+	// Allow names the rules whose findings the document may hold: the
+	// source's secrets_allow in the policy file, the operator's call on a
+	// false positive such as an example password in documentation. What
+	// they alone find flags nothing; any other rule still does. Defaults
+	// to none.
+	Allow []string
 }
 
 // ScanDocument screens a document with the default Config.
@@ -32,10 +40,10 @@ func ScanDocument(text string, meta map[string]any, spans []Span) []Flag {
 // when the metadata holds one, or when the text does and
 // c.WithholdDocument is set. Nil means the document is clean.
 func (c Config) ScanDocument(text string, meta map[string]any, spans []Span) []Flag {
-	if found := ScanMetadata(meta); len(found) > 0 {
+	if found := slices.DeleteFunc(ScanMetadata(meta), func(f Finding) bool { return slices.Contains(c.Allow, f.Rule) }); len(found) > 0 {
 		return flagAll(spans, found[0].Rule)
 	}
-	matches := Scan(text)
+	matches := slices.DeleteFunc(Scan(text), func(m Match) bool { return slices.Contains(c.Allow, m.Rule) })
 	if len(matches) == 0 {
 		return nil
 	}

@@ -215,3 +215,13 @@ func wordFollows(rest string) bool {
 	}
 	return !strings.Contains(rest[:end], "=")
 }
+
+// RuleNames lists the name of every kind of secret Scan finds, sorted.
+func RuleNames() []string {
+	names := make([]string, 0, len(rules))
+	for _, r := range rules {
+		names = append(names, r.name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}

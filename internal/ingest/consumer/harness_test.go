@@ -14,10 +14,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
-	"github.com/sluicehq/sluice/internal/content/compliance"
 	"github.com/sluicehq/sluice/internal/content/corpus"
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/ingest"
 	"github.com/sluicehq/sluice/internal/ingest/consumer"
 	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 	"github.com/sluicehq/sluice/internal/ingest/producer"
@@ -44,6 +44,8 @@ type bundle struct {
 	topo broker.Topology
 	// pipe is the pipeline startConsumer runs.
 	pipe *pipeline.Pipeline
+	// sources is the per-source policy the producers screen under.
+	sources *policy.Table
 }
 
 type options struct {
@@ -68,7 +70,7 @@ func setup(t *testing.T, o options) *bundle {
 	o.sim.Dims = dims
 	o.sim.RecordInputs = true
 	b := &bundle{t: t, db: testenv.NewDatabase(t, testenv.WithDims(dims)), sim: embedsim.StartTest(t, o.sim),
-		reg: prometheus.NewRegistry(), topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: cmp.Or(o.ackWait, 30*time.Second), IngestMaxMsgs: o.ingestMaxMsgs}}
+		reg: prometheus.NewRegistry(), sources: o.sources, topo: broker.Topology{MaxDeliveries: o.pipe.MaxDeliveries, AckWait: cmp.Or(o.ackWait, 30*time.Second), IngestMaxMsgs: o.ingestMaxMsgs}}
 	b.nats, b.js = testenv.NewJetStream(t, b.topo)
 	return b
 }
@@ -97,8 +99,12 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 	if o.log != nil {
 		log = zerolog.New(o.log)
 	}
+	checker, err := ingest.Checker(o.sources, nil, nil, b.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pipe, err := pipeline.New(o.pipe, pipeline.Deps{Pool: b.db.Pool, Store: store, Embedder: emb,
-		Compliance: compliance.NewChecker(compliance.DefaultRules(), nil), Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg), Ledger: o.ledger})
+		Compliance: checker, Sources: o.sources, Log: log, Metrics: pipeline.NewMetrics(b.reg), Ledger: o.ledger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +148,12 @@ func (b *bundle) produceDir(source, dir string) producer.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Overlap: 0, Unit: chunk.UnitChars},
-		FullStreamWait: 50 * time.Millisecond}, b.db.Pool, b.js, zerolog.Nop())
+	cfg := producer.Config{SourceID: source, Chunk: chunk.Config{Size: 400, Overlap: 0, Unit: chunk.UnitChars},
+		FullStreamWait: 50 * time.Millisecond}
+	if b.sources != nil {
+		cfg.Secrets.Allow = b.sources.For(source).SecretsAllow
+	}
+	p, err := producer.New(cfg, b.db.Pool, b.js, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,6 +143,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return service.UsageError(err)
 	}
+	cfg.Secrets.Allow = formats.SecretsAllow(cfg.SourceID)
 	tally := &FileTally{List: f.ListSkipped}
 	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
 		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),

@@ -38,6 +38,7 @@ type section struct {
 	Halt             *halt      `yaml:"halt"`
 	Retention        *retention `yaml:"retention"`
 	Formats          []string   `yaml:"formats"`
+	SecretsAllow     []string   `yaml:"secrets_allow"`
 }
 
 type backoff struct {
@@ -103,6 +104,9 @@ func (s section) apply(base Settings) Settings {
 	if h := s.Halt; h != nil {
 		set(&base.HaltRejectionRatio, h.RejectionRatio)
 		set(&base.HaltMinChunks, h.MinChunks)
+	}
+	if s.SecretsAllow != nil {
+		base.SecretsAllow = s.SecretsAllow
 	}
 	if r := s.Retention; r != nil {
 		setDuration(&base.PayloadRetention, r.DeadLetterPayloads)
@@ -199,6 +203,10 @@ func build(name string, root *yaml.Node, f file, defaults Settings, mandate time
 	def := f.Default.apply(defaults.withUnflagged())
 	if err := def.Validate(mandate); err != nil {
 		errs = append(errs, located(name, lineOf(root, "default"), "default", err))
+	}
+	if f.Default.SecretsAllow != nil {
+		errs = append(errs, located(name, lineOf(root, "default", "secrets_allow"), "default",
+			errors.New("secrets_allow lets one source's chunks hold what a rule finds: set it under the source whose documents hold the false positive, so the rule still guards every other source")))
 	}
 	if f.Default.BudgetShare != nil {
 		errs = append(errs, located(name, lineOf(root, "default"), "default",

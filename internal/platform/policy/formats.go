@@ -19,7 +19,14 @@ import (
 type Formats struct {
 	def     []string
 	sources map[string][]string
+	// allow is each source's secrets_allow, which the producer's secrets
+	// screen honours as the consumer's compliance stage does.
+	allow map[string][]string
 }
+
+// SecretsAllow returns the rules whose findings source's documents may
+// hold (its secrets_allow); nil allows nothing.
+func (f Formats) SecretsAllow(source string) []string { return f.allow[source] }
 
 // For returns the formats a run of source reads; nil reads every format.
 func (f Formats) For(source string) []string {
@@ -56,12 +63,15 @@ func ParseFormats(name string, data []byte, check func(string) error) (Formats, 
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // decoded above; this only finds lines
-	out := Formats{def: f.Default.Formats, sources: map[string][]string{}}
+	out := Formats{def: f.Default.Formats, sources: map[string][]string{}, allow: map[string][]string{}}
 	var errs []error
 	if err := checkFormats(f.Default.Formats, check); err != nil {
 		errs = append(errs, located(name, lineOf(&root, "default", "formats"), "default", err))
 	}
 	for source, sec := range f.Sources {
+		if sec.SecretsAllow != nil {
+			out.allow[source] = sec.SecretsAllow
+		}
 		if sec.Formats == nil {
 			continue
 		}

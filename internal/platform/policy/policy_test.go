@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -139,12 +140,12 @@ func TestEmptyFileAndNoFileMeanTheDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", doc, err)
 		}
-		if tab.For("x") != defaults() {
+		if !reflect.DeepEqual(tab.For("x"), defaults()) {
 			t.Errorf("%q: For(x) = %+v", doc, tab.For("x"))
 		}
 	}
 	tab, err := policy.Load("", defaults(), policy.DefaultRetentionMandate)
-	if err != nil || tab.For("x") != defaults() {
+	if err != nil || !reflect.DeepEqual(tab.For("x"), defaults()) {
 		t.Fatalf("Load(\"\") = %v, %v", tab, err)
 	}
 }
@@ -334,5 +335,26 @@ sources:
 	}
 	if _, err := policy.Parse("p.yaml", []byte("sources:\n  manuals:\n    formats: [pdf, pdf]\n"), defaults(), policy.DefaultRetentionMandate); err == nil {
 		t.Error("Parse accepts a format listed twice")
+	}
+}
+
+// secrets_allow belongs to the source whose documents hold a false
+// positive; set under default it would allow the rule everywhere, so it
+// is refused there with its line.
+func TestSecretsAllowIsASourceSetting(t *testing.T) {
+	t.Parallel()
+	tab, err := policy.Parse("p.yaml", []byte("sources:\n  docs:\n    secrets_allow: [password_assignment]\n"), defaults(), policy.DefaultRetentionMandate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.For("docs").SecretsAllow; !slices.Equal(got, []string{"password_assignment"}) {
+		t.Errorf("docs allows %v", got)
+	}
+	if got := tab.For("tickets").SecretsAllow; got != nil {
+		t.Errorf("a source without a section allows %v", got)
+	}
+	_, err = policy.Parse("p.yaml", []byte("default:\n  secrets_allow: [password_assignment]\n"), defaults(), policy.DefaultRetentionMandate)
+	if err == nil || !strings.Contains(err.Error(), "p.yaml:2:") || !strings.Contains(err.Error(), "under the source") {
+		t.Fatalf("secrets_allow under default: %v", err)
 	}
 }

@@ -65,6 +65,13 @@ type Settings struct {
 	// EscalationRetention. No flag carries it: it defaults to
 	// DefaultHistoryRetention.
 	HistoryRetention time.Duration
+	// SecretsAllow names the compliance rules whose findings the source's
+	// chunks may hold (for example password_assignment for documentation
+	// that shows example passwords): a chunk they alone match is embedded,
+	// and counted as allowed. Any other rule still escalates. Empty, the
+	// default, allows nothing. The names are checked against the rules
+	// when the consumer starts.
+	SecretsAllow []string
 }
 
 // Defaults of the settings that no service flag carries. The others
