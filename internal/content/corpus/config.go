@@ -56,6 +56,15 @@ type Config struct {
 	// Defaults to nil: such files are parked as unsupported_format.
 	Extractor Extractor
 
+	// Records, when set, reads the record files (CSV, TSV, JSON, JSONL,
+	// XLSX, ODS) record by record under the schema: each record is a
+	// document of its own, its native id the file's and the record's id
+	// joined by "#", and a record the schema refuses is yielded alone
+	// with StatusInvalid, the rest of the file going on. The Extractor
+	// must be a RecordExtractor. Defaults to nil: record files are read
+	// as text (JSONL as id/text records).
+	Records *extract.RecordSchema
+
 	// JSONL reads every file named directly in Inputs, and stdin, as JSONL
 	// whatever its extension. Files found in a directory walk still go by
 	// their extension. Defaults to false.
@@ -137,6 +146,13 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFileBytes < 0 {
 		errs = append(errs, fmt.Errorf("max file bytes %d: use a positive size, or 0 for no limit", c.MaxFileBytes))
+	}
+	if c.Records != nil {
+		if _, ok := c.Extractor.(RecordExtractor); !ok {
+			errs = append(errs, errors.New("records: the extractor cannot read records: use a LimitedExtractor"))
+		} else if err := c.Records.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if v, ok := c.Extractor.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {

@@ -23,3 +23,10 @@ type Extractor interface {
 	// the deployment, which stops the walk. Extract must honour ctx.
 	Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error)
 }
+
+// RecordExtractor reads a record file (CSV, TSV, JSON, JSONL, XLSX, ODS)
+// record by record under a schema, calling fn for each record in order
+// as extract.ExtractRecords does. LimitedExtractor is one.
+type RecordExtractor interface {
+	ExtractRecords(ctx context.Context, path string, d extract.Detection, schema extract.RecordSchema, fn extract.RecordFunc) error
+}

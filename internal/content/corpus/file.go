@@ -39,17 +39,19 @@ func (w *walk) file(path, shown, id string, named bool) error {
 		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedSize})
 		return nil
 	}
-	head := make([]byte, extract.HeadSize)
-	n, err := io.ReadFull(f, head)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	head, err := readHead(f)
+	if err != nil {
 		w.cfg.OnFile(FileEvent{Path: shown})
 		return w.emit(unreadable(id, shown, err))
 	}
-	head = head[:n]
 	det := extract.Detect(filepath.Base(shown), head)
 	if len(w.cfg.Formats) > 0 && !slices.Contains(w.cfg.Formats, string(det.Format)) {
 		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedFormat})
 		return nil
+	}
+	if w.cfg.Records != nil && readsRecords(det.Format) {
+		w.cfg.OnFile(FileEvent{Path: shown, Records: true})
+		return w.records(path, shown, id, det)
 	}
 	rest := io.MultiReader(bytes.NewReader(head), f)
 	if (named && w.cfg.JSONL || isJSONLName(shown)) && (textual(det) || det.Format == extract.FormatBinary) {
@@ -82,6 +84,17 @@ func (w *walk) file(path, shown, id string, named bool) error {
 	}
 	doc.SHA256 = hashAll(rest)
 	return w.emit(doc)
+}
+
+// readHead reads the first extract.HeadSize bytes of r, or all of a
+// shorter r, for Detect.
+func readHead(r io.Reader) ([]byte, error) {
+	head := make([]byte, extract.HeadSize)
+	n, err := io.ReadFull(r, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, err
+	}
+	return head[:n], nil
 }
 
 // extract reads the document doc of the file at path with the

@@ -17,11 +17,19 @@ type LimitedExtractor struct {
 	Limits extract.Limits
 }
 
-var _ Extractor = LimitedExtractor{}
+var (
+	_ Extractor       = LimitedExtractor{}
+	_ RecordExtractor = LimitedExtractor{}
+)
 
 // Extract implements Extractor.
 func (e LimitedExtractor) Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error) {
 	return extract.Extract(ctx, extract.Source{Name: filepath.Base(path), Path: path}, d.Format, e.Limits)
+}
+
+// ExtractRecords implements RecordExtractor, within the same Limits.
+func (e LimitedExtractor) ExtractRecords(ctx context.Context, path string, d extract.Detection, schema extract.RecordSchema, fn extract.RecordFunc) error {
+	return extract.ExtractRecords(ctx, extract.Source{Name: filepath.Base(path), Path: path}, d.Format, schema, e.Limits, fn)
 }
 
 // Validate reports a limit that has no meaning, saying how to fix it.

@@ -147,7 +147,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	tally := &FileTally{List: f.ListSkipped}
 	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
 		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
-		Extractor: corpus.LimitedExtractor{Limits: f.Extract}, OnFile: tally.Observe})
+		Records: recordSchema(formats, cfg.SourceID), Extractor: corpus.LimitedExtractor{Limits: f.Extract}, OnFile: tally.Observe})
 	if err != nil {
 		return service.UsageError(err)
 	}
@@ -233,4 +233,14 @@ func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error
 		}
 	}
 	return err
+}
+
+// recordSchema is source's record schema from the policy file, or nil
+// when it has none and its record files are read as text.
+func recordSchema(formats policy.Formats, source string) *extract.RecordSchema {
+	r, ok := formats.Records(source)
+	if !ok {
+		return nil
+	}
+	return &extract.RecordSchema{IDColumn: r.ID, TextColumns: r.Text, MetadataColumns: r.Metadata, Required: r.Required}
 }

@@ -2,7 +2,6 @@ package producer_test
 
 import (
 	"context"
-	"github.com/sluicehq/sluice/migrations"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/ingest/producer"
 	"github.com/sluicehq/sluice/internal/platform/broker"
-	"github.com/sluicehq/sluice/internal/platform/natsauth"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
 )
 
@@ -29,14 +27,8 @@ func TestProducerChunksInTheModelsTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(source, model string) string {
-		env := map[string]string{"DATABASE_URL": db.RoleURL(migrations.ProducerRole), "METRICS_ADDR": "", "LOG_FORMAT": "json",
-			"CHUNK_UNIT": "tokens", "CHUNK_SIZE": "64", "CHUNK_OVERLAP": "0", "EMBEDDER_MODEL": model}
-		for _, kv := range nats.Env(natsauth.Producer) {
-			k, v, _ := strings.Cut(kv, "=")
-			env[k] = v
-		}
+		lookup := serviceEnv(db, nats, map[string]string{"CHUNK_UNIT": "tokens", "CHUNK_SIZE": "64", "CHUNK_OVERLAP": "0", "EMBEDDER_MODEL": model})
 		var stdout, stderr testenv.Buffer
-		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 		if err := producer.Run(context.Background(), []string{"--source", source, dir}, lookup, strings.NewReader(""), &stdout, &stderr); err != nil {
 			t.Fatalf("producer for %s: %v\n%s", model, err, stderr.String())
 		}

@@ -39,6 +39,7 @@ type section struct {
 	Retention        *retention `yaml:"retention"`
 	Formats          []string   `yaml:"formats"`
 	SecretsAllow     []string   `yaml:"secrets_allow"`
+	Records          *Records   `yaml:"records"`
 }
 
 type backoff struct {
@@ -208,6 +209,10 @@ func build(name string, root *yaml.Node, f file, defaults Settings, mandate time
 		errs = append(errs, located(name, lineOf(root, "default", "secrets_allow"), "default",
 			errors.New("secrets_allow lets one source's chunks hold what a rule finds: set it under the source whose documents hold the false positive, so the rule still guards every other source")))
 	}
+	if f.Default.Records != nil {
+		errs = append(errs, located(name, lineOf(root, "default", "records"), "default",
+			errors.New("records describes the fields of one source's record files: set it under that source")))
+	}
 	if f.Default.BudgetShare != nil {
 		errs = append(errs, located(name, lineOf(root, "default"), "default",
 			errors.New("budget_share caps one source's part of the rate budget: set it under that source")))
@@ -222,6 +227,12 @@ func build(name string, root *yaml.Node, f file, defaults Settings, mandate time
 		if err := checkFormats(sec.Formats, nil); err != nil {
 			errs = append(errs, located(name, lineOf(root, "sources", source, "formats"), "source "+strconv.Quote(source), err))
 			continue
+		}
+		if sec.Records != nil {
+			if err := sec.Records.check(); err != nil {
+				errs = append(errs, located(name, lineOf(root, "sources", source, "records"), "source "+strconv.Quote(source), err))
+				continue
+			}
 		}
 		if keys := sec.embedderWide(); len(keys) > 0 {
 			errs = append(errs, located(name, line, "source "+strconv.Quote(source),

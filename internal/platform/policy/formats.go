@@ -22,6 +22,39 @@ type Formats struct {
 	// allow is each source's secrets_allow, which the producer's secrets
 	// screen honours as the consumer's compliance stage does.
 	allow map[string][]string
+	// records is each source's record schema.
+	records map[string]Records
+}
+
+// Records is a source's record schema (its records setting): how each row
+// of its CSV, TSV, JSON, JSONL, XLSX and ODS files becomes a document of
+// its own.
+type Records struct {
+	// ID is the field whose value is the record's stable id; empty numbers
+	// the records by row.
+	ID string `yaml:"id"`
+	// Text are the fields whose values, in order, are the record's text.
+	Text []string `yaml:"text"`
+	// Metadata are the fields kept as the record's metadata.
+	Metadata []string `yaml:"metadata"`
+	// Required are the fields a record must have, non-blank; a record
+	// without one is parked as missing_required_field, alone.
+	Required []string `yaml:"required"`
+}
+
+// check reports a schema that cannot produce a document.
+func (r Records) check() error {
+	if len(r.Text) == 0 {
+		return errors.New("records: text is empty: name the fields that hold each record's text, such as text: [title, body]")
+	}
+	return nil
+}
+
+// Records returns source's record schema, and whether it has one: a
+// source without one reads its record files as text.
+func (f Formats) Records(source string) (Records, bool) {
+	r, ok := f.records[source]
+	return r, ok
 }
 
 // SecretsAllow returns the rules whose findings source's documents may
@@ -63,7 +96,7 @@ func ParseFormats(name string, data []byte, check func(string) error) (Formats, 
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // decoded above; this only finds lines
-	out := Formats{def: f.Default.Formats, sources: map[string][]string{}, allow: map[string][]string{}}
+	out := Formats{def: f.Default.Formats, sources: map[string][]string{}, allow: map[string][]string{}, records: map[string]Records{}}
 	var errs []error
 	if err := checkFormats(f.Default.Formats, check); err != nil {
 		errs = append(errs, located(name, lineOf(&root, "default", "formats"), "default", err))
@@ -71,6 +104,13 @@ func ParseFormats(name string, data []byte, check func(string) error) (Formats, 
 	for source, sec := range f.Sources {
 		if sec.SecretsAllow != nil {
 			out.allow[source] = sec.SecretsAllow
+		}
+		if sec.Records != nil {
+			if err := sec.Records.check(); err != nil {
+				errs = append(errs, located(name, lineOf(&root, "sources", source, "records"), "source "+strconv.Quote(source), err))
+				continue
+			}
+			out.records[source] = *sec.Records
 		}
 		if sec.Formats == nil {
 			continue

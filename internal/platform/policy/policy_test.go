@@ -358,3 +358,32 @@ func TestSecretsAllowIsASourceSetting(t *testing.T) {
 		t.Fatalf("secrets_allow under default: %v", err)
 	}
 }
+
+// A records schema is a source's: the producer reads it per source, an
+// empty text list is refused with its line, and so is one under default.
+func TestRecordsIsASourceSetting(t *testing.T) {
+	t.Parallel()
+	f, err := policy.ParseFormats("p.yaml", []byte("sources:\n  people:\n    records: {id: id, text: [name, bio], metadata: [team], required: [name]}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := policy.Records{ID: "id", Text: []string{"name", "bio"}, Metadata: []string{"team"}, Required: []string{"name"}}
+	if got, ok := f.Records("people"); !ok || !reflect.DeepEqual(got, want) {
+		t.Errorf("people's records %+v (%v), want %+v", got, ok, want)
+	}
+	if _, ok := f.Records("tickets"); ok {
+		t.Error("a source without a section has a records schema")
+	}
+	for name, body := range map[string]string{
+		"no text":    "sources:\n  people:\n    records: {id: id}\n",
+		"in default": "default:\n  records: {text: [body]}\n",
+	} {
+		_, err := policy.Parse("p.yaml", []byte(body), defaults(), policy.DefaultRetentionMandate)
+		if err == nil || !strings.Contains(err.Error(), "p.yaml:") || !strings.Contains(err.Error(), "records") {
+			t.Errorf("%s: %v, want an error naming the line and records", name, err)
+		}
+	}
+	if _, err := policy.ParseFormats("p.yaml", []byte("sources:\n  people:\n    records: {id: id}\n"), nil); err == nil || !strings.Contains(err.Error(), "p.yaml:3:") {
+		t.Errorf("the producer took a schema without text: %v", err)
+	}
+}
