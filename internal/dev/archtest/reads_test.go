@@ -35,10 +35,6 @@ var readersBesideOwner = map[string]map[string]string{
 		"dead_letters":     "not yet moved",
 		"ingest_manifest":  "not yet moved",
 	},
-	"internal/failure/quality": {
-		"dead_letters": "not yet moved",
-		"ingest_runs":  "not yet moved",
-	},
 	"internal/ingest/pipeline": {
 		"documents":       "not yet moved",
 		"ingest_manifest": "not yet moved",

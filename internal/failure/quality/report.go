@@ -6,13 +6,12 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // Querier is what Build reads with: a pool, a connection or a transaction.
-type Querier interface {
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-}
+type Querier = deadletter.Reader
 
 // Report is the quality of every source over [Since, Until).
 type Report struct {
@@ -55,40 +54,24 @@ func Build(ctx context.Context, db Querier, since, until time.Time) (*Report, er
 		}
 		return sources[id]
 	}
-	rows, err := db.Query(ctx, `
-		SELECT source_id, count(*), sum(documents), sum(published), sum(stored), sum(parked)
-		FROM ingest_runs WHERE started_at >= $1 AND started_at < $2
-		GROUP BY source_id`, since, until)
+	totals, err := runs.TotalsBySource(ctx, db, since, until)
 	if err != nil {
-		return nil, fmt.Errorf("quality report: runs: %w", err)
+		return nil, fmt.Errorf("quality report: %w", err)
 	}
-	var id string
-	var runs, docs, published, stored, parked int
-	if _, err := pgx.ForEachRow(rows, []any{&id, &runs, &docs, &published, &stored, &parked}, func() error {
+	for id, t := range totals {
 		s := source(id)
-		s.Runs, s.Documents, s.Published, s.Stored, s.Parked = runs, docs, published, stored, parked
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("quality report: runs: %w", err)
+		s.Runs, s.Documents, s.Published, s.Stored, s.Parked = t.Runs, t.Documents, t.Published, t.Stored, t.Parked
 	}
-	rows, err = db.Query(ctx, `
-		SELECT source_id, error_class, count(*), count(*) FILTER (WHERE resolved_at IS NULL), max(attempts)
-		FROM dead_letters WHERE last_failed_at >= $1 AND last_failed_at < $2
-		GROUP BY source_id, error_class`, since, until)
+	counts, err := deadletter.CountByClass(ctx, db, since, until)
 	if err != nil {
-		return nil, fmt.Errorf("quality report: dead letters: %w", err)
+		return nil, fmt.Errorf("quality report: %w", err)
 	}
-	var class string
-	var n, open, worst int
-	if _, err := pgx.ForEachRow(rows, []any{&id, &class, &n, &open, &worst}, func() error {
-		s := source(id)
-		s.ByClass[class] = n
-		s.DeadLetters += n
-		s.Open += open
-		s.WorstAttempts = max(s.WorstAttempts, worst)
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("quality report: dead letters: %w", err)
+	for _, c := range counts {
+		s := source(c.Source)
+		s.ByClass[c.Class] = c.All
+		s.DeadLetters += c.All
+		s.Open += c.Open
+		s.WorstAttempts = max(s.WorstAttempts, c.WorstAttempts)
 	}
 	rep := &Report{Since: since.UTC(), Until: until.UTC(), Sources: make([]Source, 0, len(sources))}
 	for _, s := range sources {

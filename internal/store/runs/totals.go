@@ -1,0 +1,37 @@
+package runs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Totals sums one source's runs.
+type Totals struct {
+	Runs, Documents, Published, Stored, Parked int
+}
+
+// TotalsBySource sums the runs started in [since, until) by source.
+func TotalsBySource(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, since, until time.Time) (map[string]Totals, error) {
+	rows, err := q.Query(ctx, `
+		SELECT source_id, count(*), sum(documents), sum(published), sum(stored), sum(parked)
+		FROM ingest_runs WHERE started_at >= $1 AND started_at < $2
+		GROUP BY source_id`, since, until)
+	if err != nil {
+		return nil, fmt.Errorf("runs by source: %w", err)
+	}
+	out := map[string]Totals{}
+	var id string
+	var t Totals
+	if _, err := pgx.ForEachRow(rows, []any{&id, &t.Runs, &t.Documents, &t.Published, &t.Stored, &t.Parked}, func() error {
+		out[id] = t
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("runs by source: %w", err)
+	}
+	return out, nil
+}
