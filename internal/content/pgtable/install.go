@@ -156,3 +156,20 @@ func quoteLiteral(s string) string {
 	}
 	return string(append(out, '\''))
 }
+
+// Keys lists the native ids of the table's rows that match the filter:
+// the documents the source should have.
+func Keys(ctx context.Context, pool *pgxpool.Pool, cfg Config) ([]string, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rows, err := pool.Query(ctx, `SELECT to_jsonb(t) ->> `+quoteLiteral(cfg.ID)+` FROM (SELECT * FROM `+cfg.ident()+` WHERE `+cfg.filter()+`) t`)
+	if err != nil {
+		return nil, fmt.Errorf("table source %s: read %s: %w", cfg.Source, cfg.Table, err)
+	}
+	keys, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("table source %s: read %s: %w", cfg.Source, cfg.Table, err)
+	}
+	return keys, nil
+}
