@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -102,8 +105,16 @@ func TestTableSourceFollowsTheTable(t *testing.T) {
 	b := newTableBundle(t)
 	b.appExec(`INSERT INTO articles VALUES (1, 'one', 'existing row', 'en')`)
 	b.startServices()
-	b.start([]string{"--follow", "--follow-poll", "1m"})
+	addr := freeAddr(t)
+	b.start([]string{"--follow", "--follow-poll", "1m"}, "METRICS_ADDR="+addr)
 	b.eventually(30*time.Second, "the first load stored", func() bool { s, _ := b.stored("1"); return s == "one\n\nexisting row" })
+	b.eventually(10*time.Second, "the source's metrics exported", func() bool {
+		m := scrape(addr)
+		return strings.Contains(m, `sluice_source_changes_pending{source="articles"} 0`) && strings.Contains(m, `sluice_source_lag_seconds{source="articles"}`)
+	})
+	if s, err := sources.Get(context.Background(), b.db.Pool, "articles"); err != nil || !s.Live || s.LastSyncAt == nil || s.Lag == nil {
+		t.Errorf("the followed source reads %+v (%v); want live, with its last sync and lag", s, err)
+	}
 
 	b.appExec(`INSERT INTO articles VALUES (2, 'two', 'inserted', 'fr')`)
 	b.appExec(`UPDATE articles SET body = 'updated row' WHERE id = 1`)
@@ -210,6 +221,28 @@ func TestTableSourceKilledBeforeAckConverges(t *testing.T) {
 		t.Errorf("the deleted row's document was erased %d times, want once", d)
 	}
 	b.noLeaks()
+}
+
+// freeAddr is a local address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// scrape reads the metrics served at addr; "" when it cannot.
+func scrape(addr string) string {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 func queued(t *testing.T, pool *pgxpool.Pool) int {
