@@ -31,9 +31,9 @@ type tableBundle struct {
 	app *testenv.Database
 }
 
-func newTableBundle(t *testing.T) *tableBundle {
+func newTableBundle(t *testing.T, opts ...testenv.DBOption) *tableBundle {
 	t.Helper()
-	b := &tableBundle{interruptBundle: newInterruptBundle(t), app: testenv.NewDatabase(t)}
+	b := &tableBundle{interruptBundle: newInterruptBundle(t), app: testenv.NewDatabase(t, opts...)}
 	b.appExec(`CREATE TABLE articles (id bigint PRIMARY KEY, title text, body text, lang text)`)
 	err := sources.Add(context.Background(), b.db.RolePool(t, migrations.OperatorRole), "articles", sources.KindTable,
 		sources.Table{DSN: "env:APP_DSN", Table: "public.articles", ID: "id", Text: []string{"title", "body"}, Meta: []string{"lang"}})
@@ -160,6 +160,38 @@ func TestTableSourceFollowsTheTable(t *testing.T) {
 			b.count(`SELECT count(*) FROM chunk_embeddings`) == 0
 	})
 	b.noLeaks()
+}
+
+// A follower whose application database's server dies and comes back
+// mid-stream carries on: the changes committed before the server died,
+// drained or not, and those committed after it is back, are all stored.
+func TestTableSourceSurvivesARestartOfItsDatabase(t *testing.T) {
+	t.Parallel()
+	pg := testenv.NewPostgres(t)
+	b := newTableBundle(t, testenv.OnServer(pg))
+	b.appExec(`INSERT INTO articles VALUES (1, 'one', 'before', 'en')`)
+	b.startServices()
+	b.start([]string{"--follow", "--follow-poll", "1m"})
+	b.eventually(30*time.Second, "the first load stored", func() bool { s, _ := b.stored("1"); return s == "one\n\nbefore" })
+
+	ctx := context.Background()
+	b.appExec(`INSERT INTO articles VALUES (2, 'two', 'committed as the server died', 'en')`)
+	if err := pg.StopImmediate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b.app.Pool.Reset() // the test's own connections died with the server
+	b.appExec(`UPDATE articles SET body = 'after' WHERE id = 1`)
+	b.eventually(30*time.Second, "every committed change stored after the restart", func() bool {
+		s1, _ := b.stored("1")
+		s2, _ := b.stored("2")
+		return s1 == "one\n\nafter" && s2 == "two\n\ncommitted as the server died"
+	})
+	if q := queued(t, b.app.Pool); q != 0 {
+		t.Errorf("%d changes still queued", q)
+	}
 }
 
 // 100,000 updates to the same ten rows publish one job per row.
