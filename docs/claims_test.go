@@ -14,7 +14,7 @@ import (
 
 // claimPages are the pages whose reliability claims cite the tests
 // that prove them, relative to the repository root.
-var claimPages = []string{"docs/reliability.md", "docs/security.md"}
+var claimPages = []string{"docs/reliability.md", "docs/security.md", "docs/sources.md"}
 
 var (
 	backticked = regexp.MustCompile("`([^`]+)`")

@@ -21,6 +21,7 @@ var owners = map[string]string{
 	"dead_letter_history":       "internal/store/deadletter",
 	"documents":                 "internal/store/manifest",
 	"ingest_manifest":           "internal/store/manifest",
+	"sources":                   "internal/store/sources",
 	"chunk_embeddings":          "pkg/vectorstore",
 	"chunk_embeddings_previous": "pkg/vectorstore",
 	"generation_embeddings":     "pkg/vectorstore",

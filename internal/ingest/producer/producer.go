@@ -230,7 +230,8 @@ type Producer struct {
 	// Crash, when set, is called at the crash points
 	// "after-plan-before-record", "after-record-before-publish" and
 	// "after-delete-batch", after each delete transaction of a sync (see
-	// package crashpoint).
+	// package crashpoint). A table source's drain adds
+	// CrashAfterRunBeforeAck.
 	Crash func(point string)
 }
 

@@ -44,6 +44,15 @@ type ServiceConfig struct {
 	StdinID string
 	// PolicyFile holds each source's formats list (see policy.Formats).
 	PolicyFile string
+	// TableSource is the declared table source to read instead of
+	// inputs (sluice sources add table).
+	TableSource string
+	// Follow keeps draining the table source as its changes are
+	// notified.
+	Follow bool
+	// FollowPoll is how long a follower waits for a notification before
+	// it drains anyway.
+	FollowPoll time.Duration
 	// Extract bounds the extraction of each PDF, Office, OpenDocument,
 	// EPUB and gzip file (corpus.LimitedExtractor).
 	Extract extract.Limits
@@ -73,6 +82,9 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.String(&f.StdinID, "id", "", "", "native id of the document read from stdin (-); without it the document is \""+corpus.DefaultStdinName+"\" and each piped document replaces the last")
 	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
+	l.String(&f.TableSource, "table-source", "", "", "read the declared table source of this name (sluice sources add table) instead of inputs: a first load, then its queued changes")
+	l.Bool(&f.Follow, "follow", "", false, "with --table-source: keep running, draining the table's changes as they are committed")
+	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining anyway")
 	registerLimits(l, &f.Extract)
 }
 
@@ -114,6 +126,15 @@ func (f *ServiceConfig) Validate() error {
 	if err := validateLimits(f.Extract); err != nil {
 		return err
 	}
+	if f.TableSource != "" && f.Config.SourceID == "" {
+		f.Config.SourceID = f.TableSource
+	}
+	if f.TableSource != "" && f.Config.SourceID != f.TableSource {
+		return fmt.Errorf("--source %s and --table-source %s: a table source's documents are its own source; drop --source", f.Config.SourceID, f.TableSource)
+	}
+	if f.Follow && f.TableSource == "" {
+		return fmt.Errorf("--follow needs --table-source: name the declared table source to follow")
+	}
 	c := f.producerConfig()
 	return c.Validate()
 }
@@ -127,6 +148,18 @@ func (f *ServiceConfig) producerConfig() Config {
 	return c
 }
 
+// withPolicy is the producer's Config with the source's policy applied,
+// and the policy's formats.
+func (f *ServiceConfig) withPolicy() (Config, policy.Formats, error) {
+	cfg := f.producerConfig()
+	formats, err := policy.LoadFormats(f.PolicyFile, corpus.CheckFormat)
+	if err != nil {
+		return cfg, formats, service.UsageError(err)
+	}
+	cfg.Secrets.Allow = formats.SecretsAllow(cfg.SourceID)
+	return cfg, formats, nil
+}
+
 // Run is the producer command: it records and publishes the inputs named
 // in args and prints the run's summary on stdout.
 func Run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) error {
@@ -135,15 +168,23 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
+	if f.TableSource != "" {
+		if len(inputs) > 0 {
+			return service.UsageError(fmt.Errorf("--table-source %s reads the table: drop the inputs %v", f.TableSource, inputs))
+		}
+		cfg, _, err := f.withPolicy()
+		if err != nil {
+			return err
+		}
+		return runTable(ctx, &f, cfg, lookup, stdout, stderr)
+	}
 	if len(inputs) == 0 {
 		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))
 	}
-	cfg := f.producerConfig()
-	formats, err := policy.LoadFormats(f.PolicyFile, corpus.CheckFormat)
+	cfg, formats, err := f.withPolicy()
 	if err != nil {
-		return service.UsageError(err)
+		return err
 	}
-	cfg.Secrets.Allow = formats.SecretsAllow(cfg.SourceID)
 	tally := &FileTally{List: f.ListSkipped}
 	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
 		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),

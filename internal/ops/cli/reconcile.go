@@ -49,7 +49,9 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	var doRedrive bool
 	var grace time.Duration
 	var provider batchapi.Config
+	var tableSource string
 	l := newLoader(env, "reconcile", &c, true)
+	l.String(&tableSource, "table-source", "", "", "instead: compare the declared table source's rows (those its filter takes) with its documents, saying what is missing and extra")
 	l.Bool(&doRedrive, "redrive", "", false, "repair what is found from PostgreSQL: re-publish owed, lost and stranded chunks (recreating INGEST if it is gone), re-open leaked ones, resolve open dead letters of stored chunks")
 	l.Duration(&grace, "grace", "OWED_GRACE", publish.DefaultGrace, "how long a recorded chunk may wait for its producer's publish before it counts as unpublished")
 	l.String(&provider.URL, "embedder-url", "EMBEDDER_URL", "",
@@ -61,6 +63,9 @@ func runReconcile(ctx context.Context, env Env, args []string) error {
 	}
 	if _, err := parse(l, args); err != nil {
 		return err
+	}
+	if tableSource != "" {
+		return reconcileTable(ctx, env, &c, tableSource)
 	}
 	opts := reconcile.Config{Grace: grace, Redrive: doRedrive}
 	if provider.URL != "" {

@@ -1,0 +1,27 @@
+package producer
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// SourceMetrics are a table source's metrics.
+type SourceMetrics struct {
+	// Pending are the changes queued in the application database.
+	Pending *prometheus.GaugeVec
+	// Lag is the last drain's lag.
+	Lag *prometheus.GaugeVec
+}
+
+// NewSourceMetrics registers a table source's metrics on reg.
+func NewSourceMetrics(reg prometheus.Registerer) *SourceMetrics {
+	m := &SourceMetrics{
+		Pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_source_changes_pending",
+			Help: "Changes of a table source queued by its triggers in the application database and not yet drained, as of the producer's last drain.",
+		}, []string{"source"}),
+		Lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_source_lag_seconds",
+			Help: "A table source's last drain: seconds from the oldest change it carried being queued (the changing statement) to the run that carried it having recorded and published its chunk jobs. Storing the vectors comes after, in the consumer, and is not counted.",
+		}, []string{"source"}),
+	}
+	reg.MustRegister(m.Pending, m.Lag)
+	return m
+}
