@@ -350,6 +350,13 @@ func parkedAs(d corpus.Document, rejected error) (class, code, detail string) {
 	return class, code, detail
 }
 
+// ParkedClass is the error class document d, read but not readable, is
+// parked in.
+func ParkedClass(d corpus.Document) string {
+	class, _, _ := parkedAs(d, nil)
+	return class
+}
+
 // unreadable is the dead letter of a document that could not be read,
 // decoded or admitted (rejected, when not nil, says why). There is no job
 // to carry, so the payload is a messages.ParkedFile: the document's
