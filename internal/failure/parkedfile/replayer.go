@@ -255,3 +255,17 @@ func (r *Replayer) run(ctx context.Context, rep *Report, pf messages.ParkedFile,
 	}
 	return nil
 }
+
+// IsParkedFile reports whether dead letter id is a parked file's: its
+// payload is a messages.ParkedFile. An unknown id is not.
+func (r *Replayer) IsParkedFile(ctx context.Context, id string) (bool, error) {
+	c, err := deadletter.ReadCorrectable(ctx, r.pool, id, false)
+	if errors.Is(err, deadletter.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, err = messages.DecodeParkedFile(c.Payload)
+	return err == nil, nil
+}

@@ -100,6 +100,14 @@ func validateLimits(lim extract.Limits) error {
 	return lim.Validate()
 }
 
+// RegisterLimits registers the extraction limits on l, with the
+// producer's names and defaults (extract's), for the commands that read
+// files as the producer does.
+func RegisterLimits(l *config.Loader, lim *extract.Limits) { registerLimits(l, lim) }
+
+// ValidateLimits names the extraction setting that has no meaning.
+func ValidateLimits(lim extract.Limits) error { return validateLimits(lim) }
+
 // registerLimits registers the extraction limits, whose defaults are
 // extract's.
 func registerLimits(l *config.Loader, lim *extract.Limits) {

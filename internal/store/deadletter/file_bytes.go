@@ -140,3 +140,27 @@ func eraseFileBytes(ctx context.Context, q manifest.Querier, ids []string) error
 	}
 	return nil
 }
+
+// StageProduce is the stage of a parked file's dead letter: the
+// producer parked it whole, before it was chunked.
+const StageProduce = "produce"
+
+// ParkedFiles returns the ids of at most limit open dead letters of
+// parked files that f selects (its Stage is taken as StageProduce),
+// not dispatched by a replay since their last failure, oldest failure
+// first.
+func ParkedFiles(ctx context.Context, q Reader, f Filter, limit int) ([]string, error) {
+	f.Stage, f.State = StageProduce, StateOpen
+	var args Args
+	where := f.Where(&args)
+	rows, err := q.Query(ctx, `SELECT d.dead_letter_id FROM dead_letters d WHERE `+where+` AND `+notDispatched+`
+		AND d.disposition <> 'escalate' ORDER BY d.last_failed_at, d.dead_letter_id LIMIT `+args.Add(limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("select parked files: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("select parked files: %w", err)
+	}
+	return ids, nil
+}
