@@ -32,6 +32,8 @@ type testBundle struct {
 	pool *pgxpool.Pool
 	js   jetstream.JetStream
 	r    *parkedfile.Replayer
+	// keepCap is the producer's MaxKeptFileBytes; 0 for its default.
+	keepCap int64
 }
 
 func setup(t *testing.T) *testBundle {
@@ -67,7 +69,7 @@ func (b *testBundle) park(t *testing.T, cfg corpus.Config, files map[string][]by
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.Config{SourceID: source}, b.pool, b.js, zerolog.Nop())
+	p, err := producer.New(producer.Config{SourceID: source, MaxKeptFileBytes: b.keepCap}, b.pool, b.js, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +277,23 @@ func TestKeyedTextWithASecretIsWithheld(t *testing.T) {
 	}
 	if rep.Withheld == "" || strings.Contains(rep.TextDiff, "AKIA") || rep.Chunks != 0 {
 		t.Errorf("report %+v: want the diff withheld and nothing published", rep)
+	}
+}
+
+// A file whose bytes were not kept (over the cap) cannot be replayed from
+// them: the refusal says why and points to keyed text, which still works.
+func TestFileNotKeptIsRefusedButTakesKeyedText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.keepCap = 1000
+	b.park(t, corpus.Config{}, map[string][]byte{"truncated.pdf": nil})
+	id, _, _ := b.letter(t, "truncated.pdf")
+	_, err := b.r.DryRun(b.ctx, id, parkedfile.Options{})
+	if !errors.Is(err, parkedfile.ErrNotKept) || !strings.Contains(err.Error(), "1000-byte cap") || !strings.Contains(err.Error(), "--text") {
+		t.Fatalf("replay of a file over the cap: %v, want ErrNotKept naming the cap and keyed text", err)
+	}
+	text := "Typed in."
+	if rep, err := b.r.Execute(b.ctx, id, parkedfile.Options{Text: &text, Reason: "not kept"}); err != nil || rep.Outcome != parkedfile.Stored {
+		t.Fatalf("keyed text: %+v, %v", rep, err)
 	}
 }
