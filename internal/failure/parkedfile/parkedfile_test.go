@@ -297,3 +297,30 @@ func TestFileNotKeptIsRefusedButTakesKeyedText(t *testing.T) {
 		t.Fatalf("keyed text: %+v, %v", rep, err)
 	}
 }
+
+// Erasing a document erases the kept bytes of its parked file, and only
+// the contents no other dead letter refers to.
+func TestErasureTakesAParkedFilesKeptBytes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.park(t, corpus.Config{}, map[string][]byte{"truncated.pdf": nil, "scan.pdf": nil})
+	doc := messages.DocID(source, "truncated.pdf")
+	tx, err := b.pool.Begin(b.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := deadletter.Erase(b.ctx, tx, []string{doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	var contents, refs int
+	if err := b.pool.QueryRow(b.ctx, `SELECT (SELECT count(*) FROM file_bytes), (SELECT count(*) FROM file_bytes_refs WHERE doc_id = $1)`, doc).
+		Scan(&contents, &refs); err != nil {
+		t.Fatal(err)
+	}
+	if contents != 1 || refs != 0 {
+		t.Errorf("after erasing truncated.pdf: %d contents kept, %d references of it; want scan.pdf's only", contents, refs)
+	}
+}
