@@ -130,6 +130,9 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		forgetBulk     = `DELETE FROM bulk_batches WHERE false`
 		forgetMembers  = `DELETE FROM bulk_members WHERE false`
 		eraseBulkDoc   = `DELETE FROM bulk_members WHERE doc_id = 'gone'`
+		keepBytes      = `INSERT INTO file_bytes (sha256, bytes, size) VALUES (repeat('a', 64), 'x', 1)`
+		readKeptBytes  = `SELECT bytes FROM file_bytes`
+		purgeBytes     = `DELETE FROM file_bytes WHERE false`
 	)
 	// Bulk mode's ledger: the consumer runs it, the operator reads it and
 	// cancels, the console reads the batches' counts; the erasing roles
@@ -151,9 +154,9 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		allowed, denied []string
 	}{
 		{migrations.ProducerRole,
-			[]string{writeCut, readCutText, readCutKeys, eraseCut, readGens, queueOwed, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
+			[]string{keepBytes, purgeBytes, writeCut, readCutText, readCutKeys, eraseCut, readGens, queueOwed, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
 				findGenDocs, eraseGenDoc, takeOwed, eraseParked, eraseBulkDoc},
-			[]string{readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
+			[]string{readKeptBytes, readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, readBackfill, parkInGen, markReady, lockGen,
@@ -162,25 +165,25 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 			[]string{readCutText, readCutKeys, eraseCut, keepSecret, queue, writeVectors, readVectors, reuseVectors, pruneVectors, resolveLetter, runs,
 				readGens, readGenText, findGenDocs, eraseGenDoc, writeGen, queueOwed, takeOwed, lockOwed, readBackfill, newPass, replan, parkInGen, retryGen, markReady, lockGen,
 				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, takeClaims, readClaims},
-			[]string{writeCut, readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
+			[]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
-			append([]string{writeCut, readCutText, readCutKeys, eraseCut, queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
+			append([]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readCutText, readCutKeys, eraseCut, queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
 				readBulk, readBulkText, forgetMembers, claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReplayerRole,
-			[]string{keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
+			[]string{purgeBytes, keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, takeClaims, readClaims},
-			append([]string{writeCut, readCutText, readCutKeys, eraseCut, readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
+			append([]string{keepBytes, readKeptBytes, writeCut, readCutText, readCutKeys, eraseCut, readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
 				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
 				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
 		{migrations.OperatorRole,
-			[]string{readCutText, readCutKeys, eraseCut, reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
+			[]string{keepBytes, readKeptBytes, purgeBytes, readCutText, readCutKeys, eraseCut, reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
 				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims},
@@ -189,14 +192,14 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				claimText, takeClaims}},
 		{migrations.ConsoleRole,
 			[]string{readCutKeys, readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
-			append([]string{writeCut, readCutText, eraseCut, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			append([]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readCutText, eraseCut, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers,
 				claimText, sweepClaims, readClaims}, bulkWrites...)},
 		{migrations.ReadonlyRole,
-			[]string{readCutText, readCutKeys, readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
-			append([]string{writeCut, eraseCut, readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
+			[]string{readKeptBytes, readCutText, readCutKeys, readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
+			append([]string{keepBytes, purgeBytes, writeCut, eraseCut, readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
 				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers}, bulkWrites...)},
 	} {

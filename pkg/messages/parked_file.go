@@ -41,13 +41,29 @@ type ParkedFile struct {
 	// Status is the reader's verdict: "unsupported", "undecodable",
 	// "invalid", ...
 	Status string `json:"status"`
+	// Kept says whether the file's bytes are kept for a replay: KeptFile
+	// or NotKeptFile; empty in a dead letter written before bytes were
+	// kept.
+	Kept string `json:"kept,omitempty"`
+	// NotKeptReason says why they are not, when Kept is NotKeptFile.
+	NotKeptReason string `json:"not_kept_reason,omitempty"`
 }
+
+// Values of ParkedFile.Kept.
+const (
+	// KeptFile means the file's bytes are kept, by their SHA-256.
+	KeptFile = "kept"
+	// NotKeptFile means they are not: over the size cap, unreadable,
+	// changed since they were read, or not a file (stdin).
+	NotKeptFile = "not_kept"
+)
 
 type parkedFileIn struct {
 	Schema                             *int
 	Bytes                              *int64
 	SourceNativeID, Path, Format, MIME *string
 	SHA256, Status                     *string
+	Kept, NotKeptReason                *string
 }
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -62,10 +78,17 @@ func (p *ParkedFile) Validate() error {
 		checkToken("format", p.Format, maxTokenLen, false),
 		checkString("mime", p.MIME, 255),
 		checkToken("status", p.Status, maxTokenLen, true),
+		checkString("not_kept_reason", p.NotKeptReason, 512),
 	} {
 		if err != nil {
 			return err
 		}
+	}
+	if p.Kept != "" && p.Kept != KeptFile && p.Kept != NotKeptFile {
+		return invalid("kept", "must be "+KeptFile+" or "+NotKeptFile)
+	}
+	if p.Kept == KeptFile && p.SHA256 == "" {
+		return invalid("kept", "kept bytes need their sha256")
 	}
 	if p.SHA256 != "" && !sha256Hex.MatchString(p.SHA256) {
 		return invalid("sha256", "must be 64 lower-case hex digits")
@@ -101,11 +124,14 @@ func DecodeParkedFile(data []byte) (ParkedFile, error) {
 		{"mime", &in.MIME, wantString, false},
 		{"sha256", &in.SHA256, wantString, false},
 		{"status", &in.Status, wantString, true},
+		{"kept", &in.Kept, wantString, false},
+		{"not_kept_reason", &in.NotKeptReason, wantString, false},
 	}); err != nil {
 		return ParkedFile{}, err
 	}
 	p := ParkedFile{Schema: *in.Schema, SourceNativeID: *in.SourceNativeID, Path: *in.Path, Bytes: *in.Bytes,
-		Format: deref(in.Format), MIME: deref(in.MIME), SHA256: deref(in.SHA256), Status: *in.Status}
+		Format: deref(in.Format), MIME: deref(in.MIME), SHA256: deref(in.SHA256), Status: *in.Status,
+		Kept: deref(in.Kept), NotKeptReason: deref(in.NotKeptReason)}
 	if err := p.Validate(); err != nil {
 		return ParkedFile{}, err
 	}

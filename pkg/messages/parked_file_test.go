@@ -9,7 +9,8 @@ import (
 
 func parkedFile() messages.ParkedFile {
 	return messages.ParkedFile{Schema: messages.ParkedFileSchema, SourceNativeID: "manuals/guide.pdf", Path: "/srv/docs/manuals/guide.pdf",
-		Bytes: 1234, Format: "pdf", MIME: "application/pdf", SHA256: strings.Repeat("ab", 32), Status: "unsupported"}
+		Bytes: 1234, Format: "pdf", MIME: "application/pdf", SHA256: strings.Repeat("ab", 32), Status: "unsupported",
+		Kept: messages.KeptFile}
 }
 
 func TestParkedFileRoundTrip(t *testing.T) {
@@ -33,6 +34,8 @@ func TestParkedFileRoundTrip(t *testing.T) {
 		"no status":    strings.Replace(s, `,"status":"unsupported"`, ``, 1),
 		"bad sha256":   strings.Replace(s, strings.Repeat("ab", 32), "xyz", 1),
 		"newer schema": strings.Replace(s, `"schema":1`, `"schema":2`, 1),
+		"kept unknown": strings.Replace(s, `"kept":"kept"`, `"kept":"maybe"`, 1),
+		"kept no hash": strings.Replace(s, `"sha256":"`+strings.Repeat("ab", 32)+`",`, ``, 1),
 	} {
 		if _, err := messages.DecodeParkedFile([]byte(bad)); err == nil {
 			t.Errorf("%s: %s decodes", name, bad)

@@ -15,6 +15,9 @@ type LimitedExtractor struct {
 	// Limits bound what one file may cost; a zero field takes extract's
 	// default (extract.DefaultTimeout, extract.DefaultMaxBytes, ...).
 	Limits extract.Limits
+	// Password opens encrypted PDFs; empty for none. A replay of a file
+	// parked as encrypted sets it.
+	Password string
 }
 
 var (
@@ -24,7 +27,7 @@ var (
 
 // Extract implements Extractor.
 func (e LimitedExtractor) Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error) {
-	return extract.Extract(ctx, extract.Source{Name: filepath.Base(path), Path: path}, d.Format, e.Limits)
+	return extract.Extract(ctx, extract.Source{Name: filepath.Base(path), Path: path, Password: e.Password}, d.Format, e.Limits)
 }
 
 // ExtractRecords implements RecordExtractor, within the same Limits.

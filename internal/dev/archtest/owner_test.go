@@ -19,6 +19,8 @@ var owners = map[string]string{
 	"dead_letters":              "internal/store/deadletter",
 	"dead_letter_payloads":      "internal/store/deadletter",
 	"dead_letter_history":       "internal/store/deadletter",
+	"file_bytes":                "internal/store/deadletter",
+	"file_bytes_refs":           "internal/store/deadletter",
 	"documents":                 "internal/store/manifest",
 	"ingest_manifest":           "internal/store/manifest",
 	"sources":                   "internal/store/sources",

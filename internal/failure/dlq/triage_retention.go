@@ -12,8 +12,9 @@ import (
 
 // RetentionSteps are the retention of everything a dead letter leaves
 // behind, in the order a pass must run them: dead letters' payloads
-// first, since the by-reference copies and the parked chunks' jobs follow
-// them; then history and escalated text. The statements of
+// first, since the by-reference copies, the kept bytes of parked files
+// (their references, then the contents no reference needs) and the
+// parked chunks' jobs follow them; then history and escalated text. The statements of
 // the dead letter tables are deadletter's, those of ingest_manifest and
 // escalated_chunks manifest's, all run on the pool triage writes to.
 func (t *Triage) RetentionSteps() []retention.Step {
@@ -21,6 +22,12 @@ func (t *Triage) RetentionSteps() []retention.Step {
 	return []retention.Step{
 		{Table: "dead_letters", Purge: t.PurgePayloads},
 		{Table: "dead_letter_payloads", Purge: t.PurgeReferencedPayloads},
+		{Table: "file_bytes_refs", Purge: func(ctx context.Context, _ time.Time, limit int) (int64, error) {
+			return deadletter.PurgeFileRefs(ctx, t.pool, limit)
+		}},
+		{Table: "file_bytes", Purge: func(ctx context.Context, _ time.Time, limit int) (int64, error) {
+			return deadletter.PurgeFileBytes(ctx, t.pool, limit)
+		}},
 		{Table: "ingest_manifest", Purge: func(ctx context.Context, _ time.Time, limit int) (int64, error) {
 			return manifest.ClearParkedJobs(ctx, t.pool, limit)
 		}},

@@ -3,6 +3,8 @@ package retention_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/sluicehq/sluice/internal/failure/dlq"
 	"github.com/sluicehq/sluice/internal/failure/retention"
 	"github.com/sluicehq/sluice/internal/platform/policy"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/migrations"
 )
 
@@ -334,4 +337,54 @@ func TestRunPurgesWithoutBeingAsked(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not stop when its context ended")
 	}
+}
+
+// A parked file's kept bytes go with its dead letter's payload, and a
+// content goes once no dead letter refers to it: the bytes two files
+// share stay while the younger one keeps them.
+func TestKeptFileBytesGoWhenNoDeadLetterNeedsThem(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "", retention.Config{})
+	oldShared := letter{doc: "old-shared", source: "src", failed: 400 * day, triaged: true}
+	youngShared := letter{doc: "young-shared", source: "src", failed: day, triaged: true}
+	oldAlone := letter{doc: "old-alone", source: "src", failed: 400 * day, triaged: true}
+	b.seed(t, oldShared, youngShared, oldAlone)
+	shared, alone := []byte("%PDF-1.7 shared"), []byte("%PDF-1.7 alone")
+	keep := func(l letter, data []byte) string {
+		sum := sha256.Sum256(data)
+		ref := deadletter.FileRef{DeadLetterID: "dl-" + l.doc, DocID: l.doc, SHA256: hex.EncodeToString(sum[:])}
+		if err := deadletter.KeepFile(b.ctx, b.owner, ref, data); err != nil {
+			t.Fatal(err)
+		}
+		return ref.SHA256
+	}
+	sharedSum := keep(oldShared, shared)
+	keep(youngShared, shared)
+	aloneSum := keep(oldAlone, alone)
+	if n := b.count(t, `SELECT count(*) FROM file_bytes`); n != 2 {
+		t.Fatalf("three parked files of two contents keep %d contents, want 2", n)
+	}
+	if _, err := b.purger.Pass(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for sum, want := range map[string]int{sharedSum: 1, aloneSum: 0} {
+		if n := b.count(t, `SELECT count(*) FROM file_bytes WHERE sha256 = '`+sum+`'`); n != want {
+			t.Errorf("content %s: %d rows after the pass, want %d", sum[:8], n, want)
+		}
+	}
+	if n := b.count(t, `SELECT count(*) FROM file_bytes_refs`); n != 1 {
+		t.Errorf("%d references left, want the young dead letter's only", n)
+	}
+	if got := b.purged(t, "file_bytes"); got != 1 {
+		t.Errorf("sluice_retention_purged_total{table=file_bytes} = %v, want 1", got)
+	}
+}
+
+func (b *testBundle) count(t *testing.T, sql string) int {
+	t.Helper()
+	var n int
+	if err := b.owner.QueryRow(b.ctx, sql).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -37,6 +37,8 @@ type plan struct {
 	// files are the batch's whole-file documents, each with the class it
 	// is parked in, or "" when it was read.
 	files []string
+	// keep are the parked whole files whose bytes are kept, by doc id.
+	keep map[string]fileToKeep
 }
 
 // escalation is a chunk held back because it touches a secret: its job
@@ -94,7 +96,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 			fileIDs = append(fileIDs, docID)
 		}
 		cur, seen := current[docID]
-		if seen && cur.Hash == hash {
+		if seen && cur.Hash == hash && !p.cfg.Reread {
 			pl.unchanged = append(pl.unchanged, docID)
 			sum.Unchanged++
 			continue
@@ -115,7 +117,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 		}
 		if pd.status == "" {
 			pd.status, pd.chunkCount, pd.metadata = manifest.DocFailed, 1, nil
-			pl.parked = append(pl.parked, p.unreadable(docID, d, version, now, rejected))
+			pl.park(p.unreadable(docID, d, version, now, rejected), d)
 			pl.parkDoc[docID] = true
 			sum.Failed++
 			sum.ParkedDocs++
@@ -348,6 +350,13 @@ func parkedAs(d corpus.Document, rejected error) (class, code, detail string) {
 	return class, code, detail
 }
 
+// ParkedClass is the error class document d, read but not readable, is
+// parked in.
+func ParkedClass(d corpus.Document) string {
+	class, _, _ := parkedAs(d, nil)
+	return class
+}
+
 // unreadable is the dead letter of a document that could not be read,
 // decoded or admitted (rejected, when not nil, says why). There is no job
 // to carry, so the payload is a messages.ParkedFile: the document's
@@ -428,6 +437,9 @@ func (p *Producer) recordDocuments(ctx context.Context, tx pgx.Tx, pl *plan) err
 		return err
 	}
 	if err := recordEscalations(ctx, tx, pl.escalated); err != nil {
+		return err
+	}
+	if err := p.keepFiles(ctx, tx, pl); err != nil {
 		return err
 	}
 	for _, dl := range pl.parked {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/content/secrets"
 	"github.com/sluicehq/sluice/internal/ingest/publish"
 	"github.com/sluicehq/sluice/internal/platform/wait"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -75,6 +77,15 @@ type Config struct {
 	// sync may delete; a sync that would delete more is refused. 1 lets
 	// a sync delete everything. Defaults to DefaultMaxDeleteFraction.
 	MaxDeleteFraction float64
+	// MaxKeptFileBytes is the largest parked file whose bytes are kept
+	// for a replay; a larger one's dead letter says they are not kept,
+	// and why. Defaults to deadletter.DefaultMaxKeptFileBytes (64 MiB).
+	MaxKeptFileBytes int64
+	// Reread records every document read as a new version, even one
+	// whose content is as recorded: a parked file replayed after a fix
+	// is parked again under its new verdict, or stored. Defaults to
+	// false.
+	Reread bool
 }
 
 // Defaults of Config.
@@ -119,6 +130,9 @@ func (c *Config) applyDefaults() {
 	if c.MaxDeleteFraction == 0 {
 		c.MaxDeleteFraction = DefaultMaxDeleteFraction
 	}
+	if c.MaxKeptFileBytes == 0 {
+		c.MaxKeptFileBytes = deadletter.DefaultMaxKeptFileBytes
+	}
 }
 
 // Validate says what is wrong with the configuration and how to fix it.
@@ -133,6 +147,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxDeleteFraction < 0 || c.MaxDeleteFraction > 1 {
 		return fmt.Errorf("--max-delete-fraction %g: use a share between 0 and 1, such as %g (1 lets a sync delete everything)", c.MaxDeleteFraction, DefaultMaxDeleteFraction)
+	}
+	if c.MaxKeptFileBytes < 0 {
+		return fmt.Errorf("--max-kept-file-bytes %d: use a positive size, such as the default %d", c.MaxKeptFileBytes, deadletter.DefaultMaxKeptFileBytes)
 	}
 	if c.ConfirmDelay < 0 || c.ConfirmDelay > MaxConfirmDelay {
 		return fmt.Errorf("--confirm-delay %s: use a duration up to %s, well under the sweeper's OWED_GRACE", c.ConfirmDelay, MaxConfirmDelay)
@@ -227,6 +244,9 @@ type Producer struct {
 	// misconfiguration into one naming the setting to fix, for the run's
 	// record and the exit. Defaults to the error as it is.
 	Explain func(error) error
+	// OpenFile opens a parked file to keep its bytes. Defaults to
+	// opening the path the walk named it by.
+	OpenFile func(path string) (io.ReadCloser, error)
 	// Crash, when set, is called at the crash points
 	// "after-plan-before-record", "after-record-before-publish" and
 	// "after-delete-batch", after each delete transaction of a sync (see
@@ -242,7 +262,7 @@ func New(cfg Config, pool *pgxpool.Pool, js jetstream.JetStream, log zerolog.Log
 		return nil, err
 	}
 	return &Producer{cfg: cfg, pool: pool, js: js, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{Window: cfg.MaxPending, ConfirmDelay: cfg.ConfirmDelay}),
-		log: log, now: time.Now}, nil
+		log: log, now: time.Now, OpenFile: openFile}, nil
 }
 
 // RunID is the run's id.

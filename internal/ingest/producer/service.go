@@ -21,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/platform/service"
 	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
 )
@@ -78,6 +79,7 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.Strings(&f.Include, "include", "", "read only the files of a walked directory that match one of these patterns (repeat, or separate with commas): a name such as '*.md', or a path under the directory such as 'docs/**/*.md'")
 	l.Strings(&f.Exclude, "exclude", "", "leave out the files and directories of a walked directory that match one of these patterns (repeat, or separate with commas), such as '*.gz' or 'vendor/**'")
 	l.Int(&f.MaxFileBytes, "max-file-bytes", "PRODUCER_MAX_FILE_BYTES", 0, "leave out files larger than this many bytes, counted as excluded (0: no limit; files over 64 MiB are parked as too_large)")
+	l.Int64(&f.Config.MaxKeptFileBytes, "max-kept-file-bytes", "MAX_KEPT_FILE_BYTES", deadletter.DefaultMaxKeptFileBytes, "largest parked file whose bytes are kept for a replay (sluice dlq replay); a larger one is parked with its bytes not kept")
 	l.Bool(&f.ListSkipped, "list-skipped", "", false, "after the summary, list every excluded file with the rule that excluded it")
 	l.String(&f.StdinID, "id", "", "", "native id of the document read from stdin (-); without it the document is \""+corpus.DefaultStdinName+"\" and each piped document replaces the last")
 	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
@@ -109,6 +111,14 @@ func validateLimits(lim extract.Limits) error {
 	}
 	return lim.Validate()
 }
+
+// RegisterLimits registers the extraction limits on l, with the
+// producer's names and defaults (extract's), for the commands that read
+// files as the producer does.
+func RegisterLimits(l *config.Loader, lim *extract.Limits) { registerLimits(l, lim) }
+
+// ValidateLimits names the extraction setting that has no meaning.
+func ValidateLimits(lim extract.Limits) error { return validateLimits(lim) }
 
 // registerLimits registers the extraction limits, whose defaults are
 // extract's.

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/content/chunk"
+	"github.com/sluicehq/sluice/internal/failure/parkedfile"
 	"github.com/sluicehq/sluice/internal/failure/replay"
 	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/provider/tokens"
@@ -35,6 +36,12 @@ and stored. Without --execute it only prints the diff; either way the
 correction is recorded in replay_audit (action correct) with who, why and
 the diff. Escalations, resolved dead letters and payloads that are not chunk
 jobs are refused.
+
+On a parked file's dead letter (a file the producer parked whole), --text
+is keyed text: the file's text typed in by hand, stored as a new version of
+the document, chunked with the producer's --chunk-* settings and screened
+for secrets as the producer screens; with --execute the dead letter is
+resolved. The audit holds who, why and the text's diff.
 `
 
 func runDLQCorrect(ctx context.Context, env Env, args []string) error {
@@ -43,7 +50,9 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	var textFile, metaFile, unit, model string
 	var rederive, execute bool
 	var rd replay.Rederivation
+	var pf parkedFlags
 	l := newLoader(env, "dlq correct", &c, true)
+	pf.register(l)
 	l.FlagSet().Usage = func() {
 		fmt.Fprint(env.Stderr, correctHelp+"\n")
 		l.PrintUsage(env.Stderr)
@@ -66,10 +75,7 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	}
 	rd.Chunk.Unit = chunk.Unit(unit)
 	rd.Chunk.Tokens, _ = tokens.ForModel(model)
-	if err := checkCorrectFlags(corr, rest, textFile, metaFile, rederive, rd.From); err != nil {
-		return err
-	}
-	if err := readCorrection(&corr, textFile, metaFile); err != nil {
+	if err := checkAndRead(&corr, rest, textFile, metaFile, rederive, rd.From); err != nil {
 		return err
 	}
 	pool, err := openPool(ctx, c.DatabaseURL)
@@ -77,6 +83,9 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	if parked, err := correctParkedFile(ctx, env, &c, pool, &pf, rd.Chunk, corr, rederive || metaFile != "", execute); parked {
+		return err
+	}
 	if rederive {
 		if err := rd.Apply(ctx, pool, &corr); err != nil {
 			return err
@@ -98,6 +107,27 @@ func runDLQCorrect(ctx context.Context, env Env, args []string) error {
 	return err
 }
 
+// correctParkedFile stores corr's text as the document of a parked
+// file (keyed text): chunked with the producer's settings, screened, and
+// audited. It reports false, doing nothing, when corr's dead letter is
+// not a parked file's.
+func correctParkedFile(ctx context.Context, env Env, c *conn, pool *pgxpool.Pool, pf *parkedFlags, chunking chunk.Config,
+	corr replay.Correction, other bool, execute bool) (bool, error) {
+	parked, err := parkedfile.New(pool, nil, zerolog.Nop()).IsParkedFile(ctx, corr.DeadLetterID)
+	if err != nil || !parked {
+		return err != nil, err
+	}
+	if other || corr.Text == nil {
+		return true, usageErr("%s is a parked file's: key its text in with --text FILE (--metadata and --rederive correct chunks)", corr.DeadLetterID)
+	}
+	opts, formats, err := pf.options(chunking, corr.By, corr.Reason)
+	if err != nil {
+		return true, err
+	}
+	opts.Text = corr.Text
+	return true, replayParked(ctx, env, c, pool, []string{corr.DeadLetterID}, opts, formats, execute)
+}
+
 // executeCorrection connects to NATS and carries the correction out.
 func executeCorrection(ctx context.Context, c *conn, corr replay.Correction, pool *pgxpool.Pool) (*replay.CorrectionReport, error) {
 	nc, js, err := c.connectNATS("sluice-cli", zerolog.Nop())
@@ -106,6 +136,15 @@ func executeCorrection(ctx context.Context, c *conn, corr replay.Correction, poo
 	}
 	defer nc.Close()
 	return corr.Execute(ctx, pool, js)
+}
+
+// checkAndRead checks the command line (checkCorrectFlags), then reads
+// the correction's files into corr (readCorrection).
+func checkAndRead(corr *replay.Correction, rest []string, textFile, metaFile string, rederive bool, from string) error {
+	if err := checkCorrectFlags(*corr, rest, textFile, metaFile, rederive, from); err != nil {
+		return err
+	}
+	return readCorrection(corr, textFile, metaFile)
 }
 
 // checkCorrectFlags says how to fix a command line that names no

@@ -10,14 +10,17 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/failure/replay"
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 )
 
 func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	var c conn
 	var scope replay.Scope
-	var since, until, reason, rate string
+	var since, until, reason, rate, id, stage string
 	var execute bool
+	var pf parkedFlags
 	l := newLoader(env, "dlq replay", &c, true)
+	pf.registerReplay(l, &id, &stage)
 	l.String(&scope.Source, "source", "", "", "replay dead letters of this source")
 	l.String(&scope.ErrorClass, "error-class", "", "", "replay dead letters of this error class")
 	l.String(&scope.Run, "run", "", "", "replay dead letters of this ingest run")
@@ -36,11 +39,11 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 		return usageErr("--rate: %v", err)
 	}
 
-	if scope.Since, err = parseWhen(since, time.Now()); err != nil {
-		return usageErr("--since: %v", err)
+	if err := parseWindow(&scope, since, until); err != nil {
+		return err
 	}
-	if scope.Until, err = parseWhen(until, time.Now()); err != nil {
-		return usageErr("--until: %v", err)
+	if id != "" || stage != "" {
+		return runParkedReplay(ctx, env, &c, &pf, scope, id, stage, reason, execute)
 	}
 	if !scope.Narrow() {
 		return usageErr("name a scope: at least one of --source, --error-class, --run, --since")
@@ -70,6 +73,53 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	return err
+}
+
+// parseWindow reads --since and --until into scope.
+func parseWindow(scope *replay.Scope, since, until string) error {
+	var err error
+	if scope.Since, err = parseWhen(since, time.Now()); err != nil {
+		return usageErr("--since: %v", err)
+	}
+	if scope.Until, err = parseWhen(until, time.Now()); err != nil {
+		return usageErr("--until: %v", err)
+	}
+	return nil
+}
+
+// runParkedReplay replays the parked file id, or with --stage produce
+// every one scope selects.
+func runParkedReplay(ctx context.Context, env Env, c *conn, pf *parkedFlags, scope replay.Scope, id, stage, reason string, execute bool) error {
+	switch {
+	case stage != "" && stage != deadletter.StageProduce:
+		return usageErr("--stage %s: only %s (parked files) is replayed by stage; replay chunks by --source, --error-class, --run or --since", stage, deadletter.StageProduce)
+	case id != "" && stage != "":
+		return usageErr("give --id or --stage, not both")
+	case stage != "" && !scope.Narrow():
+		return usageErr("name a scope: at least one of --source, --error-class, --run, --since")
+	case execute && reason == "":
+		return usageErr("--execute needs --reason: say why, for the audit trail")
+	}
+	opts, formats, err := pf.options(pf.chunking(), cliPrincipal(env), reason)
+	if err != nil {
+		return err
+	}
+	pool, err := openPool(ctx, c.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	ids := []string{id}
+	if stage != "" {
+		if ids, err = deadletter.ParkedFiles(ctx, pool, scope.Filter, scope.Limit); err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			fmt.Fprintln(env.Stdout, "no open parked file matches")
+			return nil
+		}
+	}
+	return replayParked(ctx, env, c, pool, ids, opts, formats, execute)
 }
 
 // parseWhen reads an RFC 3339 time or a duration meaning "that long ago".

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +65,9 @@ type payloadView struct {
 	// ParkedFile is set when the payload is a document-level dead
 	// letter's: the identity of a file parked whole, before chunking.
 	ParkedFile *messages.ParkedFile `json:"parked_file,omitempty"`
+	// KeptBytes is the size of a parked file's bytes kept for a replay;
+	// nil when none are kept (never, or purged by retention).
+	KeptBytes *int64 `json:"kept_bytes,omitempty"`
 	// DecodeError says why it does not, when it does not.
 	DecodeError string `json:"decode_error,omitempty"`
 	// Preview is the first previewBytes bytes of an undecodable payload,
@@ -176,6 +180,15 @@ func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText
 	if l.RawPayload != nil {
 		d.Payload = viewPayload(l.RawPayload, withText)
 	}
+	if d.Payload != nil && d.Payload.ParkedFile != nil {
+		k, ok, err := deadletter.KeptFileOf(ctx, pool, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			d.Payload.KeptBytes = &k.Size
+		}
+	}
 	return d, nil
 }
 
@@ -258,7 +271,38 @@ func printDLQDetail(env Env, d *dlqDetail) error {
 			return err
 		}
 	}
+	if d.Payload != nil && d.Payload.ParkedFile != nil {
+		printParkedCommands(env.Stdout, d)
+	}
 	return printPayloadText(env, d.Payload)
+}
+
+// keptCell says whether a parked file's bytes are kept, how many, or why
+// not.
+func keptCell(p *payloadView) string {
+	f := p.ParkedFile
+	switch {
+	case p.KeptBytes != nil:
+		return fmt.Sprintf("%s, %d bytes", messages.KeptFile, *p.KeptBytes)
+	case f.Kept == messages.NotKeptFile:
+		return cell(messages.NotKeptFile + ": " + f.NotKeptReason)
+	case f.Kept == messages.KeptFile:
+		return messages.NotKeptFile + ": purged by retention"
+	}
+	return messages.NotKeptFile + ": parked before bytes were kept"
+}
+
+// printParkedCommands says how to replay a parked file or key its text
+// in.
+func printParkedCommands(w io.Writer, d *dlqDetail) {
+	if d.ResolvedAt != nil {
+		return
+	}
+	fmt.Fprintln(w)
+	if d.Payload.KeptBytes != nil {
+		fmt.Fprintf(w, "replay it from its kept bytes once the cause is fixed (add --password for an encrypted PDF, or a raised --extract-* or --max-document-bytes limit):\n  sluice dlq replay --id %s --execute --reason \"...\"\n", d.DeadLetterID)
+	}
+	fmt.Fprintf(w, "or key its text in by hand:\n  sluice dlq correct --id %s --text FILE --execute --reason \"...\"\n", d.DeadLetterID)
 }
 
 // payloadRows describes the payload for the key/value table.
@@ -271,7 +315,7 @@ func payloadRows(p *payloadView) [][2]string {
 			{"payload", fmt.Sprintf("parked file, %d bytes: the file was parked whole, before chunking", p.Bytes)},
 			{"file.path", cell(f.Path)}, {"file.bytes", strconv.FormatInt(f.Bytes, 10)},
 			{"file.format", cell(f.Format)}, {"file.mime", cell(f.MIME)}, {"file.sha256", cell(f.SHA256)},
-			{"file.status", cell(f.Status)},
+			{"file.status", cell(f.Status)}, {"file.kept", keptCell(p)},
 		}
 	}
 	if p.ChunkJob == nil {

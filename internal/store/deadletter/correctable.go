@@ -12,10 +12,12 @@ import (
 // chunk's manifest row (the Manifest fields, nil when there is none).
 type Correctable struct {
 	DocID, Source, NativeID string
-	ChunkIndex, ReplayGen   int
-	Version                 int64
-	Payload                 []byte
-	Resolved, Escalated     bool
+	// Class is the error class of its latest failure.
+	Class                 string
+	ChunkIndex, ReplayGen int
+	Version               int64
+	Payload               []byte
+	Resolved, Escalated   bool
 	// Dispatched is whether its State is StateDispatched (resolved or
 	// not); DispatchedBy names the replay that marked it.
 	Dispatched      bool
@@ -31,7 +33,7 @@ type Correctable struct {
 // when there is none.
 func ReadCorrectable(ctx context.Context, q Reader, id string, lock bool) (*Correctable, error) {
 	sql := `
-	SELECT d.doc_id, d.source_id, d.source_native_id, d.chunk_index, d.replay_gen, d.version, d.payload,
+	SELECT d.doc_id, d.source_id, d.source_native_id, d.error_class, d.chunk_index, d.replay_gen, d.version, d.payload,
 	       d.resolved_at IS NOT NULL, ` + escalatedSQL + `, ` + dispatchedSQL + `, coalesce(d.replay_id, ''),
 	       m.version, m.status, m.content_hash, m.job
 	FROM dead_letters d LEFT JOIN ingest_manifest m ON m.doc_id = d.doc_id AND m.chunk_index = d.chunk_index
@@ -40,7 +42,7 @@ func ReadCorrectable(ctx context.Context, q Reader, id string, lock bool) (*Corr
 		sql += ` FOR UPDATE OF d`
 	}
 	var c Correctable
-	err := q.QueryRow(ctx, sql, id).Scan(&c.DocID, &c.Source, &c.NativeID, &c.ChunkIndex, &c.ReplayGen, &c.Version, &c.Payload,
+	err := q.QueryRow(ctx, sql, id).Scan(&c.DocID, &c.Source, &c.NativeID, &c.Class, &c.ChunkIndex, &c.ReplayGen, &c.Version, &c.Payload,
 		&c.Resolved, &c.Escalated, &c.Dispatched, &c.DispatchedBy,
 		&c.ManifestVersion, &c.ManifestStatus, &c.ManifestHash, &c.ManifestJob)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -1,5 +1,6 @@
-// Package deadletter owns the dead_letters, dead_letter_payloads and
-// dead_letter_history tables: every statement that writes them is here,
+// Package deadletter owns the dead_letters, dead_letter_payloads,
+// dead_letter_history, file_bytes and file_bytes_refs tables (the last
+// two keep the bytes of parked files, for their replay): every statement that writes them is here,
 // and so is every read of the CLI, the console and the replayer (List,
 // Page, Get, History, Select, the counts), so the rest of the code base
 // calls these functions. Triage records a

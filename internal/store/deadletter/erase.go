@@ -24,7 +24,8 @@ type Erased struct {
 }
 
 // Erase erases the payloads of every dead letter of the documents ids,
-// in dead_letters, dead_letter_payloads and the outbox, and resolves their open dead
+// in dead_letters, dead_letter_payloads and the outbox, and the kept
+// bytes of their parked files (file_bytes), and resolves their open dead
 // letters as ResolutionDeleted; counts, classes and history stay. Call
 // it in the transaction that records the documents' tombstones.
 func Erase(ctx context.Context, q manifest.Querier, ids []string) (map[string]Erased, error) {
@@ -82,6 +83,9 @@ func Erase(ctx context.Context, q manifest.Querier, ids []string) (map[string]Er
 	// payload still hold one.
 	if _, err := outbox.ErasePayloads(ctx, q, ids); err != nil {
 		return nil, fmt.Errorf("erase dead letter payloads: %w", err)
+	}
+	if err := eraseFileBytes(ctx, q, ids); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
