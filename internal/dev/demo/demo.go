@@ -54,6 +54,18 @@ type Config struct {
 	// each service's metrics address keyed by process name, while
 	// everything still runs.
 	OnConverged func(metrics map[string]string)
+	// OnKept, if set with Keep, is called once the report is printed and
+	// the system is left running, while it runs.
+	OnKept func(Kept)
+}
+
+// Kept is the system a demo with Keep leaves running.
+type Kept struct {
+	// OwnerURL connects to the database as the schema's owner.
+	OwnerURL string
+	// Env is the environment a binary of the demo's (producer, sluice, …)
+	// runs with against the system, with its own role's credentials.
+	Env func(binary string) ([]string, error)
 }
 
 func (o *Config) applyDefaults() {
@@ -239,6 +251,9 @@ func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	defer stop()
+	if s.o.OnKept != nil {
+		s.o.OnKept(Kept{OwnerURL: s.dbURL, Env: func(binary string) ([]string, error) { return s.env(binary, "") }})
+	}
 	<-ctx.Done()
 	return nil
 }

@@ -154,6 +154,7 @@ func writeMigration(w io.Writer, m *migration) {
 	fmt.Fprintf(w, "  compare 1 %d   overlap@10 %.2f, MRR %.2f over %d queries from the corpus\n", m.Generation, m.Overlap, m.MRR, m.Queries)
 	fmt.Fprintf(w, "  activated     search served generation %d\n", m.Served)
 	fmt.Fprintf(w, "  rolled back   search served generation %d\n", m.RolledBack)
+	fmt.Fprintf(w, "  dropped       generation %d, %d vectors: new documents are embedded once, by generation %d\n", m.Generation, m.Dropped, m.RolledBack)
 	r := m.Reconcile
 	result := "OK"
 	if !r.OK {
