@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -60,8 +61,10 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 	l := newLoader(env, "runs", &c, false)
 	var source string
 	var limit int
+	var waitFor time.Duration
 	l.String(&source, "source", "", "", "only runs of this source_id")
 	l.Int(&limit, "limit", "", DefaultRunsLimit, "at most this many runs, newest first")
+	l.Duration(&waitFor, "wait", "", 0, "wait up to this long until every run listed has ended and has no chunk pending, then list them; exit 1 if one has not")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err
@@ -81,14 +84,22 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var unsettled error
+	if waitFor > 0 {
+		if runs, err = awaitSettled(ctx, pool, source, limit, waitFor, runs); errors.Is(err, errUnsettled) {
+			unsettled = err
+		} else if err != nil {
+			return err
+		}
+	}
 	if c.JSON {
-		return printJSON(env.Stdout, runsList{Runs: runs})
+		return errors.Join(printJSON(env.Stdout, runsList{Runs: runs}), unsettled)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(env.Stderr, "no ingest runs")
 		return nil
 	}
-	return printRuns(env.Stdout, runs)
+	return errors.Join(printRuns(env.Stdout, runs), unsettled)
 }
 
 // listRuns reads the newest runs and counts their manifest rows live: the
