@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -210,6 +213,31 @@ func (u *upper) nats(ctx context.Context) error {
 	return broker.Ensure(ctx, js, broker.Topology{Replicas: 1})
 }
 
+// stopAll stops procs at once and waits for each: SIGTERM, or SIGINT for
+// PostgreSQL (a fast shutdown: sessions end, data is kept).
+func stopAll(log io.Writer, procs []proc) error {
+	errs := make([]error, len(procs))
+	var wg sync.WaitGroup
+	for i, p := range procs {
+		sig := syscall.SIGTERM
+		if p.Name == "postgres" {
+			sig = syscall.SIGINT
+		}
+		if localenv.Alive(p.PID) {
+			fmt.Fprintf(log, "stopping %s (pid %d)\n", p.Name, p.PID)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := localenv.StopPID(p.PID, sig, stopGrace); err != nil {
+				errs[i] = fmt.Errorf("stop %s: %w", p.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // jetStreamReady succeeds once JetStream has recovered its store.
 func jetStreamReady(url string) error {
 	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
@@ -232,7 +260,7 @@ func (u *upper) sim() error {
 
 // Down stops the stack in dir, services first, PostgreSQL last; its data
 // stays for the next Up.
-func Down(ctx context.Context, dir string, log interface{ Write([]byte) (int, error) }) error {
+func Down(ctx context.Context, dir string, log io.Writer) error {
 	st, ok, err := loadState(dir)
 	if err != nil {
 		return err
@@ -240,19 +268,21 @@ func Down(ctx context.Context, dir string, log interface{ Write([]byte) (int, er
 	if !ok {
 		return fmt.Errorf("no stack in %s (start one with `sluice-dev up --dir %s`)", dir, dir)
 	}
+	// The services and the simulator stop together, then NATS, then
+	// PostgreSQL: each server outlives its clients' goodbyes.
+	var services, servers []proc
+	for _, p := range st.PIDs {
+		if p.Name == "postgres" || p.Name == "nats-server" {
+			servers = append(servers, p)
+		} else {
+			services = append(services, p)
+		}
+	}
+	slices.Reverse(servers)
 	var errs []error
-	for i := len(st.PIDs) - 1; i >= 0; i-- {
-		p := st.PIDs[i]
-		sig := syscall.SIGTERM
-		if p.Name == "postgres" {
-			sig = syscall.SIGINT // fast shutdown: sessions end, data is kept
-		}
-		if localenv.Alive(p.PID) {
-			fmt.Fprintf(log, "stopping %s (pid %d)\n", p.Name, p.PID)
-		}
-		if err := localenv.StopPID(p.PID, sig, stopGrace); err != nil {
-			errs = append(errs, fmt.Errorf("stop %s: %w", p.Name, err))
-		}
+	errs = append(errs, stopAll(log, services))
+	for _, p := range servers {
+		errs = append(errs, stopAll(log, []proc{p}))
 	}
 	st.PIDs = nil
 	errs = append(errs, st.save(dir))
