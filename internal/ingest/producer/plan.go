@@ -107,6 +107,7 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 			sum.New++
 		}
 		pd := plannedDoc{docID: docID, nativeID: messages.StorableNativeID(d.NativeID), hash: hash, codec: d.Codec, version: version, metadata: meta}
+		sum.countCodec(d.Codec)
 		if rejected == nil && d.Status == corpus.StatusOK {
 			rejected = p.planChunks(pl, &pd, d, meta, now, sum)
 		} else if rejected == nil && d.Status == corpus.StatusEmpty {
@@ -219,8 +220,21 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 		pl.jobs = append(pl.jobs, jobs...)
 		pl.escalated = append(pl.escalated, escalated...)
 		sum.ParkedDocs += len(escalated)
+		sum.Escalated += len(escalated)
 	}
 	return nil
+}
+
+// countCodec counts a new or changed document decoded from codec when
+// that is not UTF-8.
+func (s *Summary) countCodec(codec string) {
+	if codec == "" || codec == corpus.CodecUTF8 {
+		return
+	}
+	if s.Redecoded == nil {
+		s.Redecoded = map[string]int{}
+	}
+	s.Redecoded[codec]++
 }
 
 // chunkJobs splits a readable document and encodes a job per chunk. A
