@@ -107,7 +107,6 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 			sum.New++
 		}
 		pd := plannedDoc{docID: docID, nativeID: messages.StorableNativeID(d.NativeID), hash: hash, codec: d.Codec, version: version, metadata: meta}
-		sum.countCodec(d.Codec)
 		if rejected == nil && d.Status == corpus.StatusOK {
 			rejected = p.planChunks(pl, &pd, d, meta, now, sum)
 		} else if rejected == nil && d.Status == corpus.StatusEmpty {
@@ -205,6 +204,7 @@ func (p *Producer) freeName(ctx context.Context, first string, read map[string]b
 // chunks to embed, failed when every chunk is escalated. It returns why
 // d is rejected instead, leaving pd's status unset.
 func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta json.RawMessage, now time.Time, sum *Summary) error {
+	sum.countCodec(d.Codec)
 	jobs, escalated, err := p.chunkJobs(pd.docID, d, pd.version, meta, now)
 	switch {
 	case err != nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // maxRunsLimit bounds --limit of sluice runs.
@@ -41,6 +42,12 @@ type runRow struct {
 	HeartbeatAt *time.Time `json:"heartbeat_at"`
 	// Manifest counts, now, the run's chunks in ingest_manifest by status.
 	Manifest manifestCounts `json:"manifest"`
+	// Escalated counts the run's escalated dead letters, resolved or not:
+	// chunks held back for a secret or a compliance rule, among Parked.
+	Escalated int64 `json:"escalated"`
+	// Files is what the run did with the files its walk met; nil when
+	// not recorded.
+	Files *runs.Files `json:"files,omitempty"`
 }
 
 // manifestCounts are ingest_manifest rows of one run by status. A chunk
@@ -138,11 +145,12 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 	if runs == nil {
 		runs = []runRow{}
 	}
-	return runs, nil
+	return runs, readRunDetails(ctx, pool, runs)
 }
 
 // printRuns prints the runs, then why each halted, cancelled, failed or
-// interrupted one stopped. PENDING, STORED and PARKED are the live
+// interrupted one stopped, what each escalated and which files each
+// excluded. PENDING, STORED and PARKED are the live
 // manifest counts; the run's own counters are in --json.
 func printRuns(w io.Writer, runs []runRow) error {
 	tw := newTable(w)
@@ -158,6 +166,13 @@ func printRuns(w io.Writer, runs []runRow) error {
 	for _, r := range runs {
 		if r.HaltedReason != nil {
 			fmt.Fprintf(w, "%s %s: %s\n", cell(r.RunID), r.Status, cell(*r.HaltedReason))
+		}
+		if r.Escalated > 0 {
+			fmt.Fprintf(w, "%s escalated: %d chunks held back for a secret or a compliance rule (sluice dlq ls --run %s --disposition escalate)\n",
+				cell(r.RunID), r.Escalated, cell(r.RunID))
+		}
+		if r.Files != nil && r.Files.ExcludedTotal() > 0 {
+			fmt.Fprintf(w, "%s files: %s (sluice runs show %s)\n", cell(r.RunID), r.Files, cell(r.RunID))
 		}
 	}
 	return nil
