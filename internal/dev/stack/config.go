@@ -65,7 +65,7 @@ func (c *Config) applyDefaults(prev *Embedder) {
 	}
 	e := &c.Embedder
 	if prev != nil {
-		if e.URL == "" && e.Model == "" {
+		if e.URL == "" {
 			e.URL = prev.URL
 		}
 		if e.Model == "" {
