@@ -42,6 +42,7 @@ func TestQuickstartWithoutDocker(t *testing.T) {
 	if err := os.Symlink(bin, filepath.Join(work, "bin")); err != nil {
 		t.Fatal(err)
 	}
+	downWhenGone(t, bin, filepath.Join(work, "sluice-data"))
 	t.Cleanup(func() {
 		// The page's last block stops the stack; after a failure earlier,
 		// stop it here.

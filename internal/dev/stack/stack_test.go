@@ -36,6 +36,7 @@ func TestStackPersistsAcrossRestarts(t *testing.T) {
 		}
 		return out.String()
 	}
+	downWhenGone(t, bin, dir)
 	t.Cleanup(func() { _ = stack.Down(context.Background(), dir, os.Stderr) })
 	first := up()
 	for _, want := range []string{"export DATABASE_URL='postgres://sluice_operator@", "export NATS_URL='nats://operator:", "export EMBEDDER_URL='http://127.0.0.1:", "sluice-dev down --dir " + dir} {
