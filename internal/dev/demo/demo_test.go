@@ -236,7 +236,7 @@ func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
 		Stdout: &stdout, Stderr: &stderr,
 		OnKept: func(k demo.Kept) {
 			defer cancel()
-			kept = ingestOnce(t, ctx, bin, k)
+			kept = ingestOnce(t, ctx, k, stdout.String())
 		},
 	})
 	if err != nil {
@@ -250,9 +250,9 @@ func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
 	}
 }
 
-// ingestOnce runs the producer on one new document against the kept
-// system and checks its vectors.
-func ingestOnce(t *testing.T, ctx context.Context, bin string, k demo.Kept) error {
+// ingestOnce runs the command the kept demo printed to ingest a folder,
+// as the producer, on one new document, and checks its vectors.
+func ingestOnce(t *testing.T, ctx context.Context, k demo.Kept, report string) error {
 	dir := t.TempDir()
 	var text strings.Builder
 	for i := range 400 {
@@ -261,14 +261,17 @@ func ingestOnce(t *testing.T, ctx context.Context, bin string, k demo.Kept) erro
 	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte(text.String()), 0o644); err != nil {
 		return err
 	}
-	env, err := k.Env("producer")
-	if err != nil {
-		return err
+	var command string
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasSuffix(line, "--source mine "+demo.IngestPlaceholder) {
+			command = strings.Replace(strings.TrimSpace(line), demo.IngestPlaceholder, dir, 1)
+		}
 	}
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "producer"), "--source", "after-demo", dir)
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("producer: %v\n%s", err, out)
+	if command == "" {
+		return fmt.Errorf("the kept demo printed no command to ingest a folder:\n%s", report)
+	}
+	if out, err := exec.CommandContext(ctx, "sh", "-c", command).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", command, err, out)
 	}
 	pool, err := pgxpool.New(ctx, k.OwnerURL)
 	if err != nil {
@@ -280,7 +283,7 @@ func ingestOnce(t *testing.T, ctx context.Context, bin string, k demo.Kept) erro
 	for {
 		err := pool.QueryRow(ctx, `
 			SELECT d.chunk_count, (SELECT count(*) FROM chunk_embeddings e WHERE e.doc_id = d.doc_id)
-			FROM documents d WHERE d.source_id = 'after-demo' AND d.status = 'ready'`).Scan(&chunks, &stored)
+			FROM documents d WHERE d.source_id = 'mine' AND d.status = 'ready'`).Scan(&chunks, &stored)
 		if err == nil && chunks > 1 && stored == chunks {
 			break
 		}
@@ -292,8 +295,8 @@ func ingestOnce(t *testing.T, ctx context.Context, bin string, k demo.Kept) erro
 	var perChunk, other, kept int
 	if err := pool.QueryRow(ctx, `
 		SELECT (SELECT count(*) FROM (SELECT chunk_index FROM chunk_embeddings e JOIN documents d USING (doc_id)
-		                               WHERE d.source_id = 'after-demo' GROUP BY chunk_index HAVING count(*) <> 1) x),
-		       (SELECT count(*) FROM generation_embeddings g JOIN documents d USING (doc_id) WHERE d.source_id = 'after-demo'),
+		                               WHERE d.source_id = 'mine' GROUP BY chunk_index HAVING count(*) <> 1) x),
+		       (SELECT count(*) FROM generation_embeddings g JOIN documents d USING (doc_id) WHERE d.source_id = 'mine'),
 		       (SELECT count(*) FROM index_generations WHERE status <> 'dropped')`).Scan(&perChunk, &other, &kept); err != nil {
 		return err
 	}
