@@ -243,3 +243,18 @@ func TestRunsShowEscalationsAndExcludedFiles(t *testing.T) {
 		}
 	}
 }
+
+// sluice runs --wait returns at once when the runs listed have settled,
+// and fails, still listing them, when one is still running at the end of
+// its wait.
+func TestRunsWait(t *testing.T) {
+	t.Parallel()
+	env := seedRunsFixture(t)
+	if code, out, errOut := sluice(t, env, "runs", "--source", "wiki", "--wait", "1m"); code != 0 || !strings.Contains(out, "run-old") {
+		t.Errorf("runs --source wiki --wait 1m (settled): exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := sluice(t, env, "runs", "--wait", "300ms")
+	if code != 1 || !strings.Contains(out, "run-new") || !strings.Contains(errOut, "runs still in progress: 1 of them after 300ms") {
+		t.Errorf("runs --wait 300ms (run-new running): exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+}
