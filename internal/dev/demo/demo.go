@@ -54,6 +54,15 @@ type Config struct {
 	// each service's metrics address keyed by process name, while
 	// everything still runs.
 	OnConverged func(metrics map[string]string)
+	// OnKept, if set with Keep, is called once the report is printed and
+	// the system is left running, while it runs.
+	OnKept func(Kept)
+}
+
+// Kept is the system a demo with Keep leaves running.
+type Kept struct {
+	// OwnerURL connects to the database as the schema's owner.
+	OwnerURL string
 }
 
 func (o *Config) applyDefaults() {
@@ -225,6 +234,9 @@ func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took
 // waits until ctx ends.
 func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
 	fmt.Fprintf(s.o.Stdout, "\nKept running (Ctrl-C to stop and clean up):\n  DATABASE_URL=%s\n  NATS_URL=%s\n", s.operatorURL(), s.nats.URLFor(natsauth.Operator))
+	if err := s.writeIngestHint(s.o.Stdout); err != nil {
+		return err
+	}
 	for _, m := range s.metrics {
 		fmt.Fprintf(s.o.Stdout, "  metrics: http://%s/metrics\n", m)
 	}
@@ -239,7 +251,35 @@ func (s *stack) keep(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	defer stop()
+	if s.o.OnKept != nil {
+		s.o.OnKept(Kept{OwnerURL: s.dbURL})
+	}
 	<-ctx.Done()
+	return nil
+}
+
+// IngestPlaceholder stands for the user's folder in the command a kept
+// demo prints to ingest it.
+const IngestPlaceholder = "YOUR-FOLDER"
+
+// writeIngestHint prints the command that ingests a folder of the user's
+// into the kept system as the producer, with the producer's own
+// credentials: the operator's are refused the producer's tables.
+func (s *stack) writeIngestHint(w io.Writer) error {
+	env, err := s.env("producer", "")
+	if err != nil {
+		return err
+	}
+	var vars []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "DATABASE_URL" || strings.HasPrefix(k, "NATS_") {
+			vars = append(vars, fmt.Sprintf("%s='%s'", k, v))
+		}
+	}
+	fmt.Fprintf(w, "  ingest a folder of yours, as the producer (its own PostgreSQL role and NATS user):\n    %s %s --source mine %s\n",
+		strings.Join(vars, " "), runnable(filepath.Join(s.o.BinDir, "producer")), IngestPlaceholder)
+	fmt.Fprintln(w, "  for a stack that keeps its data, and a real embedding provider, see docs/quickstart.md (sluice-dev up)")
 	return nil
 }
 

@@ -3,8 +3,10 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/dev/demo"
 )
@@ -215,4 +219,89 @@ func buildBinaries(t *testing.T) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// After a demo with --keep, the model change it rolled back is dropped,
+// so a document ingested into the running system gets exactly one vector
+// per chunk, from the served generation, and no other generation is kept
+// up to date behind the user's back.
+func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
+	bin := buildBinaries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	var kept error
+	err := demo.Run(ctx, demo.Config{
+		BinDir: bin, Documents: 20, Outage: 2 * time.Second, Timeout: 3 * time.Minute, Keep: true,
+		Stdout: &stdout, Stderr: &stderr,
+		OnKept: func(k demo.Kept) {
+			defer cancel()
+			kept = ingestOnce(t, ctx, k, stdout.String())
+		},
+	})
+	if err != nil {
+		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if kept != nil {
+		t.Fatal(kept)
+	}
+	if !strings.Contains(stdout.String(), "dropped       generation 2, ") {
+		t.Errorf("report lacks the drop of the rolled-back generation:\n%s", stdout.String())
+	}
+}
+
+// ingestOnce runs the command the kept demo printed to ingest a folder,
+// as the producer, on one new document, and checks its vectors.
+func ingestOnce(t *testing.T, ctx context.Context, k demo.Kept, report string) error {
+	dir := t.TempDir()
+	var text strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&text, "Sentence %d of the note a user adds after the demo, about the lock keeper's ledger. ", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "note.txt"), []byte(text.String()), 0o644); err != nil {
+		return err
+	}
+	var command string
+	for _, line := range strings.Split(report, "\n") {
+		if strings.HasSuffix(line, "--source mine "+demo.IngestPlaceholder) {
+			command = strings.Replace(strings.TrimSpace(line), demo.IngestPlaceholder, dir, 1)
+		}
+	}
+	if command == "" {
+		return fmt.Errorf("the kept demo printed no command to ingest a folder:\n%s", report)
+	}
+	if out, err := exec.CommandContext(ctx, "sh", "-c", command).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", command, err, out)
+	}
+	pool, err := pgxpool.New(ctx, k.OwnerURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	var chunks, stored int
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := pool.QueryRow(ctx, `
+			SELECT d.chunk_count, (SELECT count(*) FROM chunk_embeddings e WHERE e.doc_id = d.doc_id)
+			FROM documents d WHERE d.source_id = 'mine' AND d.status = 'ready'`).Scan(&chunks, &stored)
+		if err == nil && chunks > 1 && stored == chunks {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the new document did not become ready with a vector per chunk within a minute (%d chunks, %d vectors, %v)", chunks, stored, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var perChunk, other, kept int
+	if err := pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM (SELECT chunk_index FROM chunk_embeddings e JOIN documents d USING (doc_id)
+		                               WHERE d.source_id = 'mine' GROUP BY chunk_index HAVING count(*) <> 1) x),
+		       (SELECT count(*) FROM generation_embeddings g JOIN documents d USING (doc_id) WHERE d.source_id = 'mine'),
+		       (SELECT count(*) FROM index_generations WHERE status <> 'dropped')`).Scan(&perChunk, &other, &kept); err != nil {
+		return err
+	}
+	if perChunk != 0 || other != 0 || kept != 1 {
+		return fmt.Errorf("the new document's %d chunks: %d with other than one vector, %d vectors in later generations; %d generations kept up to date, want 1", chunks, perChunk, other, kept)
+	}
+	return nil
 }

@@ -49,6 +49,10 @@ type migration struct {
 	// Served and RolledBack are the generations search served after the
 	// activation and after the rollback.
 	Served, RolledBack int
+	// Dropped counts the vectors the drop of the rolled-back generation
+	// removed: a generation kept after its rollback would go on being
+	// backfilled, every new document embedded once per generation.
+	Dropped int64
 	// Reconcile is reconcile's report once the change is rolled back.
 	Reconcile *reconcile.Report
 }
@@ -56,7 +60,7 @@ type migration struct {
 // migrate changes the model through the sluice CLI, as an operator does,
 // while the consumers backfill the new generation: create it, wait for it
 // to be ready, build its index, compare it with generation 1, activate
-// it, search, roll back and search again.
+// it, search, roll back, search again and drop it.
 func (s *stack) migrate(ctx context.Context, pool *pgxpool.Pool, corpusDir string) (*migration, error) {
 	m := &migration{Model: LargerModel, Dims: 2 * dims}
 	s.say("changing the model: generation 2, %s at %d dims, backfilled by the running consumers …", m.Model, m.Dims)
@@ -172,7 +176,7 @@ func (s *stack) embeddingCounters(m *migration) error {
 
 // compareAndSwitch builds the new generation's index where pgvector is
 // installed, compares it with generation 1, activates it, searches, rolls
-// back and searches again.
+// back, searches again and drops it.
 func (s *stack) compareAndSwitch(ctx context.Context, pool *pgxpool.Pool, m *migration, corpusDir string) error {
 	gen := strconv.Itoa(m.Generation)
 	if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector')`).Scan(&m.Indexed); err != nil {
@@ -203,8 +207,15 @@ func (s *stack) compareAndSwitch(ctx context.Context, pool *pgxpool.Pool, m *mig
 	if _, err := s.sluice("index", "activate", "1", "--reason", "demo: roll back to the first model", "--execute"); err != nil {
 		return err
 	}
-	m.RolledBack, err = s.servedGeneration(ctx)
-	return err
+	if m.RolledBack, err = s.servedGeneration(ctx); err != nil {
+		return err
+	}
+	var dropped generation.Change
+	if err := s.sluiceJSON(&dropped, "index", "drop", gen, "--reason", "demo: rolled back, not kept up to date", "--execute"); err != nil {
+		return err
+	}
+	m.Dropped = dropped.VectorsDropped
+	return nil
 }
 
 // servedGeneration searches as a user would and returns the generation

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -134,11 +137,43 @@ func writeReport(w io.Writer, st status, sy synced, rep *reconcile.Report, took 
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-28s %s\n", n, Poison[n])
 	}
+	cli := runnable(filepath.Join(s.o.BinDir, "sluice"))
 	fmt.Fprintf(w, "\nExplore next (with --keep, against the running system):\n")
-	fmt.Fprintf(w, "  sluice dlq report --database-url '%s'\n", s.operatorURL())
-	fmt.Fprintf(w, "  sluice index ls --database-url '%s'\n", s.operatorURL())
-	fmt.Fprintf(w, "  sluice search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", s.operatorURL(), s.simURL)
-	fmt.Fprintf(w, "  sluice reconcile --database-url '%s' --nats-url '%s'\n", s.operatorURL(), s.nats.URLFor(natsauth.Operator))
+	fmt.Fprintf(w, "  %s dlq report --database-url '%s'\n", cli, s.operatorURL())
+	fmt.Fprintf(w, "  %s index ls --database-url '%s'\n", cli, s.operatorURL())
+	fmt.Fprintf(w, "  %s search \"who regulates the spring meltwater\" --database-url '%s' --embedder-url %s\n", cli, s.operatorURL(), s.simURL)
+	fmt.Fprintf(w, "  %s reconcile --database-url '%s' --nats-url '%s'\n", cli, s.operatorURL(), s.nats.URLFor(natsauth.Operator))
+}
+
+// runnable is how a user in this process's working directory runs the
+// executable at path: its name when PATH finds that very file, else its
+// path from the working directory when it is below it (bin/sluice), else
+// its absolute path.
+func runnable(path string) string {
+	name := filepath.Base(path)
+	if found, err := exec.LookPath(name); err == nil && sameFile(found, path) {
+		return name
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+			if !strings.ContainsRune(rel, filepath.Separator) {
+				rel = "." + string(filepath.Separator) + rel
+			}
+			return rel
+		}
+	}
+	return abs
+}
+
+// sameFile reports whether a and b name the same file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // writeMigration prints the model change's section of the report.
@@ -154,6 +189,7 @@ func writeMigration(w io.Writer, m *migration) {
 	fmt.Fprintf(w, "  compare 1 %d   overlap@10 %.2f, MRR %.2f over %d queries from the corpus\n", m.Generation, m.Overlap, m.MRR, m.Queries)
 	fmt.Fprintf(w, "  activated     search served generation %d\n", m.Served)
 	fmt.Fprintf(w, "  rolled back   search served generation %d\n", m.RolledBack)
+	fmt.Fprintf(w, "  dropped       generation %d, %d vectors: new documents are embedded once, by generation %d\n", m.Generation, m.Dropped, m.RolledBack)
 	r := m.Reconcile
 	result := "OK"
 	if !r.OK {

@@ -41,6 +41,8 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"demo":  {"run the whole system on this machine on a sample corpus, failures included, and report (needs go and PostgreSQL's server binaries)", runDemo},
+		"up":    {"start PostgreSQL, NATS and every service on this machine for your own documents, in a directory kept between runs, and print the environment to export", runUp},
+		"down":  {"stop the stack `up` started; its data stays for the next up", runDown},
 		"drill": {"run the classification drill against a running system whose embedder is embed-sim: three 503s then a 200, a permanent 404, an input too long; exit 1 if it fails", runDrill},
 	}
 }

@@ -34,6 +34,9 @@ func TestRun(t *testing.T) {
 		{"positional argument", []string{"drill", "now"}, 2, []string{`sluice-dev drill takes no arguments, got "now"`}},
 		{"no embedder", []string{"drill", "--embedder-url", ""}, 2, []string{"set EMBEDDER_URL"}},
 		{"bad NATS URL", []string{"drill", "--nats-url", "localhost"}, 2, []string{"NATS_URL", "want nats://user:password@host:port"}},
+		{"up flags", []string{"up", "--help"}, 0, []string{"--dir", "--embedder-url", "--model", "--dims", "--encoding"}},
+		{"up without a directory", []string{"up"}, 2, []string{"--dir is required"}},
+		{"down of nothing", []string{"down", "--dir", t.TempDir()}, 1, []string{"no stack in", "sluice-dev up --dir"}},
 		{"demo without binaries", []string{"demo", "--bin", t.TempDir()}, 1, []string{"binary producer not found", "make build"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -40,6 +40,10 @@ type Command struct {
 	// Chroot runs the process inside this root directory, with / as its
 	// working directory.
 	Chroot string
+	// Detached lets the process outlive this one: it runs in a session of
+	// its own and is not killed when its starter dies. Servers that a
+	// command starts and leaves running (`sluice-dev up`) are detached.
+	Detached bool
 }
 
 // Process is a running child process. It receives SIGKILL if the process
@@ -66,6 +70,12 @@ func Start(c Command) (*Process, error) {
 		Setpgid:    c.Group,
 		Credential: c.Cred,
 		Chroot:     c.Chroot,
+	}
+	if c.Detached {
+		// A new session is a new process group too: signals to the group
+		// reach the server's own children.
+		cmd.SysProcAttr.Pdeathsig, cmd.SysProcAttr.Setpgid, cmd.SysProcAttr.Setsid = 0, false, true
+		c.Group = true
 	}
 	if c.Chroot != "" {
 		cmd.Dir = "/"

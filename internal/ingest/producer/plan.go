@@ -206,6 +206,7 @@ func (p *Producer) freeName(ctx context.Context, first string, read map[string]b
 // chunks to embed, failed when every chunk is escalated. It returns why
 // d is rejected instead, leaving pd's status unset.
 func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta json.RawMessage, now time.Time, sum *Summary) error {
+	sum.countCodec(d.Codec)
 	jobs, escalated, err := p.chunkJobs(pd.docID, d, pd.version, meta, now)
 	switch {
 	case err != nil:
@@ -221,8 +222,21 @@ func (p *Producer) planChunks(pl *plan, pd *plannedDoc, d corpus.Document, meta 
 		pl.jobs = append(pl.jobs, jobs...)
 		pl.escalated = append(pl.escalated, escalated...)
 		sum.ParkedDocs += len(escalated)
+		sum.Escalated += len(escalated)
 	}
 	return nil
+}
+
+// countCodec counts a new or changed document decoded from codec when
+// that is not UTF-8.
+func (s *Summary) countCodec(codec string) {
+	if codec == "" || codec == corpus.CodecUTF8 {
+		return
+	}
+	if s.Redecoded == nil {
+		s.Redecoded = map[string]int{}
+	}
+	s.Redecoded[codec]++
 }
 
 // chunkJobs splits a readable document and encodes a job per chunk. A

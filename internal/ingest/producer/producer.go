@@ -180,16 +180,24 @@ func NewRunID(now time.Time) string {
 
 // Summary is what a run did.
 type Summary struct {
-	RunID       string `json:"run_id"`
-	Seen        int    `json:"documents_seen"`
-	New         int    `json:"documents_new"`
-	Changed     int    `json:"documents_changed"`
-	Unchanged   int    `json:"documents_unchanged"`
-	Empty       int    `json:"documents_empty"`
-	Failed      int    `json:"documents_failed"`
-	Chunks      int    `json:"chunks_published"`
-	ParkedDocs  int    `json:"chunks_parked"`
-	PublishWait int    `json:"publish_retries"`
+	RunID      string `json:"run_id"`
+	Seen       int    `json:"documents_seen"`
+	New        int    `json:"documents_new"`
+	Changed    int    `json:"documents_changed"`
+	Unchanged  int    `json:"documents_unchanged"`
+	Empty      int    `json:"documents_empty"`
+	Failed     int    `json:"documents_failed"`
+	Chunks     int    `json:"chunks_published"`
+	ParkedDocs int    `json:"chunks_parked"`
+	// Escalated are the chunks of ParkedDocs held back because a secret
+	// touches them, for an operator's review (sluice dlq list).
+	Escalated int `json:"chunks_escalated"`
+	// Redecoded counts, by the encoding they were decoded from, the new
+	// or changed documents that were not UTF-8 (Windows-1252, UTF-16):
+	// their text is what that encoding reads, which may not be what the
+	// author meant.
+	Redecoded   map[string]int `json:"documents_redecoded,omitempty"`
+	PublishWait int            `json:"publish_retries"`
 	// Owed are chunks recorded but not confirmed by NATS when the run
 	// ended; the outbox-relay publishes them once NATS answers.
 	Owed int `json:"chunks_owed"`

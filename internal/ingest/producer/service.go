@@ -1,13 +1,16 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -254,12 +257,29 @@ func progress(stderr io.Writer, rt *service.Runtime) func(Summary) {
 	}
 }
 
+// codecCounts is "windows-1252 3, utf-16le 1": most first, then by name.
+func codecCounts(m map[string]int) string {
+	codecs := slices.Collect(maps.Keys(m))
+	slices.SortFunc(codecs, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(codecs))
+	for i, c := range codecs {
+		parts[i] = fmt.Sprintf("%s %d", c, m[c])
+	}
+	return strings.Join(parts, ", ")
+}
+
 func printSummary(w io.Writer, s Summary, took time.Duration, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(s)
 	}
 	_, err := fmt.Fprintf(w, "run %s\n  files: %s\n  documents: %d seen, %d new, %d changed, %d unchanged, %d empty, %d parked\n  chunks published: %d in %s\n",
 		s.RunID, s.Files, s.Seen, s.New, s.Changed, s.Unchanged, s.Empty, s.Failed, s.Chunks, took.Round(time.Millisecond))
+	if err == nil && s.Escalated > 0 {
+		_, err = fmt.Fprintf(w, "  chunks escalated: %d (a secret touches them; held back for review: sluice dlq ls --disposition escalate, and \"Runbook: escalation\" in docs/operations.md for a false positive)\n", s.Escalated)
+	}
+	if err == nil && len(s.Redecoded) > 0 {
+		_, err = fmt.Fprintf(w, "  documents re-decoded: %s (not UTF-8; check their text, or convert them to UTF-8)\n", codecCounts(s.Redecoded))
+	}
 	if err == nil && s.Republished > 0 {
 		_, err = fmt.Fprintf(w, "  owed chunks of earlier runs published first: %d\n", s.Republished)
 	}

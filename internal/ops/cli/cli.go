@@ -45,7 +45,7 @@ func commands() map[string]command {
 		"dlq":       {"dead letters: dlq stats|ls|show|report|replay|correct|audit|pause|resume", runDLQ},
 		"nats":      {"declare the JetStream topology as its owner: nats setup", runNATS},
 		"reconcile": {"check that every chunk is stored or parked; --redrive re-publishes owed work", runReconcile},
-		"runs":      {"ingest runs: runs [--source S] | runs resume RUN | runs cancel RUN --reason R", runRuns},
+		"runs":      {"ingest runs: runs [--source S] [--wait D] | runs resume RUN | runs cancel RUN --reason R", runRuns},
 		"search":    {"semantic search over ready documents: search TEXT", runSearch},
 		"sources":   {"sources: sources ls|add|rm (add table NAME ... keeps a PostgreSQL table in step)", runSources},
 	}

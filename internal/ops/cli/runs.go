@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // maxRunsLimit bounds --limit of sluice runs.
@@ -40,6 +42,12 @@ type runRow struct {
 	HeartbeatAt *time.Time `json:"heartbeat_at"`
 	// Manifest counts, now, the run's chunks in ingest_manifest by status.
 	Manifest manifestCounts `json:"manifest"`
+	// Escalated counts the run's escalated dead letters, resolved or not:
+	// chunks held back for a secret or a compliance rule, among Parked.
+	Escalated int64 `json:"escalated"`
+	// Files is what the run did with the files its walk met; nil when
+	// not recorded.
+	Files *runs.Files `json:"files,omitempty"`
 }
 
 // manifestCounts are ingest_manifest rows of one run by status. A chunk
@@ -60,8 +68,10 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 	l := newLoader(env, "runs", &c, false)
 	var source string
 	var limit int
+	var waitFor time.Duration
 	l.String(&source, "source", "", "", "only runs of this source_id")
 	l.Int(&limit, "limit", "", DefaultRunsLimit, "at most this many runs, newest first")
+	l.Duration(&waitFor, "wait", "", 0, "wait up to this long until every run listed has ended and has no chunk pending, then list them; exit 1 if one has not")
 	rest, err := parse(l, args)
 	if err != nil {
 		return err
@@ -81,14 +91,22 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var unsettled error
+	if waitFor > 0 {
+		if runs, err = awaitSettled(ctx, pool, source, limit, waitFor, runs); errors.Is(err, errUnsettled) {
+			unsettled = err
+		} else if err != nil {
+			return err
+		}
+	}
 	if c.JSON {
-		return printJSON(env.Stdout, runsList{Runs: runs})
+		return errors.Join(printJSON(env.Stdout, runsList{Runs: runs}), unsettled)
 	}
 	if len(runs) == 0 {
 		fmt.Fprintln(env.Stderr, "no ingest runs")
 		return nil
 	}
-	return printRuns(env.Stdout, runs)
+	return errors.Join(printRuns(env.Stdout, runs), unsettled)
 }
 
 // listRuns reads the newest runs and counts their manifest rows live: the
@@ -127,11 +145,12 @@ func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int)
 	if runs == nil {
 		runs = []runRow{}
 	}
-	return runs, nil
+	return runs, readRunDetails(ctx, pool, runs)
 }
 
 // printRuns prints the runs, then why each halted, cancelled, failed or
-// interrupted one stopped. PENDING, STORED and PARKED are the live
+// interrupted one stopped, what each escalated and which files each
+// excluded. PENDING, STORED and PARKED are the live
 // manifest counts; the run's own counters are in --json.
 func printRuns(w io.Writer, runs []runRow) error {
 	tw := newTable(w)
@@ -147,6 +166,13 @@ func printRuns(w io.Writer, runs []runRow) error {
 	for _, r := range runs {
 		if r.HaltedReason != nil {
 			fmt.Fprintf(w, "%s %s: %s\n", cell(r.RunID), r.Status, cell(*r.HaltedReason))
+		}
+		if r.Escalated > 0 {
+			fmt.Fprintf(w, "%s escalated: %d chunks held back for a secret or a compliance rule (sluice dlq ls --run %s --disposition escalate)\n",
+				cell(r.RunID), r.Escalated, cell(r.RunID))
+		}
+		if r.Files != nil && r.Files.ExcludedTotal() > 0 {
+			fmt.Fprintf(w, "%s files: %s (sluice runs show %s)\n", cell(r.RunID), r.Files, cell(r.RunID))
 		}
 	}
 	return nil

@@ -195,3 +195,66 @@ func TestRunsShowsWhyARunFailed(t *testing.T) {
 		t.Errorf("sluice runs: exit %d, %q %q; want the failed run and its reason %q", code, out, errOut, failure)
 	}
 }
+
+// sluice runs says what a run escalated and which files it excluded,
+// with the command that lists them; a run with neither says nothing of
+// them.
+func TestRunsShowEscalationsAndExcludedFiles(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	for _, id := range []string{"run-docs", "run-quiet"} {
+		if err := runs.Open(ctx, db.Pool, id, "docs", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runs.RecordFiles(ctx, db.Pool, "run-docs", runs.Files{Seen: 5, Read: 2, Excluded: map[string]int{"hidden": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	seedDLRows(t, db.Pool,
+		dlRow{id: "e1", source: "docs", run: "run-docs", class: "policy_violation", disposition: "escalate", lastAgo: time.Minute},
+		dlRow{id: "e2", source: "docs", run: "run-docs", class: "policy_violation", disposition: "escalate", lastAgo: time.Minute, resolved: true},
+		dlRow{id: "q1", source: "docs", run: "run-quiet", class: "unsupported_format", lastAgo: time.Minute})
+	code, out, errOut := sluice(t, map[string]string{"DATABASE_URL": db.URL}, "runs")
+	if code != 0 {
+		t.Fatalf("runs: exit %d, %s", code, errOut)
+	}
+	for _, want := range []string{
+		"run-docs escalated: 2 chunks held back for a secret or a compliance rule (sluice dlq ls --run run-docs --disposition escalate)",
+		"run-docs files: 5 seen, 2 read, 3 excluded (hidden 3), 0 parked (sluice runs show run-docs)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sluice runs lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "run-quiet escalated") || strings.Contains(out, "run-quiet files") {
+		t.Errorf("sluice runs reports escalations or exclusions of run-quiet:\n%s", out)
+	}
+	var list struct {
+		Runs []struct {
+			RunID     string `json:"run_id"`
+			Escalated int    `json:"escalated"`
+		} `json:"runs"`
+	}
+	sluiceDecode(t, map[string]string{"DATABASE_URL": db.URL}, &list, "runs")
+	for _, r := range list.Runs {
+		if want := map[string]int{"run-docs": 2}[r.RunID]; r.Escalated != want {
+			t.Errorf("%s: escalated %d in --json, want %d", r.RunID, r.Escalated, want)
+		}
+	}
+}
+
+// sluice runs --wait returns at once when the runs listed have settled,
+// and fails, still listing them, when one is still running at the end of
+// its wait.
+func TestRunsWait(t *testing.T) {
+	t.Parallel()
+	env := seedRunsFixture(t)
+	if code, out, errOut := sluice(t, env, "runs", "--source", "wiki", "--wait", "1m"); code != 0 || !strings.Contains(out, "run-old") {
+		t.Errorf("runs --source wiki --wait 1m (settled): exit %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut := sluice(t, env, "runs", "--wait", "300ms")
+	if code != 1 || !strings.Contains(out, "run-new") || !strings.Contains(errOut, "runs still in progress: 1 of them after 300ms") {
+		t.Errorf("runs --wait 300ms (run-new running): exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+}

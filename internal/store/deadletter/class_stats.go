@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // ClassStats are the unresolved dead letters of one error class and
@@ -85,6 +87,31 @@ func OpenByRun(ctx context.Context, q Reader, runIDs []string) (map[string]int64
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("run dead letters: %w", err)
+	}
+	return out, nil
+}
+
+// EscalatedByRun counts the escalated dead letters of each run of runIDs,
+// resolved or not: the chunks a run held back for a secret or a
+// compliance rule. A run absent from the map has none.
+func EscalatedByRun(ctx context.Context, q Reader, runIDs []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(runIDs))
+	if len(runIDs) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `
+		SELECT run_id, count(*) FROM dead_letters WHERE run_id = ANY($1) AND disposition = $2 GROUP BY run_id`,
+		runIDs, string(classify.Escalate))
+	if err != nil {
+		return nil, fmt.Errorf("run escalations: %w", err)
+	}
+	var id string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		out[id] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("run escalations: %w", err)
 	}
 	return out, nil
 }
