@@ -55,13 +55,13 @@ func (b *tableBundle) start(args []string, env ...string) *localenv.Process {
 	return b.startProducerWith(append([]string{"--table-source", "articles", "--json"}, args...), append([]string{"APP_DSN=" + b.app.URL}, env...)...)
 }
 
-// run runs a table producer to its end and returns its exit error and
-// the chunks its runs published, from their JSON summaries.
-func (b *tableBundle) run(env ...string) (error, int) {
+// run runs a table producer to its end and returns the chunks its runs
+// published, from their JSON summaries, and its exit error.
+func (b *tableBundle) run(env ...string) (int, error) {
 	b.t.Helper()
 	p := b.start(nil, env...)
 	err := p.Wait()
-	return err, published(b.t, p.LogPath())
+	return published(b.t, p.LogPath()), err
 }
 
 // published sums the chunks_published of the run summaries in a log.
@@ -199,11 +199,11 @@ func TestTableSourceCoalescesABurst(t *testing.T) {
 	t.Parallel()
 	b := newTableBundle(t)
 	b.appExec(`INSERT INTO articles SELECT i, 'title ' || i, 'v0', 'en' FROM generate_series(1, 10) i`)
-	if err, n := b.run(); err != nil || n != 10 {
+	if n, err := b.run(); err != nil || n != 10 {
 		t.Fatalf("first load: %v, %d chunks published; want 10", err, n)
 	}
 	b.appExec(`DO $$ BEGIN FOR v IN 1..10000 LOOP UPDATE articles SET body = 'v' || v; END LOOP; END $$`)
-	if err, n := b.run(); err != nil || n != 10 {
+	if n, err := b.run(); err != nil || n != 10 {
 		t.Fatalf("after 100,000 updates: %v, %d chunks published; want 10, one per row", err, n)
 	}
 	if n := b.count(`SELECT count(*) FROM documents WHERE source_id = 'articles' AND version = 2`); n != 10 {
@@ -220,12 +220,12 @@ func TestTableSourceKilledBeforeAckConverges(t *testing.T) {
 	b := newTableBundle(t)
 	b.appExec(`INSERT INTO articles SELECT i, 'title ' || i, 'v0', 'en' FROM generate_series(1, 5) i`)
 	b.startServices()
-	if err, n := b.run(); err != nil || n != 5 {
+	if n, err := b.run(); err != nil || n != 5 {
 		t.Fatalf("first load: %v, %d chunks; want 5", err, n)
 	}
 	b.appExec(`UPDATE articles SET body = 'v1' WHERE id IN (1, 2)`)
 	b.appExec(`DELETE FROM articles WHERE id = 5`)
-	err, _ := b.run(crashpoint.EnvVar + "=" + producer.CrashAfterRunBeforeAck)
+	_, err := b.run(crashpoint.EnvVar + "=" + producer.CrashAfterRunBeforeAck)
 	if err == nil {
 		t.Fatal("the producer did not die at its crash point")
 	}
@@ -234,7 +234,7 @@ func TestTableSourceKilledBeforeAckConverges(t *testing.T) {
 	}
 	// The killed run recorded and published the two updates; the rerun
 	// finds them recorded and publishes nothing again.
-	if err, n := b.run(); err != nil || n != 0 {
+	if n, err := b.run(); err != nil || n != 0 {
 		t.Fatalf("rerun: %v, %d chunks published; want none, the killed run's being recorded", err, n)
 	}
 	if n := b.count(`SELECT count(*) FROM documents WHERE source_id = 'articles' AND status <> 'deleted' AND version = 2`); n != 2 {
