@@ -44,7 +44,7 @@ bench: build
 	$(BIN)/sluice-bench --bin-dir $(BIN) $(BENCH_FLAGS)
 	cd bench && $(GO) run ./cmd/benchdoc
 
-## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, then short fuzz runs
+## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, a short chaos convergence, then short fuzz runs (about 10 minutes on 2 cores)
 test: test-go fuzz
 
 # The tests build nothing as root themselves: test-go builds the pgvector
@@ -52,11 +52,14 @@ test: test-go fuzz
 # server); otherwise the pgvector tests fail saying how to provide one.
 PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u)),pgvector-root))
 
-# The timeout is twice the slowest package's run time on a loaded 2-core
-# machine (tests/chaos: 10 to 15 minutes), so that a slow machine fails on
-# a defect, not on time.
+# The timeout is at least twice the slowest package's run time on a loaded
+# 2-core machine (internal/dev/bench and tests/chaos: 3 to 5 minutes), so
+# that a slow machine fails on a defect, not on time. The corpus
+# generators' shape tests build without the race detector (!race) and run
+# in a pass of their own.
 test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium extract-tools
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -timeout 10m -run '^(TestDocsCorpusShape|TestGenerateReuseCorpus)$$' ./internal/dev/bench/
 	cd bench && $(GO) test -count=1 ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)
@@ -86,10 +89,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/content/chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/content/secrets/
 
-## chaos: the fault suite at length: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, and the cluster scenarios (the leader killed twice, a minute apart)
+## chaos: the fault suite at length, with the race detector: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, the cluster scenarios (the leader killed twice, a minute apart), and the long scenarios built only with -tags chaos (a fleet sharing one quota, model and chunking changes under load, deletes under outages)
 CHAOS_DURATION ?= 90s
-chaos: $(NATS_BIN)
-	$(GO) test -count=1 -timeout 30m -run '^(TestChaos|TestNetworkFaults|TestCluster.*)$$' -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
+chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP)
+	$(GO) test -race -tags chaos -count=1 -timeout 40m -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
 COMPOSE_VERSION := v2.40.3
@@ -100,7 +103,9 @@ test-deploy:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags chaos ./tests/chaos/
 	$(GO) tool staticcheck ./...
+	$(GO) tool staticcheck -tags chaos ./tests/chaos/
 	cd bench && $(GO) vet ./...
 
 clean:

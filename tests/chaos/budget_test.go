@@ -1,3 +1,5 @@
+//go:build chaos
+
 package chaos_test
 
 import (
@@ -12,7 +14,6 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
-	"github.com/sluicehq/sluice/internal/provider/fleetbudget"
 )
 
 // The organisation's quota embed-sim enforces, and the fleet budget the
@@ -200,28 +201,4 @@ func (f *fleet) waitFor(d time.Duration) {
 	case <-time.After(d):
 	case <-f.t.Context().Done():
 	}
-}
-
-// budgetsWithin reports whether every fleet budget's live members'
-// shares add up to at most the budget (invariant 12), summed here from
-// the bucket's entries apart from reconcile's check.
-func (f *fleet) budgetsWithin() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	fleet, err := fleetbudget.Read(ctx, f.js, "")
-	if err != nil {
-		f.t.Logf("read the fleet budget: %v", err)
-		return false
-	}
-	for key, entries := range fleet {
-		sum := 0.0
-		for _, e := range entries {
-			sum += e.Share
-		}
-		if sum > 1+1e-6 {
-			f.t.Logf("fleet budget %s: %d members' shares add up to %.3f", key, len(entries), sum)
-			return false
-		}
-	}
-	return true
 }

@@ -4,8 +4,11 @@
 // (metrics on), against a real nats-server and PostgreSQL that they kill,
 // stop and restart, and an embed-sim they kill, slow down and hang.
 //
-// The short tests run in `make test`. `make chaos` runs TestChaos for
-// longer (-chaos.duration), with random kill -9 of every service, the
+// The short tests run in `make test`. The long scenarios (the cluster,
+// power loss, network faults, a fleet sharing one quota, model and
+// chunking changes under load, deletes under outages) are in files built
+// only with -tags chaos, which `make chaos` sets. It also runs TestChaos
+// for longer (-chaos.duration), with random kill -9 of every service, the
 // producer included, a nats-server kill, PostgreSQL outages and embedder
 // outages, hangs and 429s, then asserts with no operator action: nothing
 // pending, INGEST empty, 0 lost, 0 duplicated, every stored vector the

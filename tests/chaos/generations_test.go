@@ -1,3 +1,5 @@
+//go:build chaos
+
 package chaos_test
 
 import (
@@ -11,9 +13,6 @@ import (
 
 	"github.com/sluicehq/sluice/pkg/messages"
 )
-
-// largeModel is the later generation's model: embed-sim answers any.
-const largeModel = "embed-sim-large"
 
 // modelPoison is in one document's text: the later model rejects it for
 // its context length, the first takes it.
@@ -41,28 +40,6 @@ func (f *fleet) search(query string) served {
 		f.t.Fatalf("sluice search --json: %v\n%s", err, out)
 	}
 	return s
-}
-
-// generationStatus is generation g's status in `sluice index ls`.
-func (f *fleet) generationStatus(g int) string {
-	f.t.Helper()
-	code, out := f.sluice("index", "ls", "--json")
-	if code != 0 {
-		return ""
-	}
-	var gens []struct {
-		Generation int    `json:"generation"`
-		Status     string `json:"status"`
-	}
-	if err := json.Unmarshal([]byte(out), &gens); err != nil {
-		f.t.Fatalf("sluice index ls --json: %v\n%s", err, out)
-	}
-	for _, x := range gens {
-		if x.Generation == g {
-			return x.Status
-		}
-	}
-	return ""
 }
 
 // pgOutage stops PostgreSQL at once, as a crash would, and starts it
@@ -305,3 +282,12 @@ func TestChunkingChangeRecutsFromSources(t *testing.T) {
 	t.Logf("chunking change: %d documents, generation 1 %d chunks before the run and %d after, generation 2 %d",
 		v.documents, firstChunks, v.stored, later)
 }
+
+// uncutSQL counts, over every recut generation not dropped, the
+// documents not deleted that it has not cut at their current version.
+const uncutSQL = `
+SELECT count(*)
+FROM index_generations g
+JOIN documents d ON d.status <> 'deleted'
+WHERE g.recut AND g.status <> 'dropped'
+  AND NOT EXISTS (SELECT 1 FROM generation_documents c WHERE c.generation = g.generation AND c.doc_id = d.doc_id AND c.version = d.version)`

@@ -2,6 +2,7 @@ package chaos_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 
 	"github.com/sluicehq/sluice/internal/platform/broker"
 )
+
+// largeModel is the later generation's model: embed-sim answers any.
+const largeModel = "embed-sim-large"
 
 // sqlExec runs a statement that injects a fault.
 func (f *fleet) sqlExec(query string, args ...any) {
@@ -130,4 +134,26 @@ func TestReconcileFindsAndRepairsInjectedFaults(t *testing.T) {
 	f.services()
 	f.runProducer("rec", recDir)
 	f.converge(2*time.Minute, 17)
+}
+
+// generationStatus is generation g's status in `sluice index ls`.
+func (f *fleet) generationStatus(g int) string {
+	f.t.Helper()
+	code, out := f.sluice("index", "ls", "--json")
+	if code != 0 {
+		return ""
+	}
+	var gens []struct {
+		Generation int    `json:"generation"`
+		Status     string `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(out), &gens); err != nil {
+		f.t.Fatalf("sluice index ls --json: %v\n%s", err, out)
+	}
+	for _, x := range gens {
+		if x.Generation == g {
+			return x.Status
+		}
+	}
+	return ""
 }
