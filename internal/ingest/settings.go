@@ -445,7 +445,7 @@ func (c *Config) embedderSettings(def policy.Settings) embedder.Settings {
 // provider's rate-limit headers, and exports the breaker state as
 // sluice_circuit_breaker_state.
 func NewEmbedder(cfg embedder.Settings, dims int, budget *embedder.Budget, counter tokens.Counter, reg prometheus.Registerer, rt *service.Runtime) (*embedder.Resilient, error) {
-	ecfg := embedder.Config{URL: cfg.URL, Model: cfg.Model, APIKey: cfg.APIKey, Dims: dims, Encoding: cfg.Encoding}
+	ecfg := cfg.Client(cfg.Model, dims)
 	if budget != nil {
 		ecfg.OnRateLimits = budget.Observe
 	}

@@ -246,11 +246,11 @@ func checkEmbedder(d *deployment) (problems []string) {
 
 // checkEmbeddingModel holds every service that reads a setting of the
 // embedding model (its name, which the producer's tokenizer follows too,
-// its dimension and its encoding) to take it from the one place the
+// its dimension, its encoding and whether the dimension is sent) to take it from the one place the
 // compose file gives it, which .env or the environment sets: a service
 // left at its default would chunk or embed for another model.
 func checkEmbeddingModel(d *deployment) (problems []string) {
-	model := map[string]string{"EMBEDDER_MODEL": "text-embedding-3-small", "EMBEDDING_DIMS": "1536", "EMBEDDER_ENCODING": "float"}
+	model := map[string]string{"EMBEDDER_MODEL": "text-embedding-3-small", "EMBEDDING_DIMS": "1536", "EMBEDDER_ENCODING": "float", "EMBEDDER_SEND_DIMS": "false"}
 	p, err := d.compose(model)
 	if err != nil {
 		return []string{err.Error()}

@@ -17,6 +17,7 @@ func runUp(ctx context.Context, env Env, args []string) error {
 	l.String(&c.Embedder.Model, "model", "", "", "EMBEDDER_MODEL; defaults to the stack's previous one, then embed-sim-1")
 	l.Int(&c.Embedder.Dims, "dims", "", 0, "EMBEDDING_DIMS, the index's dimensions; defaults to the stack's previous one, then 384")
 	l.String(&c.Embedder.Encoding, "encoding", "", "", "EMBEDDER_ENCODING: float or base64; defaults to the services' default")
+	l.Bool(&c.Embedder.NoDims, "no-dimensions", "", false, "EMBEDDER_SEND_DIMS=false: the model refuses the dimensions parameter and its vectors have --dims dimensions of their own")
 	l.String(&c.APIKey, "embedder-api-key", "EMBEDDER_API_KEY", "", "the provider's API key, written into the environment files only")
 	if err := parse(l, args); err != nil {
 		return err

@@ -29,6 +29,10 @@ type Config struct {
 	// DisableBase64 makes the server reject encoding_format "base64" with
 	// 400 (param "encoding_format"), like providers that only speak floats.
 	DisableBase64 bool
+	// RefuseDims makes the server reject any dimensions parameter with
+	// 400, as OpenAI does for text-embedding-ada-002 and vLLM for a model
+	// not trained to shorten its vectors; vectors have Dims dimensions.
+	RefuseDims bool
 	// Faults scripts misbehaviour. Defaults to none.
 	Faults Faults
 	// Seed seeds the generator behind random faults and latency, so that a

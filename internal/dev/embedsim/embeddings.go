@@ -146,6 +146,9 @@ func (s *Server) decodeRequest(body []byte) (*embeddingRequest, []string, *apiEr
 	if req.Dimensions < 0 || req.Dimensions > MaxDims {
 		return nil, inputs, &apiError{Message: fmt.Sprintf("dimensions must be between 1 and %d", MaxDims), Type: typeInvalidRequest, Param: "dimensions"}
 	}
+	if req.Dimensions > 0 && s.cfg.RefuseDims {
+		return nil, inputs, &apiError{Message: "This model does not support specifying dimensions.", Type: typeInvalidRequest, Param: "dimensions"}
+	}
 	switch req.EncodingFormat {
 	case "", "float":
 	case "base64":

@@ -41,6 +41,7 @@ func (f *ServiceConfig) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.Config.Dims, "dims", 384, "dimension when a request does not ask for one")
 	fs.StringVar(&f.Config.Model, "model", "embed-sim-1", "model name reported by /v1/models")
 	fs.BoolVar(&f.Config.DisableBase64, "no-base64", false, "reject encoding_format=base64 like a float-only provider")
+	fs.BoolVar(&f.Config.RefuseDims, "no-dimensions", false, "reject the dimensions parameter like a model that cannot shorten its vectors")
 	fs.Uint64Var(&f.Config.Seed, "seed", 0, "seed for random faults and latency")
 	fs.StringVar(&f.FaultsFile, "faults", "", "JSON file of scripted faults")
 	fs.Float64Var(&f.Faults.Rate429, "rate-429", 0, "probability of a 429 per request")

@@ -173,7 +173,7 @@ func TestEmbeddingsWireFormat(t *testing.T) {
 
 func TestEmbeddingsRejectsBadRequests(t *testing.T) {
 	t.Parallel()
-	s := StartTest(t, Config{DisableBase64: true})
+	s := StartTest(t, Config{DisableBase64: true, RefuseDims: true})
 	for _, tc := range []struct {
 		name      string
 		req       any
@@ -186,6 +186,7 @@ func TestEmbeddingsRejectsBadRequests(t *testing.T) {
 		{"bad encoding", map[string]any{"model": "m", "input": "x", "encoding_format": "hex"}, "encoding_format"},
 		{"base64 disabled", map[string]any{"model": "m", "input": "x", "encoding_format": "base64"}, "encoding_format"},
 		{"negative dims", map[string]any{"model": "m", "input": "x", "dimensions": -1}, "dimensions"},
+		{"dims refused", map[string]any{"model": "m", "input": "x", "dimensions": 384}, "dimensions"},
 	} {
 		r := mustPost(t, s.URL(), tc.req)
 		if r.status != http.StatusBadRequest {

@@ -26,6 +26,10 @@ type Embedder struct {
 	// Encoding is EMBEDDER_ENCODING (float or base64). Defaults to the
 	// services' default.
 	Encoding string `json:"encoding,omitempty"`
+	// NoDims sets EMBEDDER_SEND_DIMS=false, for a model that refuses the
+	// dimensions parameter. Defaults to the previous stack's for the same
+	// model, then false.
+	NoDims bool `json:"no_dims,omitempty"`
 }
 
 // simulated reports whether the stack runs embed-sim as its embedder.
@@ -69,7 +73,7 @@ func (c *Config) applyDefaults(prev *Embedder) {
 			e.URL = prev.URL
 		}
 		if e.Model == "" {
-			e.Model = prev.Model
+			e.Model, e.NoDims = prev.Model, e.NoDims || prev.NoDims
 		}
 		if e.Dims == 0 {
 			e.Dims = prev.Dims

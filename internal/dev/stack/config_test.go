@@ -29,6 +29,8 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 		{"first up", Embedder{}, nil, Embedder{Model: "embed-sim-1", Dims: 384}, ""},
 		{"second up", Embedder{}, ollama, *ollama, ""},
 		{"another model, same dims", Embedder{Model: "other"}, ollama, Embedder{URL: ollama.URL, Model: "other", Dims: 768, Encoding: "float"}, ""},
+		{"a model that refuses dimensions, again", Embedder{}, &Embedder{URL: ollama.URL, Model: "ada", Dims: 1536, NoDims: true}, Embedder{URL: ollama.URL, Model: "ada", Dims: 1536, NoDims: true}, ""},
+		{"another model after one that refuses dimensions", Embedder{Model: "other"}, &Embedder{URL: ollama.URL, Model: "ada", Dims: 1536, NoDims: true}, Embedder{URL: ollama.URL, Model: "other", Dims: 1536}, ""},
 		{"other dims", Embedder{Dims: 1024}, ollama, Embedder{}, "holds 768-dimension vectors, not 1024: use another --dir, or change the model with `sluice index create"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

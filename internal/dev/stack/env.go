@@ -67,6 +67,9 @@ func (st *state) env(c client, apiKey string) []string {
 	if st.Embedder.Encoding != "" {
 		env = append(env, "EMBEDDER_ENCODING="+st.Embedder.Encoding)
 	}
+	if st.Embedder.NoDims {
+		env = append(env, "EMBEDDER_SEND_DIMS=false")
+	}
 	if apiKey != "" {
 		env = append(env, "EMBEDDER_API_KEY="+apiKey)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/platform/config"
@@ -46,7 +47,7 @@ func probeEmbedder(ctx context.Context, o doctorOptions) (int, check) {
 	if err := s.Validate(); err != nil {
 		return 0, failCheck(embedderCheck, "", "%v", err)
 	}
-	client, err := embedder.NewOpenAI(embedder.Config{URL: s.URL, Model: s.Model, APIKey: s.APIKey, Dims: o.EmbeddingDims, Encoding: s.Encoding})
+	client, err := embedder.NewOpenAI(s.Client(s.Model, o.EmbeddingDims))
 	if err != nil {
 		return 0, failCheck(embedderCheck, "", "%v", err)
 	}
@@ -73,8 +74,7 @@ func embedderFailure(o doctorOptions, err error) check {
 	case classify.ClassNotFound:
 		return failCheck(embedderCheck, "EMBEDDER_URL", "%s answered not found (%v): EMBEDDER_URL is the API's base, such as https://api.openai.com/v1, and EMBEDDER_MODEL a model it serves", url, err)
 	case classify.ClassBadRequest, classify.ClassUnprocessable:
-		return failCheck(embedderCheck, "EMBEDDER_MODEL", "%s rejected one short input for %s with dimensions=%d (%v): check that EMBEDDER_MODEL names an embedding model that takes the dimensions parameter, and that EMBEDDER_ENCODING suits the API (auto finds out)",
-			url, s.Model, o.EmbeddingDims, err)
+		return badRequestCheck(o, url, err)
 	case classify.ClassTimeout:
 		return failCheck(embedderCheck, "EMBEDDER_URL", "%s did not answer within %s (%v): check that EMBEDDER_URL names a reachable embeddings API", url, o.timeout, err)
 	case classify.ClassConnection:
@@ -106,4 +106,16 @@ func checkDimsAgreement(o doctorOptions, pg postgresFindings, probe embedderProb
 			o.embedder.Model, probe.dims, o.EmbeddingDims, pg.schemaDims, pg.schemaDims, probe.dims)
 	}
 	return okCheck(dimensionsCheck, "the embedder's %d dimensions are the schema's", probe.dims)
+}
+
+// badRequestCheck says which setting a 400 or 422 to the probe points at:
+// the dimensions parameter when the answer names it, the model otherwise.
+func badRequestCheck(o doctorOptions, url string, err error) check {
+	s := o.embedder
+	if s.SendDims && strings.Contains(strings.ToLower(err.Error()), "dimensions") {
+		return failCheck(embedderCheck, "EMBEDDER_SEND_DIMS", "%s refused the dimensions parameter for %s (%v): set EMBEDDER_SEND_DIMS=false if the model's own vectors have EMBEDDING_DIMS=%d dimensions, or choose a model that takes it",
+			url, s.Model, err, o.EmbeddingDims)
+	}
+	return failCheck(embedderCheck, "EMBEDDER_MODEL", "%s rejected one short input for %s (%v): check that EMBEDDER_MODEL names an embedding model the API serves, and that EMBEDDER_ENCODING suits the API (auto finds out)",
+		url, s.Model, err)
 }

@@ -108,6 +108,7 @@ func TestDoctorReportsEachMisconfigurationNamingItsSetting(t *testing.T) {
 	sim := embedsim.StartTest(t, embedsim.Config{Dims: 64, Faults: embedsim.Faults{
 		Poison: []embedsim.PoisonRule{{Match: ".", Regex: true, Kind: embedsim.PoisonWrongDims, Model: wrongDimsModel}},
 	}})
+	refusing := embedsim.StartTest(t, embedsim.Config{Dims: doctorDims, RefuseDims: true})
 	env := map[string]string{
 		"DATABASE_URL": db.URL, "NATS_URL": nats.URLFor(natsauth.Operator),
 		"EMBEDDER_URL": sim.URL(), "EMBEDDER_MODEL": "text-embedding-3-small", "EMBEDDING_DIMS": fmt.Sprint(doctorDims),
@@ -154,6 +155,8 @@ func TestDoctorReportsEachMisconfigurationNamingItsSetting(t *testing.T) {
 			"embedder", "EMBEDDER_MODEL", "vector store"},
 		{"EMBEDDING_DIMS not the schema's", map[string]string{"EMBEDDING_DIMS": "32"},
 			"vector store", "EMBEDDING_DIMS", "nats"},
+		{"model refuses the dimensions parameter", map[string]string{"EMBEDDER_URL": refusing.URL()},
+			"embedder", "EMBEDDER_SEND_DIMS", "vector store"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			broken := maps.Clone(env)
@@ -167,6 +170,13 @@ func TestDoctorReportsEachMisconfigurationNamingItsSetting(t *testing.T) {
 				t.Fatalf("%s hid %s: %+v\n%s", tc.check, tc.stillOK, other, r)
 			}
 		})
+	}
+
+	// Told not to send the parameter, the model's own vectors fit.
+	unsent := maps.Clone(env)
+	unsent["EMBEDDER_URL"], unsent["EMBEDDER_SEND_DIMS"] = refusing.URL(), "false"
+	if code, r := doctor(t, unsent); code != 0 || r.get(t, "embedder").Status != "ok" {
+		t.Fatalf("EMBEDDER_SEND_DIMS=false to a model that refuses the parameter: code %d, embedder %+v\n%s", code, r.get(t, "embedder"), r)
 	}
 
 	// Last, as it changes the server: a role that may not log in.

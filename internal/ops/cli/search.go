@@ -151,10 +151,7 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 // to the resilient client's ThrottleMaxWait), as the pipeline's calls
 // are: one throttled answer does not fail a search.
 func queryEmbedder(g generation.Generation, cfg embedder.Settings) (*embedder.Resilient, error) {
-	client, err := embedder.NewOpenAI(embedder.Config{
-		URL: cfg.URL, Model: cmp.Or(g.Model, cfg.Model), APIKey: cfg.APIKey,
-		Dims: g.Dims, Encoding: cfg.Encoding,
-	})
+	client, err := embedder.NewOpenAI(cfg.Client(cmp.Or(g.Model, cfg.Model), g.Dims))
 	if err != nil {
 		return nil, err
 	}

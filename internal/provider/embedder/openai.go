@@ -43,6 +43,11 @@ type Config struct {
 	// enforce on every vector. Defaults to 0: the parameter is not sent, and
 	// the dimension of the first reply becomes the one enforced afterwards.
 	Dims int
+	// OmitDims leaves the dimensions parameter out of every request, for a
+	// model that refuses it (text-embedding-ada-002; on vLLM and TEI, any
+	// model not trained to shorten its vectors). Dims is still enforced on
+	// every vector. Defaults to false: Dims is sent.
+	OmitDims bool
 	// Encoding is the encoding_format to ask for: EncodingBase64,
 	// EncodingFloat or EncodingAuto. Defaults to EncodingBase64.
 	Encoding string
@@ -166,6 +171,14 @@ func (c *OpenAI) Model() string { return c.cfg.Model }
 // first reply when Config.Dims is 0 (0 until then).
 func (c *OpenAI) Dims() int { return int(c.dims.Load()) }
 
+// requestDims is the dimensions parameter to send: 0 sends none.
+func (c *OpenAI) requestDims() int {
+	if c.cfg.OmitDims {
+		return 0
+	}
+	return c.cfg.Dims
+}
+
 // Encoding returns the encoding_format the client currently asks for,
 // EncodingBase64 or EncodingFloat.
 func (c *OpenAI) Encoding() string {
@@ -213,7 +226,7 @@ func (c *OpenAI) Embed(ctx context.Context, inputs []string) ([][]float32, error
 // do sends one request. On a non-2xx reply it also returns the error's
 // "param".
 func (c *OpenAI) do(ctx context.Context, inputs []string, encoding string) ([][]float32, string, error) {
-	body := newRequestBody(c.cfg.Model, inputs, c.cfg.Dims, encoding)
+	body := newRequestBody(c.cfg.Model, inputs, c.requestDims(), encoding)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, body)
 	if err != nil {
 		_ = body.Close()

@@ -198,6 +198,25 @@ func TestDimsLearntFromFirstReply(t *testing.T) {
 	}
 }
 
+// A model that refuses the dimensions parameter is asked without it, and
+// its vectors are still held to Dims.
+func TestOmitDimsSendsNoneAndStillEnforcesDims(t *testing.T) {
+	t.Parallel()
+	sim := embedsim.StartTest(t, embedsim.Config{Dims: 48, RefuseDims: true})
+	url := sim.URL() + "/v1"
+	if _, err := newOpenAI(t, embedder.Config{URL: url, Model: "m", Dims: 48}).Embed(context.Background(), []string{"x"}); classify.Classify(err).Class != classify.ClassBadRequest {
+		t.Fatalf("dimensions sent to a model that refuses them: %v, want a bad request", err)
+	}
+	vecs, err := newOpenAI(t, embedder.Config{URL: url, Model: "m", Dims: 48, OmitDims: true}).Embed(context.Background(), []string{"x", "y"})
+	if err != nil || len(vecs[1]) != 48 {
+		t.Fatalf("without the parameter: %d vectors, %v; want 48 dimensions", len(vecs), err)
+	}
+	_, err = newOpenAI(t, embedder.Config{URL: url, Model: "m", Dims: 32, OmitDims: true}).Embed(context.Background(), []string{"x"})
+	if classify.Classify(err).Class != classify.ClassDimensionMismatch {
+		t.Fatalf("48 dimensions where 32 are wanted: %v, want a dimension mismatch", err)
+	}
+}
+
 func TestInputsArriveIntact(t *testing.T) {
 	t.Parallel()
 	sim, c := simClient(t, embedsim.Faults{}, embedder.Config{})

@@ -20,6 +20,10 @@ type Settings struct {
 	APIKey string
 	// Encoding is base64, float or auto. Defaults to base64.
 	Encoding string
+	// SendDims sends EMBEDDING_DIMS as the dimensions parameter. Defaults
+	// to true; false for a model that refuses the parameter, whose vectors
+	// must then have EMBEDDING_DIMS dimensions of their own.
+	SendDims bool
 	// Timeout bounds one embedding request. Defaults to 30s.
 	Timeout time.Duration
 	// BreakerDelay is how long the circuit breaker stays open. Defaults to 10s.
@@ -43,6 +47,7 @@ func (e *Settings) Register(l *config.Loader) {
 	l.String(&e.Model, "embedder-model", "EMBEDDER_MODEL", DefaultModel, "embedding model name")
 	l.String(&e.APIKey, "embedder-api-key", "EMBEDDER_API_KEY", "", "API key, sent as a bearer token")
 	l.String(&e.Encoding, "embedder-encoding", "EMBEDDER_ENCODING", DefaultEncoding, "encoding_format to request: base64, float or auto")
+	l.Bool(&e.SendDims, "embedder-send-dims", "EMBEDDER_SEND_DIMS", true, "send EMBEDDING_DIMS as the dimensions parameter; false for a model that refuses it (its vectors must have that size)")
 	l.Duration(&e.Timeout, "embedder-timeout", "EMBEDDER_TIMEOUT", DefaultTimeout, "timeout of one embedding request")
 	l.Duration(&e.BreakerDelay, "breaker-delay", "BREAKER_DELAY", DefaultBreakerDelay, "how long the circuit breaker stays open before a probe")
 	l.Int(&e.BreakerFailures, "breaker-failures", "BREAKER_FAILURES", DefaultFailureThreshold, "consecutive transient failures that open the circuit breaker")
@@ -66,4 +71,10 @@ func (e Settings) Validate() error {
 		errs = append(errs, errors.New("EMBEDDER_TIMEOUT, BREAKER_DELAY and BREAKER_FAILURES must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// Client is the Config of an OpenAI client for model at dims under these
+// settings.
+func (e Settings) Client(model string, dims int) Config {
+	return Config{URL: e.URL, Model: model, APIKey: e.APIKey, Dims: dims, OmitDims: !e.SendDims, Encoding: e.Encoding}
 }
