@@ -45,7 +45,6 @@ var readersBesideOwner = map[string]map[string]string{
 		"ingest_manifest": "not yet moved",
 	},
 	"internal/ops/cli": {
-		"documents":       "not yet moved",
 		"ingest_manifest": "not yet moved",
 		"ingest_runs":     "not yet moved",
 	},

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/failure/shape"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // reportExamples is how many dead letters each report cell names.
@@ -128,30 +128,13 @@ func buildReport(ctx context.Context, pool *pgxpool.Pool, from, to time.Time, th
 	if err != nil {
 		return nil, err
 	}
-	active, err := readActiveSources(ctx, pool, from, to)
+	active, err := runs.ActiveSources(ctx, pool, from, to)
 	if err != nil {
 		return nil, err
 	}
 	rep := &dlqReport{Since: from, Until: to, Thresholds: th}
 	rep.assemble(cells, active)
 	return rep, nil
-}
-
-// readActiveSources returns the sources with an ingest run overlapping
-// [from, to). They are the denominator of "every source": a source that
-// ingested cleanly is evidence against a deployment-wide fault.
-func readActiveSources(ctx context.Context, pool *pgxpool.Pool, from, to time.Time) ([]string, error) {
-	rows, err := pool.Query(ctx, `
-		SELECT DISTINCT source_id FROM ingest_runs
-		WHERE started_at < $2 AND (finished_at IS NULL OR finished_at >= $1)`, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("active sources: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("active sources: %w", err)
-	}
-	return ids, nil
 }
 
 // assemble builds the matrix rows and columns, largest first, and the shape.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/provider/embedder"
 	"github.com/sluicehq/sluice/internal/store/generation"
+	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -129,14 +130,18 @@ func search(ctx context.Context, pool *pgxpool.Pool, o searchOptions, query stri
 	if err != nil {
 		return nil, err
 	}
-	docs, err := readDocNames(ctx, tx, hits)
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.DocID
+	}
+	docs, err := manifest.Names(ctx, tx, ids)
 	if err != nil {
 		return nil, err
 	}
 	res := &searchResult{Query: query, Generation: g.ID, Model: emb.Model(), Hits: make([]searchHit, len(hits))}
 	for i, h := range hits {
 		d := docs[h.DocID]
-		res.Hits[i] = searchHit{Rank: i + 1, Score: h.Score, DocID: h.DocID, SourceID: d[0], SourceNativeID: d[1],
+		res.Hits[i] = searchHit{Rank: i + 1, Score: h.Score, DocID: h.DocID, SourceID: d.SourceID, SourceNativeID: d.SourceNativeID,
 			ChunkIndex: h.ChunkIndex, Version: h.Version, Text: h.Text, Metadata: h.Metadata}
 		if len(h.Metadata) == 0 {
 			res.Hits[i].Metadata = json.RawMessage(`{}`)
@@ -181,29 +186,6 @@ func searchedGeneration(ctx context.Context, tx pgx.Tx, id int) (generation.Gene
 		return g, fmt.Errorf("generation %d was dropped: it has no vectors to search (see sluice index ls)", id)
 	}
 	return g, err
-}
-
-// readDocNames maps each hit's doc_id to its source_id and source_native_id.
-func readDocNames(ctx context.Context, tx pgx.Tx, hits []vectorstore.Hit) (map[string][2]string, error) {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.DocID
-	}
-	rows, err := tx.Query(ctx, `SELECT doc_id, source_id, source_native_id FROM documents WHERE doc_id = ANY($1)`, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
-	}
-	names := map[string][2]string{}
-	var id string
-	var name [2]string
-	_, err = pgx.ForEachRow(rows, []any{&id, &name[0], &name[1]}, func() error {
-		names[id] = name
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read documents: %w", err)
-	}
-	return names, nil
 }
 
 func printSearch(w io.Writer, hits []searchHit) error {

@@ -6,11 +6,11 @@ import (
 	"html/template"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/failure/shape"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // shapeWindow is the window the overview reads the DLQ's shape over, the
@@ -96,18 +96,14 @@ func (o *overview) readShape(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	window := shape.Window(counts)
-	rows, err := pool.Query(ctx, `SELECT DISTINCT source_id FROM ingest_runs WHERE finished_at IS NULL OR finished_at >= $1`, from)
+	active, err := runs.ActiveSources(ctx, pool, from, o.AsOf)
 	if err != nil {
 		return fmt.Errorf("shape: %w", err)
 	}
-	var s string
-	if _, err := pgx.ForEachRow(rows, []any{&s}, func() error {
+	for _, s := range active {
 		if window[s] == nil {
 			window[s] = map[string]int{}
 		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("shape: %w", err)
 	}
 	o.Shape = shape.Label(window, shape.DefaultThresholds)
 	o.ShapeExamples, err = deadletter.NewestBySource(ctx, pool, from, 2, 12)

@@ -35,3 +35,21 @@ func TotalsBySource(ctx context.Context, q interface {
 	}
 	return out, nil
 }
+
+// ActiveSources returns the sources with a run overlapping [from, to):
+// started before to and not finished before from.
+func ActiveSources(ctx context.Context, q interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}, from, to time.Time) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT DISTINCT source_id FROM ingest_runs
+		WHERE started_at < $2 AND (finished_at IS NULL OR finished_at >= $1)`, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("active sources: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("active sources: %w", err)
+	}
+	return ids, nil
+}
