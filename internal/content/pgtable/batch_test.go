@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -207,4 +208,30 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// A change committed after Listen and before Wait, as one committed while
+// a follower drains, wakes the Wait at once; so does a TRUNCATE.
+func TestAChangeAfterListenWakesTheNextWait(t *testing.T) {
+	t.Parallel()
+	pool, cfg := appDB(t)
+	ctx := context.Background()
+	if err := pgtable.Install(ctx, pool, cfg); err != nil {
+		t.Fatal(err)
+	}
+	l := pgtable.NewListener(pool.Config().ConnString(), cfg.Source)
+	defer l.Close()
+	for _, change := range []string{`INSERT INTO articles VALUES (1, 'one', 'body', 'en', true)`, `TRUNCATE articles`} {
+		if err := l.Listen(ctx); err != nil {
+			t.Fatal(err)
+		}
+		exec(t, pool, change)
+		start := time.Now()
+		if err := l.Wait(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited > 20*time.Second {
+			t.Fatalf("%s: the wait returned after %s, not at the notification", change, waited)
+		}
+	}
 }

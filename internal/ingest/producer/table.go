@@ -89,13 +89,18 @@ func (t *tableSync) follow(ctx context.Context, dsn string, poll time.Duration) 
 	l := pgtable.NewListener(dsn, t.name)
 	defer l.Close()
 	for {
+		// Listening first, a change committed during the drain wakes the
+		// next Wait.
+		err := l.Listen(ctx)
 		if err := t.drainAll(ctx); err != nil && ctx.Err() == nil {
 			t.log.Warn().Err(err).Str("source", t.name).Msg("table source drain failed; its changes stay queued and are drained again")
 		}
 		if err := sources.Followed(ctx, t.rt.Pool, t.name); err != nil && ctx.Err() == nil {
 			t.log.Warn().Err(err).Msg("could not record the follower's wake-up")
 		}
-		err := l.Wait(ctx, poll)
+		if err == nil {
+			err = l.Wait(ctx, poll)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
