@@ -124,7 +124,3 @@ func FreeAddr() (string, error) {
 	}
 	return fmt.Sprintf("127.0.0.1:%d", port), nil
 }
-
-// FreePort is freePort for servers started outside this package: a free
-// loopback TCP port no other caller in this process was given.
-func FreePort() (int, error) { return freePort() }
