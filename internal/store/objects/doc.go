@@ -4,8 +4,8 @@
 // run whose listing named it.
 //
 // The ledger is what makes a run incremental and its deletes certain. A
-// row is written (Record) only after the object's document is recorded by
-// the run, so a run killed mid-listing or mid-fetch leaves the rows of
+// row is written (Record) in the transaction that records the object's
+// document, so a run killed mid-listing or mid-fetch leaves the rows of
 // what it recorded and nothing else: the next run fetches only the rest.
 // A listing touches the rows of the objects it names (Touch); after a
 // complete listing the rows it did not touch are objects gone from the

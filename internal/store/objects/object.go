@@ -39,16 +39,13 @@ type Object struct {
 }
 
 // Same reports whether o and listed describe the same content: the same
-// version id when the store gives one, else the same ETag, and the same
-// size.
+// ETag and size, and the same version id when both name one (a listing
+// of current objects names none).
 func (o Object) Same(listed Object) bool {
-	if o.Size != listed.Size {
+	if o.Size != listed.Size || o.ETag != listed.ETag {
 		return false
 	}
-	if o.VersionID != "" || listed.VersionID != "" {
-		return o.VersionID == listed.VersionID && o.ETag == listed.ETag
-	}
-	return o.ETag == listed.ETag
+	return o.VersionID == "" || listed.VersionID == "" || o.VersionID == listed.VersionID
 }
 
 // Read returns what the ledger holds of keys of bucket for source, by

@@ -12,7 +12,7 @@ import (
 func TestMain(m *testing.M) { testenv.Main(m) }
 
 // Same compares what the store lists with what the ledger holds: the
-// version id when there is one, else the ETag, and always the size.
+// ETag and the size, and the version id when both name one.
 func TestSame(t *testing.T) {
 	t.Parallel()
 	base := objects.Object{Key: "a", ETag: `"e1"`, Size: 10}
@@ -24,7 +24,7 @@ func TestSame(t *testing.T) {
 		{"same ETag and size", objects.Object{Key: "a", ETag: `"e1"`, Size: 10}, true},
 		{"another ETag", objects.Object{Key: "a", ETag: `"e2"`, Size: 10}, false},
 		{"another size", objects.Object{Key: "a", ETag: `"e1"`, Size: 11}, false},
-		{"a version id appears", objects.Object{Key: "a", ETag: `"e1"`, VersionID: "v1", Size: 10}, false},
+		{"a listing that names a version id", objects.Object{Key: "a", ETag: `"e1"`, VersionID: "v1", Size: 10}, true},
 	}
 	for _, tt := range tests {
 		if got := base.Same(tt.listed); got != tt.same {
