@@ -130,3 +130,22 @@ func ForgetUnseen(ctx context.Context, q Querier, source, bucket, prefix, runID 
 	}
 	return tag.RowsAffected(), nil
 }
+
+// Sources returns those of names that have objects in the ledger: the
+// sources that are S3 prefixes.
+func Sources(ctx context.Context, q Querier, names []string) (map[string]bool, error) {
+	rows, err := q.Query(ctx, `
+		SELECT n FROM unnest($1::text[]) AS n WHERE EXISTS (SELECT 1 FROM object_ledger WHERE source_id = n)`, names)
+	if err != nil {
+		return nil, fmt.Errorf("read object ledger sources: %w", err)
+	}
+	got := map[string]bool{}
+	var n string
+	if _, err := pgx.ForEachRow(rows, []any{&n}, func() error {
+		got[n] = true
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read object ledger sources: %w", err)
+	}
+	return got, nil
+}

@@ -41,7 +41,7 @@ func TestSame(t *testing.T) {
 }
 
 // The ledger holds what Record wrote, replaces it on a second Record,
-// keeps sources and buckets apart, and after a listing forgets exactly
+// keeps sources and buckets apart, names the sources it holds objects of, and after a listing forgets exactly
 // the objects under the prefix the listing did not name.
 func TestRecordTouchForget(t *testing.T) {
 	t.Parallel()
@@ -100,5 +100,8 @@ func TestRecordTouchForget(t *testing.T) {
 	}
 	if got, _ := objects.Read(ctx, prod, "other-source", "corpus", keys); len(got) != 1 {
 		t.Fatalf("the other source's ledger = %+v, want its one object untouched", got)
+	}
+	if got, err := objects.Sources(ctx, prod, []string{"s3", "other-source", "a-directory"}); err != nil || len(got) != 2 || !got["s3"] || !got["other-source"] {
+		t.Fatalf("Sources = %v, %v; want the two sources with objects", got, err)
 	}
 }
