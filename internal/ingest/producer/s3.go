@@ -139,9 +139,27 @@ func (l *s3Ledger) forget(ctx context.Context, src *s3source.Source, prefix stri
 	return err
 }
 
-// runS3 is the producer command over an S3 prefix: one run that fetches
+// s3Sync runs the producer over an S3 prefix: once, or as a follower.
+type s3Sync struct {
+	f       *ServiceConfig
+	cfg     Config
+	rt      *service.Runtime
+	client  *s3.Client
+	loc     s3source.Location
+	formats policy.Formats
+	files   *FileMetrics
+	deletes *erase.Metrics
+	crash   func(string)
+	stdout  io.Writer
+	stderr  io.Writer
+	// followed is when the follower started; zero before.
+	followed time.Time
+}
+
+// runS3 is the producer command over an S3 prefix: a run that fetches
 // the new and changed objects and, with --sync, deletes the documents of
-// the objects gone.
+// the objects gone; with --follow, such a run whenever the store's
+// events name the prefix, and at least every --follow-poll.
 func runS3(ctx context.Context, f *ServiceConfig, lookup func(string) (string, bool), stdout, stderr io.Writer) error {
 	loc, err := s3source.ParseLocation(f.S3.URL)
 	if err != nil {
@@ -155,45 +173,50 @@ func runS3(ctx context.Context, f *ServiceConfig, lookup func(string) (string, b
 	if err != nil {
 		return service.UsageError(err)
 	}
-	rt, err := service.Start(ctx, "producer", f.Common, service.StartConfig{MaxConns: 4, NATSOptional: true}, stderr)
-	if err == nil {
-		defer rt.Close()
-		var p *Producer
-		if p, err = New(cfg, rt.Pool, rt.JS, rt.Log); err == nil {
-			err = s3Run(ctx, f, p, rt, client, loc, formats, lookup, stdout, stderr)
-		}
+	rt, err := service.Start(ctx, "producer", f.Common, service.StartConfig{MaxConns: 4, NATSOptional: !f.Follow}, stderr)
+	if err != nil {
+		return err
 	}
-	return err
+	defer rt.Close()
+	s := &s3Sync{f: f, cfg: cfg, rt: rt, client: client, loc: loc, formats: formats, files: NewFileMetrics(rt.Registry),
+		deletes: erase.NewMetrics(rt.Registry), crash: crashpoint.FromEnv(lookup), stdout: stdout, stderr: stderr}
+	rt.Started()
+	if f.Follow {
+		return s.follow(ctx, f.FollowPoll)
+	}
+	return s.run(ctx)
 }
 
-// s3Run runs p over the objects under loc.
-func s3Run(ctx context.Context, f *ServiceConfig, p *Producer, rt *service.Runtime, client *s3.Client, loc s3source.Location, formats policy.Formats,
-	lookup func(string) (string, bool), stdout, stderr io.Writer) error {
-	cfg := p.cfg
-	tally := &FileTally{List: f.ListSkipped, Metrics: NewFileMetrics(rt.Registry)}
-	corpusCfg := corpus.Config{MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID), Records: recordSchema(formats, cfg.SourceID),
+// run is one producer run over the objects under the prefix.
+func (s *s3Sync) run(ctx context.Context) error {
+	cfg, f := s.cfg, s.f
+	cfg.RunID = ""
+	p, err := New(cfg, s.rt.Pool, s.rt.JS, s.rt.Log)
+	if err != nil {
+		return err
+	}
+	tally := &FileTally{List: f.ListSkipped, Metrics: s.files}
+	corpusCfg := corpus.Config{MaxFileBytes: int64(f.MaxFileBytes), Formats: s.formats.For(cfg.SourceID), Records: recordSchema(s.formats, cfg.SourceID),
 		Extractor: corpus.LimitedExtractor{Limits: f.Extract}, OnFile: tally.Observe}
-	crash := crashpoint.FromEnv(lookup)
-	ledger := &s3Ledger{pool: rt.Pool, source: cfg.SourceID, bucket: loc.Bucket, runID: p.RunID()}
-	src, err := s3source.New(client, ledger, s3source.Config{Location: loc, Corpus: corpusCfg, PageSize: int32(f.S3.PageSize), Crash: crash})
+	ledger := &s3Ledger{pool: s.rt.Pool, source: cfg.SourceID, bucket: s.loc.Bucket, runID: p.RunID()}
+	src, err := s3source.New(s.client, ledger, s3source.Config{Location: s.loc, Corpus: corpusCfg, PageSize: int32(f.S3.PageSize), Crash: s.crash})
 	if err != nil {
 		return service.UsageError(err)
 	}
 	defer src.Close()
-	p.DeleteMetrics, p.Crash, p.OpenFile, p.Recorded = erase.NewMetrics(rt.Registry), crash, src.Open, ledger.recorded(src)
+	p.DeleteMetrics, p.Crash, p.OpenFile, p.Recorded = s.deletes, s.crash, src.Open, ledger.recorded(src)
 	p.Explain = func(err error) error { return f.Common.Fault("producer", err, false) }
-	p.Progress, p.Files = progress(stderr, rt), tally
-	rt.Started()
+	p.Progress, p.Files = progress(s.stderr, s.rt), tally
 	start := time.Now()
 	sum, err := p.Run(ctx, src)
 	// The documents of objects not fetched were read as unchanged.
 	sum.Seen, sum.Unchanged = sum.Seen+ledger.unchanged, sum.Unchanged+ledger.unchanged
 	if err == nil && sum.Stopped == "" {
-		if ferr := ledger.forget(context.WithoutCancel(ctx), src, loc.Prefix, cfg.Sync && sum.SyncSkipped == ""); ferr != nil {
+		if ferr := ledger.forget(context.WithoutCancel(ctx), src, s.loc.Prefix, cfg.Sync && sum.SyncSkipped == ""); ferr != nil {
 			err = fmt.Errorf("s3 source: forget the objects gone: %w", ferr)
 		}
 	}
-	if perr := printSummary(stdout, sum, time.Since(start), f.JSON); perr != nil && err == nil {
+	if perr := printSummary(s.stdout, sum, time.Since(start), f.JSON); perr != nil && err == nil {
 		err = perr
 	}
 	return err

@@ -26,9 +26,19 @@ type s3Bundle struct {
 	client *s3.Client
 }
 
-func newS3Bundle(t *testing.T) *s3Bundle {
+func newS3Bundle(t *testing.T) *s3Bundle { return newS3BundleWith(t, false) }
+
+// newS3BundleWith is newS3Bundle, with the gateway publishing its event
+// notifications to the bundle's NATS on s3.events.corpus when events is
+// set.
+func newS3BundleWith(t *testing.T, events bool) *s3Bundle {
 	t.Helper()
-	b := &s3Bundle{interruptBundle: newInterruptBundle(t), gw: testenv.NewS3Gateway(t)}
+	ib := newInterruptBundle(t)
+	var opts []testenv.S3Option
+	if events {
+		opts = append(opts, testenv.WithS3Events(ib.nats.URL, "s3.events.corpus"))
+	}
+	b := &s3Bundle{interruptBundle: ib, gw: testenv.NewS3Gateway(t, opts...)}
 	b.gw.Bucket(t, "corpus")
 	var err error
 	b.client, err = s3source.NewClient(context.Background(), s3source.ClientConfig{Endpoint: b.gw.Endpoint, Region: testenv.S3Region, SecretFile: b.secretFile()})
@@ -74,10 +84,20 @@ func (b *s3Bundle) remove(key string) {
 // its log.
 func (b *s3Bundle) run(args []string, env ...string) (bool, string) {
 	b.t.Helper()
-	args = append([]string{"--s3", "s3://corpus/docs/", "--s3-endpoint", b.gw.Endpoint, "--sync", "--json"}, args...)
+	args, env = b.s3Args(args, env...)
+	p := b.startProducerWith(args, env...)
+	err := p.Wait()
+	log, _ := os.ReadFile(p.LogPath())
+	return err == nil, string(log)
+}
+
+// s3Args are a producer's arguments over s3://corpus/docs/, with args,
+// and its environment: the credentials, with env.
+func (b *s3Bundle) s3Args(args []string, env ...string) ([]string, []string) {
+	args = append([]string{"--source", "docs", "--s3", "s3://corpus/docs/", "--s3-endpoint", b.gw.Endpoint, "--sync", "--json"}, args...)
 	env = append([]string{"AWS_ACCESS_KEY_ID=" + testenv.S3AccessKey, "AWS_SECRET_ACCESS_KEY=" + testenv.S3SecretKey, "AWS_REGION=" + testenv.S3Region,
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}, env...)
-	return b.runProducer(args, env...)
+	return args, env
 }
 
 // gets counts the objects fetched so far, from the gateway's access log.
@@ -193,6 +213,54 @@ func TestS3SourceKilledMidSyncDeletesNothingAndResumes(t *testing.T) {
 			}
 		}
 		return true
+	})
+	b.noLeaks()
+}
+
+// A follower of an S3 source embeds a put and erases a delete within
+// seconds of the store's event notification, with no run started: the
+// gateway publishes its events as plain NATS messages, S3_EVENTS
+// captures them, and the follower's durable takes them. Its reconciling
+// listing comes only every minute, so the bound is the events'.
+func TestS3SourceFollowsTheStoresEvents(t *testing.T) {
+	t.Parallel()
+	b := newS3BundleWith(t, true)
+	b.startServices()
+	b.put("docs/d0.txt", "document 0, before the follower")
+	args, env := b.s3Args([]string{"--follow", "--follow-poll", "1m"})
+	b.startProducerWith(args, env...)
+	b.eventually(60*time.Second, "the first listing stored", func() bool { return b.storedText("docs/d0.txt") == "document 0, before the follower" })
+
+	const bound = 10 * time.Second
+	start := time.Now()
+	b.put("docs/d1.txt", "document 1, put while following")
+	b.eventually(bound, "the put object embedded", func() bool { return b.storedText("docs/d1.txt") == "document 1, put while following" })
+	t.Logf("a put embedded in %s", time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	b.remove("docs/d0.txt")
+	b.eventually(bound, "the deleted object's document erased", func() bool { return b.deleted() == 1 && b.storedText("docs/d0.txt") == "" })
+	t.Logf("a delete erased in %s", time.Since(start).Round(time.Millisecond))
+	b.noLeaks()
+	if n := b.gets(); n != 2 {
+		t.Errorf("the follower fetched %d objects, want 2: each put once", n)
+	}
+}
+
+// A follower's reconciling listing, every --follow-poll, applies the
+// changes no event notification said: here the gateway publishes none.
+func TestS3SourceFollowerListsWhatNoEventSaid(t *testing.T) {
+	t.Parallel()
+	b := newS3Bundle(t)
+	b.startServices()
+	b.put("docs/d0.txt", "document 0, before the follower")
+	args, env := b.s3Args([]string{"--follow", "--follow-poll", "2s"})
+	b.startProducerWith(args, env...)
+	b.eventually(60*time.Second, "the first listing stored", func() bool { return b.storedText("docs/d0.txt") == "document 0, before the follower" })
+	b.put("docs/d1.txt", "document 1, never notified")
+	b.remove("docs/d0.txt")
+	b.eventually(20*time.Second, "the next listing applied the put and the delete", func() bool {
+		return b.storedText("docs/d1.txt") == "document 1, never notified" && b.deleted() == 1
 	})
 	b.noLeaks()
 }

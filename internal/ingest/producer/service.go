@@ -90,8 +90,8 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 	l.String(&f.TableSource, "table-source", "", "", "read the declared table source of this name (sluice sources add table) instead of inputs: a first load, then its queued changes")
-	l.Bool(&f.Follow, "follow", "", false, "with --table-source: keep running, draining the table's changes as they are committed")
-	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining anyway")
+	l.Bool(&f.Follow, "follow", "", false, "with --table-source or --s3: keep running, applying the source's changes as they are committed (a table's) or notified (an S3 store's events)")
+	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining (a table) or listing (an S3 prefix) anyway")
 	registerLimits(l, &f.Extract)
 	registerS3(l, &f.S3)
 }
@@ -151,8 +151,8 @@ func (f *ServiceConfig) Validate() error {
 	if err := f.S3.validate(f.TableSource); err != nil {
 		return err
 	}
-	if f.Follow && f.TableSource == "" {
-		return fmt.Errorf("--follow needs --table-source: name the declared table source to follow")
+	if f.Follow && f.TableSource == "" && f.S3.URL == "" {
+		return fmt.Errorf("--follow needs --table-source or --s3: name the source to follow")
 	}
 	c := f.producerConfig()
 	return c.Validate()
