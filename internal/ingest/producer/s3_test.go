@@ -162,8 +162,9 @@ func TestS3SourceFetchesOnlyChangedObjects(t *testing.T) {
 // A producer killed -9 mid-listing deletes nothing, though its --sync
 // would delete an object gone; the next run fetches only what the
 // killed one did not record, and deletes it then. Killed mid-fetch,
-// after a batch is recorded and before it is published, the next run
-// fetches none of that batch again and the batch is still embedded.
+// after a batch is recorded and before it is published, it deletes
+// nothing either; the next run fetches none of that batch again, and
+// the batch is still embedded.
 func TestS3SourceKilledMidSyncDeletesNothingAndResumes(t *testing.T) {
 	t.Parallel()
 	b := newS3Bundle(t)
@@ -196,12 +197,19 @@ func TestS3SourceKilledMidSyncDeletesNothingAndResumes(t *testing.T) {
 	}
 
 	b.putVersions(4, "third")
+	b.remove("docs/d4.txt")
 	before = b.gets()
 	if ok, _ := b.run(paged, crashpoint.EnvVar+"=after-record-before-publish"); ok {
 		t.Fatal("the producer did not die at its crash point")
 	}
+	if n := b.deleted(); n != 1 {
+		t.Fatalf("a run killed mid-fetch deleted %d more documents", n-1)
+	}
 	if ok, log := b.run(paged); !ok {
 		t.Fatalf("the run after the second kill failed:\n%s", log)
+	}
+	if n := b.deleted(); n != 2 {
+		t.Fatalf("%d documents deleted, want d5's and d4's", n)
 	}
 	if n := b.gets() - before; n != 4 {
 		t.Errorf("the killed run and the next fetched %d objects, want 4: the recorded batch is not fetched again", n)
