@@ -64,6 +64,8 @@ func TestServiceConfigValidatesS3(t *testing.T) {
 			Want: "--s3-page-size 5000: set it between 1 and 1000"},
 		{Name: "two sources", Config: &producer.ServiceConfig{Config: producer.Config{SourceID: "articles"}, S3: s3("s3://corpus", 1000), TableSource: "articles"},
 			Want: "--s3 and --table-source articles: a producer reads one source; drop one of them"},
+		{Name: "a directory's patterns", Config: &producer.ServiceConfig{Config: docs, S3: s3("s3://corpus", 1000), Include: []string{"*.md"}},
+			Want: "narrow --s3's prefix instead"},
 		{Name: "following nothing", Config: &producer.ServiceConfig{Config: docs, Follow: true},
 			Want: "--follow needs --table-source or --s3: name the source to follow"},
 	})

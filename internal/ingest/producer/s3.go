@@ -42,13 +42,16 @@ func registerS3(l *config.Loader, s *S3Settings) {
 	l.Int(&s.PageSize, "s3-page-size", "S3_PAGE_SIZE", s3source.DefaultPageSize, "keys asked for by each listing request of an S3 source (at most 1000)")
 }
 
-// validate says what is wrong with the S3 settings.
-func (s S3Settings) validate(tableSource string) error {
+// validate says what is wrong with the S3 settings of f.
+func (s S3Settings) validate(f *ServiceConfig) error {
 	if s.URL == "" {
 		return nil
 	}
-	if tableSource != "" {
-		return fmt.Errorf("--s3 and --table-source %s: a producer reads one source; drop one of them", tableSource)
+	if f.TableSource != "" {
+		return fmt.Errorf("--s3 and --table-source %s: a producer reads one source; drop one of them", f.TableSource)
+	}
+	if len(f.Include) > 0 || len(f.Exclude) > 0 {
+		return fmt.Errorf("--include and --exclude select the files of a walked directory, not objects: narrow --s3's prefix instead")
 	}
 	if s.PageSize < 1 || s.PageSize > s3source.DefaultPageSize {
 		return fmt.Errorf("--s3-page-size %d: set it between 1 and %d", s.PageSize, s3source.DefaultPageSize)

@@ -148,7 +148,7 @@ func (f *ServiceConfig) Validate() error {
 	if f.TableSource != "" && f.Config.SourceID != f.TableSource {
 		return fmt.Errorf("--source %s and --table-source %s: a table source's documents are its own source; drop --source", f.Config.SourceID, f.TableSource)
 	}
-	if err := f.S3.validate(f.TableSource); err != nil {
+	if err := f.S3.validate(f); err != nil {
 		return err
 	}
 	if f.Follow && f.TableSource == "" && f.S3.URL == "" {
