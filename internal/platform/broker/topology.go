@@ -60,6 +60,9 @@ const (
 	// S3EventsMaxAge is how long an event is kept: a follower away for
 	// longer still catches up by its reconciling listing.
 	S3EventsMaxAge = 24 * time.Hour
+	// S3EventsMaxBytes bounds the stream: past it the oldest events go,
+	// which the followers' reconciling listings make up for.
+	S3EventsMaxBytes = 256 << 20
 )
 
 // S3EventsConfig is the S3_EVENTS stream's configuration.
@@ -73,6 +76,7 @@ func (t Topology) S3EventsConfig() jetstream.StreamConfig {
 		Storage:     jetstream.FileStorage,
 		Discard:     jetstream.DiscardOld,
 		MaxAge:      S3EventsMaxAge,
+		MaxBytes:    S3EventsMaxBytes,
 		Replicas:    t.Replicas,
 		MaxMsgSize:  MaxPayload,
 	}
