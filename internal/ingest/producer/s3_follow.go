@@ -18,6 +18,9 @@ const s3EventsBatch = 256
 // s3EventsPull is the longest one pull of event notifications waits.
 const s3EventsPull = time.Second
 
+// s3EventsRetry is how long a follower waits after a failed pull.
+const s3EventsRetry = 5 * time.Second
+
 // s3EventsAckWait is how long an event notification taken by a follower
 // waits for its acknowledgement before it is delivered again: longer
 // than a run over a prefix's changes.
@@ -43,12 +46,9 @@ func (s *s3Sync) follow(ctx context.Context, poll time.Duration) error {
 			s.loc, broker.S3EventsDurable(s.cfg.SourceID), broker.S3EventsStream, err)
 	}
 	for {
-		held, werr := s.awaitEvents(ctx, cons, poll)
+		held := s.awaitEvents(ctx, cons, poll)
 		if ctx.Err() != nil {
 			return nil
-		}
-		if werr != nil {
-			s.rt.Log.Warn().Err(werr).Msg("could not take the S3 events; the reconciling listing runs meanwhile")
 		}
 		if err := s.run(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -66,26 +66,26 @@ func (s *s3Sync) follow(ctx context.Context, poll time.Duration) error {
 // awaitEvents returns as soon as the follower has something to do, with
 // the event notifications it took: at once the first time, then when an
 // event names an object under the prefix, or after poll. Events of other
-// sources are acknowledged as they come.
-func (s *s3Sync) awaitEvents(ctx context.Context, cons jetstream.Consumer, poll time.Duration) ([]jetstream.Msg, error) {
+// sources are acknowledged as they come. A pull that fails (NATS away)
+// is logged and tried again, the poll's listing coming meanwhile.
+func (s *s3Sync) awaitEvents(ctx context.Context, cons jetstream.Consumer, poll time.Duration) []jetstream.Msg {
 	if s.followed.IsZero() {
 		s.followed = time.Now()
-		return nil, nil
+		return nil
 	}
 	deadline := time.Now().Add(poll)
 	for {
 		left := time.Until(deadline)
 		if left <= 0 || ctx.Err() != nil {
-			return nil, nil
+			return nil
 		}
 		// A pull returns when its batch is full or its wait is over: a
 		// short wait bounds how long an event waits for its run.
 		batch, err := cons.Fetch(s3EventsBatch, jetstream.FetchMaxWait(min(left, s3EventsPull)))
 		if err != nil {
-			if !wait.Sleep(ctx, time.Second, nil) {
-				return nil, nil
-			}
-			return nil, err
+			s.rt.Log.Warn().Err(err).Msg("could not take the S3 events; the reconciling listing runs every --follow-poll meanwhile")
+			wait.Sleep(ctx, min(time.Until(deadline), s3EventsRetry), nil)
+			continue
 		}
 		var held []jetstream.Msg
 		touched := false
@@ -94,13 +94,13 @@ func (s *s3Sync) awaitEvents(ctx context.Context, cons jetstream.Consumer, poll 
 			touched = touched || s.loc.Touches(m.Data())
 		}
 		if touched {
-			return held, nil
+			return held
 		}
 		for _, m := range held {
 			_ = m.Ack()
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !wait.Sleep(ctx, time.Second, nil) {
-			return nil, nil
+		if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			wait.Sleep(ctx, min(time.Until(deadline), s3EventsRetry), nil)
 		}
 	}
 }
