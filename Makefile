@@ -7,14 +7,16 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 NATS_BIN  := $(BIN)/nats-server
 PROMTOOL_BIN := $(BIN)/promtool
+VERSITYGW_BIN := $(BIN)/versitygw
 # FUZZTIME overrides every fuzz target's budget (see fuzz).
 FUZZTIME  ?=
 SERVICES  := $(notdir $(wildcard cmd/*))
 
 export NATS_SERVER_BIN := $(NATS_BIN)
 export PROMTOOL_BIN
+export VERSITYGW_BIN
 
-.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium extract-tools promtool
+.PHONY: all build demo bench test test-go test-deploy pgvector-root fuzz lint chaos clean chromium extract-tools promtool s3-gateway
 
 all: build
 
@@ -32,6 +34,13 @@ promtool: $(PROMTOOL_BIN)
 $(PROMTOOL_BIN): tools/promtool/go.mod tools/promtool/go.sum
 	@mkdir -p $(BIN)
 	cd tools/promtool && $(GO) build -tags remove_all_sd -o $(PROMTOOL_BIN) github.com/prometheus/prometheus/cmd/promtool
+
+## s3-gateway: the Versity S3 gateway, from the module pinned in tools/versitygw, a real S3-compatible store (posix backend) that the object-storage source's tests run against
+s3-gateway: $(VERSITYGW_BIN)
+
+$(VERSITYGW_BIN): tools/versitygw/go.mod tools/versitygw/go.sum
+	@mkdir -p $(BIN)
+	cd tools/versitygw && $(GO) build -o $(VERSITYGW_BIN) github.com/versity/versitygw/cmd/versitygw
 
 ## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
 demo: build
@@ -61,7 +70,7 @@ PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u))
 # concurrent use is raced in their callers' tests.
 PURE_PKGS := internal/content/chunk internal/content/compliance internal/content/secrets
 MODULE := github.com/sluicehq/sluice
-test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) chromium extract-tools
+test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) chromium extract-tools
 	$(GO) test -race -count=1 -timeout 20m $(filter-out $(addprefix $(MODULE)/,$(PURE_PKGS)),$(shell $(GO) list ./...))
 	$(GO) test -count=1 -timeout 10m $(addprefix ./,$(PURE_PKGS))
 	$(GO) test -count=1 -timeout 10m -run '^(TestDocsCorpusShape|TestGenerateReuseCorpus)$$' ./internal/dev/bench/

@@ -125,3 +125,14 @@ func finish(doc Document, text string) Document {
 	doc.Text, doc.Status = text, StatusOK
 	return doc
 }
+
+// File yields the document, or a JSONL file's documents, of the one file
+// at path, as a walk of a directory yields its files: under native id
+// id, the user knowing it as shown. A source that copies its documents
+// to files (an object store) reads them through it. cfg's Inputs,
+// Include and Exclude are not read.
+func File(ctx context.Context, cfg Config, path, shown, id string, fn func(Document) error) error {
+	cfg.applyDefaults()
+	w := &walk{ctx: ctx, fn: fn, cfg: cfg}
+	return w.file(path, shown, id, false)
+}

@@ -37,6 +37,7 @@ var owners = map[string]string{
 	"ingest_runs":               "internal/store/runs",
 	"deletion_requests":         "internal/store/erase",
 	"document_deletions":        "internal/store/erase",
+	"object_ledger":             "internal/store/objects",
 }
 
 // writersBesideOwner are the packages that may write a table they do not

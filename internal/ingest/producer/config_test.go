@@ -48,3 +48,25 @@ func TestServiceConfigValidatesExtractLimits(t *testing.T) {
 			Want: "--extract-max-memory is negative"},
 	})
 }
+
+// The S3 source's settings: a location, a page size S3 serves, one
+// source at a time, and --follow with a source to follow.
+func TestServiceConfigValidatesS3(t *testing.T) {
+	t.Parallel()
+	docs := producer.Config{SourceID: "docs"}
+	s3 := func(url string, page int) producer.S3Settings { return producer.S3Settings{URL: url, PageSize: page} }
+	configtest.Run(t, []configtest.Case[*producer.ServiceConfig]{
+		{Name: "a prefix", Config: &producer.ServiceConfig{Config: docs, S3: s3("s3://corpus/docs/", 1000)}},
+		{Name: "following a prefix", Config: &producer.ServiceConfig{Config: docs, S3: s3("s3://corpus", 1), Follow: true}},
+		{Name: "not an s3 URL", Config: &producer.ServiceConfig{Config: docs, S3: s3("https://corpus/docs", 1000)},
+			Want: `--s3 "https://corpus/docs": name a bucket and an optional prefix, such as s3://corpus/docs/`},
+		{Name: "a page S3 does not serve", Config: &producer.ServiceConfig{Config: docs, S3: s3("s3://corpus", 5000)},
+			Want: "--s3-page-size 5000: set it between 1 and 1000"},
+		{Name: "two sources", Config: &producer.ServiceConfig{Config: producer.Config{SourceID: "articles"}, S3: s3("s3://corpus", 1000), TableSource: "articles"},
+			Want: "--s3 and --table-source articles: a producer reads one source; drop one of them"},
+		{Name: "a directory's patterns", Config: &producer.ServiceConfig{Config: docs, S3: s3("s3://corpus", 1000), Include: []string{"*.md"}},
+			Want: "narrow --s3's prefix instead"},
+		{Name: "following nothing", Config: &producer.ServiceConfig{Config: docs, Follow: true},
+			Want: "--follow needs --table-source or --s3: name the source to follow"},
+	})
+}

@@ -400,10 +400,10 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 
 // record writes the batch's documents and manifest rows, and the dead
 // letters of unreadable documents, marks its unchanged documents read
-// by the run, and records the recut generations' cuts of both, in one
-// transaction.
-func (p *Producer) record(ctx context.Context, pl *plan) error {
-	if len(pl.docs) == 0 && len(pl.unchanged) == 0 {
+// by the run, and records the recut generations' cuts of both, and the
+// source's ledger (Recorded), in one transaction.
+func (p *Producer) record(ctx context.Context, pl *plan, docs []corpus.Document) error {
+	if len(pl.docs) == 0 && len(pl.unchanged) == 0 && p.Recorded == nil {
 		return nil
 	}
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
@@ -413,7 +413,14 @@ func (p *Producer) record(ctx context.Context, pl *plan) error {
 		if err := p.recordDocuments(ctx, tx, pl); err != nil {
 			return err
 		}
-		return recordCuts(ctx, tx, pl)
+		if err := recordCuts(ctx, tx, pl); err != nil || p.Recorded == nil {
+			return err
+		}
+		natives := make([]string, len(docs))
+		for i, d := range docs {
+			natives[i] = d.NativeID
+		}
+		return p.Recorded(ctx, tx, natives)
 	})
 }
 

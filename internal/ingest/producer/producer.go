@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -261,6 +262,11 @@ type Producer struct {
 	// package crashpoint). A table source's drain adds
 	// CrashAfterRunBeforeAck.
 	Crash func(point string)
+	// Recorded, when set, is called in the transaction that records a
+	// batch, with the native ids of its documents: a source that keeps
+	// its own ledger of what was recorded writes it there, so that the
+	// ledger holds what the run recorded and nothing else.
+	Recorded func(ctx context.Context, tx pgx.Tx, natives []string) error
 }
 
 // New returns a producer.
@@ -445,7 +451,7 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	if p.Crash != nil {
 		p.Crash("after-plan-before-record")
 	}
-	if err := p.record(ctx, plan); err != nil {
+	if err := p.record(ctx, plan, docs); err != nil {
 		return err
 	}
 	for _, class := range plan.files {

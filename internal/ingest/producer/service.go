@@ -60,6 +60,8 @@ type ServiceConfig struct {
 	// Extract bounds the extraction of each PDF, Office, OpenDocument,
 	// EPUB and gzip file (corpus.LimitedExtractor).
 	Extract extract.Limits
+	// S3 is the S3 source read instead of inputs, when its URL is set.
+	S3 S3Settings
 }
 
 // Register registers the producer's settings on l.
@@ -88,9 +90,10 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.String(&f.PolicyFile, "policy-file", "POLICY_FILE", "", "per-source policy file (YAML); the producer reads each source's formats list from it")
 	l.Bool(&f.JSON, "json", "", false, "print the summary as JSON")
 	l.String(&f.TableSource, "table-source", "", "", "read the declared table source of this name (sluice sources add table) instead of inputs: a first load, then its queued changes")
-	l.Bool(&f.Follow, "follow", "", false, "with --table-source: keep running, draining the table's changes as they are committed")
-	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining anyway")
+	l.Bool(&f.Follow, "follow", "", false, "with --table-source or --s3: keep running, applying the source's changes as they are committed (a table's) or notified (an S3 store's events)")
+	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining (a table) or listing (an S3 prefix) anyway")
 	registerLimits(l, &f.Extract)
+	registerS3(l, &f.S3)
 }
 
 // validateLimits names the extraction setting that is negative, which
@@ -145,8 +148,11 @@ func (f *ServiceConfig) Validate() error {
 	if f.TableSource != "" && f.Config.SourceID != f.TableSource {
 		return fmt.Errorf("--source %s and --table-source %s: a table source's documents are its own source; drop --source", f.Config.SourceID, f.TableSource)
 	}
-	if f.Follow && f.TableSource == "" {
-		return fmt.Errorf("--follow needs --table-source: name the declared table source to follow")
+	if err := f.S3.validate(f); err != nil {
+		return err
+	}
+	if f.Follow && f.TableSource == "" && f.S3.URL == "" {
+		return fmt.Errorf("--follow needs --table-source or --s3: name the source to follow")
 	}
 	c := f.producerConfig()
 	return c.Validate()
@@ -181,15 +187,8 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if err != nil {
 		return err
 	}
-	if f.TableSource != "" {
-		if len(inputs) > 0 {
-			return service.UsageError(fmt.Errorf("--table-source %s reads the table: drop the inputs %v", f.TableSource, inputs))
-		}
-		cfg, _, err := f.withPolicy()
-		if err != nil {
-			return err
-		}
-		return runTable(ctx, &f, cfg, lookup, stdout, stderr)
+	if f.TableSource != "" || f.S3.URL != "" {
+		return runSource(ctx, &f, inputs, lookup, stdout, stderr)
 	}
 	if len(inputs) == 0 {
 		return service.UsageError(fmt.Errorf("no inputs: name files, directories, or - for stdin"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/content/pgtable"
 	"github.com/sluicehq/sluice/internal/ops/reconcile"
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/objects"
 	"github.com/sluicehq/sluice/internal/store/sources"
 )
 
@@ -239,9 +241,16 @@ func listSources(ctx context.Context, pool *pgxpool.Pool) ([]sourceRow, error) {
 		delete(counts, s.Name)
 		out = append(out, r)
 	}
+	s3, err := objects.Sources(ctx, pool, slices.Collect(maps.Keys(counts)))
+	if err != nil {
+		return nil, err
+	}
 	for name, n := range counts {
 		r := sourceRow{Name: name, Kind: string(sources.KindJSONL), Mode: "batch", Documents: n.Live, Ready: n.Ready, Deleted: n.Deleted}
-		if n.Files {
+		switch {
+		case s3[name]:
+			r.Kind = string(sources.KindS3)
+		case n.Files:
 			r.Kind = string(sources.KindDirectory)
 		}
 		last := n.LastChange.UTC()

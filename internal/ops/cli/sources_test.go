@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/dev/testenv"
+	"github.com/sluicehq/sluice/internal/store/objects"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -20,17 +21,21 @@ func sourcesFixture(t *testing.T) (map[string]string, *testenv.Database) {
 		INSERT INTO articles VALUES (1, 'one', false), (2, 'two', false), (3, 'three', false), (5, 'hidden', true)`); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []struct{ source, native, meta string }{{"articles", "2", `{}`}, {"articles", "3", `{}`}, {"articles", "4", `{}`}, {"wiki", "a.md", `{"path": "a.md"}`}} {
+	for _, d := range []struct{ source, native, meta string }{{"articles", "2", `{}`}, {"articles", "3", `{}`}, {"articles", "4", `{}`}, {"wiki", "a.md", `{"path": "a.md"}`}, {"bucket", "docs/b.md", `{"path": "docs/b.md"}`}} {
 		if _, err := db.Pool.Exec(ctx, `INSERT INTO documents (doc_id, source_id, source_native_id, version, content_hash, chunk_count, status, metadata)
 			VALUES ($1, $2, $3, 1, 'h', 1, 'ready', $4)`, messages.DocID(d.source, d.native), d.source, d.native, d.meta); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := objects.Record(ctx, db.Pool, "bucket", "corpus", "run-1", []objects.Object{{Key: "docs/b.md", ETag: `"e"`, Size: 1, DocID: messages.DocID("bucket", "docs/b.md")}}); err != nil {
+		t.Fatal(err)
+	}
 	return map[string]string{"DATABASE_URL": db.URL, "APP_DSN": app.URL}, app
 }
 
 // sources add declares a table source and installs its triggers; ls
-// lists it with the sources documents name; reconcile --table-source
+// lists it with the sources documents name, an S3 source by its objects
+// in the ledger; reconcile --table-source
 // names the rows missing from the index and the documents not in the
 // table; rm removes the triggers and the declaration.
 func TestSourcesAddListReconcileRemove(t *testing.T) {
@@ -72,7 +77,7 @@ func TestSourcesAddListReconcileRemove(t *testing.T) {
 	for _, s := range list.Sources {
 		got = append(got, s.Name+" "+s.Kind+" "+s.Mode+" "+string(rune('0'+s.Documents)))
 	}
-	if strings.Join(got, ", ") != "articles table batch 3, wiki directory batch 1" {
+	if strings.Join(got, ", ") != "articles table batch 3, bucket s3 batch 1, wiki directory batch 1" {
 		t.Fatalf("sources ls = %v", got)
 	}
 

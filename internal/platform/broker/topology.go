@@ -47,6 +47,44 @@ const (
 	BudgetMemberTTL = 8 * time.Second
 )
 
+// The capture of object stores' event notifications: a store such as
+// Versity's gateway publishes them as plain NATS messages, which are lost
+// while nothing listens, so a stream keeps them for S3 sources'
+// followers (producer --s3 --follow), each with its own durable.
+const (
+	// S3EventsStream holds the event notifications.
+	S3EventsStream = "S3_EVENTS"
+	// S3EventSubjects are the subjects a store publishes its events to:
+	// s3.events.<anything>, such as s3.events.<bucket>.
+	S3EventSubjects = "s3.events.>"
+	// S3EventsMaxAge is how long an event is kept: a follower away for
+	// longer still catches up by its reconciling listing.
+	S3EventsMaxAge = 24 * time.Hour
+	// S3EventsMaxBytes bounds the stream: past it the oldest events go,
+	// which the followers' reconciling listings make up for.
+	S3EventsMaxBytes = 256 << 20
+)
+
+// S3EventsConfig is the S3_EVENTS stream's configuration.
+func (t Topology) S3EventsConfig() jetstream.StreamConfig {
+	t.applyDefaults()
+	return jetstream.StreamConfig{
+		Name:        S3EventsStream,
+		Description: "object stores' event notifications: limits retention so every S3 source's follower sees every one",
+		Subjects:    []string{S3EventSubjects},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Discard:     jetstream.DiscardOld,
+		MaxAge:      S3EventsMaxAge,
+		MaxBytes:    S3EventsMaxBytes,
+		Replicas:    t.Replicas,
+		MaxMsgSize:  MaxPayload,
+	}
+}
+
+// S3EventsDurable is the durable of the follower of S3 source source.
+func S3EventsDurable(source string) string { return "s3-" + source }
+
 // BudgetConfig is the fleet budget's bucket: one entry per member, on
 // file so that the bucket outlives a server's restart (members' entries
 // come back with their next heartbeat anyway).
@@ -270,8 +308,8 @@ func (t Topology) ConsumerConfig(name string) (jetstream.ConsumerConfig, error) 
 	return cfg, nil
 }
 
-// Ensure declares both streams, the fleet budget's bucket and every
-// durable consumer, creating what
+// Ensure declares the streams (INGEST, DLQ and S3_EVENTS), the fleet
+// budget's bucket and every durable consumer, creating what
 // is missing and updating what differs, keeping an operator's pause. Only
 // the topology owner's credentials allow it (`sluice nats setup`); every
 // service only verifies the topology (Verify).
@@ -279,7 +317,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, t Topology) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	for _, sc := range []jetstream.StreamConfig{t.IngestConfig(), t.DLQConfig()} {
+	for _, sc := range []jetstream.StreamConfig{t.IngestConfig(), t.DLQConfig(), t.S3EventsConfig()} {
 		if err := declare(ctx, func(ctx context.Context) error {
 			_, err := js.CreateOrUpdateStream(ctx, sc)
 			return err

@@ -62,6 +62,17 @@ var budgetReader = []string{
 	jsAPI + "DIRECT.GET." + broker.BudgetStream + ".>",
 }
 
+// s3Follower lets the producer follow an S3 source's events: create its
+// durable on S3_EVENTS (broker.S3EventsDurable), pull from it and
+// acknowledge.
+var s3Follower = []string{
+	jsAPI + "STREAM.INFO." + broker.S3EventsStream,
+	jsAPI + "CONSUMER.CREATE." + broker.S3EventsStream + ".>",
+	jsAPI + "CONSUMER.INFO." + broker.S3EventsStream + ".*",
+	jsAPI + "CONSUMER.MSG.NEXT." + broker.S3EventsStream + ".*",
+	"$JS.ACK." + broker.S3EventsStream + ".>",
+}
+
 // For returns the permissions of role; an unknown role has none.
 func For(role Role) Permissions {
 	var pub []string
@@ -70,6 +81,7 @@ func For(role Role) Permissions {
 		return Permissions{Publish: []string{">"}, Subscribe: []string{">"}}
 	case Producer:
 		pub = append(pub, broker.ChunkSubjects)
+		pub = append(pub, s3Follower...)
 	case Consumer:
 		pub = append(pull(broker.IngestStream, broker.WorkersConsumer, broker.ReplayConsumer, broker.BackfillConsumer), budgetMember...)
 		// the backfill publishes the chunks later index generations owe
