@@ -25,6 +25,7 @@ func TestExtraction(t *testing.T) {
 		{classify.ClassTooLarge, classify.Quarantine, "the size is in the file"},
 		{classify.ClassMissingRequiredField, classify.Quarantine, "the record lacks the field until someone fixes it"},
 		{classify.ClassInvalidRecord, classify.Quarantine, "the record is malformed until someone fixes it"},
+		{classify.ClassOCRLowConfidence, classify.Quarantine, "a blurry scan reads as blurry on every try; a person keys or accepts it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.class, func(t *testing.T) {

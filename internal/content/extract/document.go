@@ -20,6 +20,9 @@ type Document struct {
 	// Sections is the text in reading order, each part with where it was
 	// found.
 	Sections []Section
+	// OCR lists the pages whose text was recognised by OCR, in order, with
+	// their confidence; nil when none was.
+	OCR []PageOCR
 }
 
 // Section is a run of text and where in the file it was found.
