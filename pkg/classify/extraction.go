@@ -31,13 +31,18 @@ const (
 	// it waits for a person to key its text, accept it as it is, or
 	// change the bar.
 	ClassOCRLowConfidence = "ocr_low_confidence"
+	// ClassToolMissing: a tool the file's extraction needs (pdftotext,
+	// pdftoppm, tesseract) or an OCR language is not installed. The
+	// deployment's fault, not the file's: the file is parked with its
+	// bytes kept, and replayed once the tool is installed.
+	ClassToolMissing = "extract_tool_missing"
 )
 
 // extractionDispositions gives each extraction class its disposition.
 // Quarantine for every class whose cause is in the file's bytes, which a
 // retry reads again unchanged; a replay after a fix (a password, OCR, a
-// corrected record, a higher limit, keyed text for a poor scan) is an
-// operator's decision.
+// corrected record, a higher limit, keyed text for a poor scan, a tool
+// installed) is an operator's decision.
 // extract_timeout is Ambiguous: a slow extraction may be the file's doing
 // (a pathological PDF) or the machine's (load from other work), so it gets
 // the bounded ambiguous budget before it is parked.
@@ -52,6 +57,7 @@ var extractionDispositions = map[string]Disposition{
 	ClassMissingRequiredField: Quarantine,
 	ClassInvalidRecord:        Quarantine,
 	ClassOCRLowConfidence:     Quarantine,
+	ClassToolMissing:          Quarantine,
 }
 
 // ExtractionClasses returns the classes an extraction can fail with.
@@ -60,6 +66,7 @@ func ExtractionClasses() []string {
 		ClassEncrypted, ClassCorrupt, ClassNoTextLayer, ClassUnsupportedFormat,
 		ClassExtractTimeout, ClassExtractMemory, ClassTooLarge,
 		ClassMissingRequiredField, ClassInvalidRecord, ClassOCRLowConfidence,
+		ClassToolMissing,
 	}
 }
 

@@ -2,7 +2,7 @@ package corpus
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,29 +83,35 @@ func TestLimitedExtractorReadsPDFPages(t *testing.T) {
 	}
 }
 
-// A missing extraction tool would park every PDF alike: it stops the walk
-// instead, naming what to install.
-func TestMissingToolStopsTheWalk(t *testing.T) {
+// A missing extraction tool stops no walk and drops no file: the file
+// that needs it is parked as extract_tool_missing, naming what to
+// install, and the walk reads the rest.
+func TestMissingToolParksTheFile(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"})
+	writeTree(t, root, map[string]string{"a.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "b.txt": "plain text, read without any tool"})
 	r, err := NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
-		return "", errors.New("pdftotext: " + extract.ErrToolMissing.Error())
+		return "", fmt.Errorf("%w: tesseract: install tesseract-ocr (make extract-tools)", extract.ErrToolMissing)
 	})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Walk(context.Background(), func(Document) error { return nil }); err != nil {
-		t.Fatalf("a file's own failure stopped the walk: %v", err)
+	got := map[string]Document{}
+	if err := r.Walk(context.Background(), func(d Document) error { got[filepath.Base(d.NativeID)] = d; return nil }); err != nil {
+		t.Fatalf("a missing tool stopped the walk: %v", err)
 	}
-	r, err = NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
-		return "", extract.ErrToolMissing
-	})})
-	if err != nil {
-		t.Fatal(err)
+	if d := got["b.txt"]; d.Status != StatusOK {
+		t.Errorf("b.txt: status %s (%v), want read", d.Status, d.Err)
 	}
-	if err := r.Walk(context.Background(), func(Document) error { return nil }); !errors.Is(err, extract.ErrToolMissing) {
-		t.Errorf("walk with a tool missing: %v", err)
+	pdf, ok := got["a.pdf"]
+	if !ok {
+		t.Fatal("a.pdf was dropped")
+	}
+	if c := classify.Classify(pdf.Err); pdf.Status != StatusInvalid || c.Class != classify.ClassToolMissing || c.Disposition != classify.Quarantine {
+		t.Errorf("a.pdf: status %s, class %+v, want invalid, quarantined as %s", pdf.Status, c, classify.ClassToolMissing)
+	}
+	if pdf.Err == nil || !strings.Contains(pdf.Err.Error(), "install tesseract-ocr") {
+		t.Errorf("a.pdf's error does not say what to install: %v", pdf.Err)
 	}
 }
 

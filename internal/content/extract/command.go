@@ -62,7 +62,7 @@ func (t tool) run(ctx context.Context, name string, args ...string) (toolResult,
 func (t tool) runInput(ctx context.Context, stdin []byte, env []string, name string, args ...string) (toolResult, error) {
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		return toolResult{}, fmt.Errorf("%w: %s: install %s: %v", ErrToolMissing, name, toolPackages[name], err)
+		return toolResult{}, fmt.Errorf("%w: %s: install %s (make extract-tools), then replay the file from its kept bytes: %v", ErrToolMissing, name, toolPackages[name], err)
 	}
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {

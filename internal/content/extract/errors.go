@@ -10,9 +10,10 @@ import (
 
 // ErrToolMissing reports that an extraction tool (pdfinfo, pdftotext,
 // pdftoppm, tesseract, prlimit) or an OCR language is not installed: a
-// fault of the deployment, not of the file, so it is not an *Error and
-// classifies as ambiguous. Install poppler-utils, tesseract-ocr with its
-// language data, and util-linux.
+// fault of the deployment, not of the file, so it is not an *Error. The
+// reader parks the file as extract_tool_missing with its bytes kept, to
+// be replayed once poppler-utils, tesseract-ocr with its language data
+// or util-linux is installed (make extract-tools).
 var ErrToolMissing = errors.New("extraction tool missing")
 
 // Error is an extraction failure. Its Class is one of classify's extraction
