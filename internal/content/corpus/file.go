@@ -114,13 +114,25 @@ func (w *walk) extract(doc Document, path string) (Document, error) {
 		return doc, nil
 	case err != nil:
 		doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", doc.Detected.Format, doc.NativeID, err)
+		if e, ok := errors.AsType[*extract.Error](err); ok {
+			doc.OCR = e.Scanned
+		}
 		return doc, nil
 	}
 	if x.Title != "" {
 		doc.Metadata["title"] = x.Title
 	}
+	if len(x.OCR) > 0 {
+		doc.OCR = x.OCR
+		doc.Metadata["ocr_pages"] = len(x.OCR)
+		doc.Metadata["ocr_document_confidence"] = roundConfidence(extract.DocumentConfidence(x.OCR))
+	}
+	if x.OCRAccepted {
+		doc.Metadata["ocr_accepted"] = true
+	}
 	text, pages := joinSections(x.Sections)
 	if doc = finish(doc, text); doc.Status == StatusOK {
+		markOCR(pages, x.OCR)
 		doc.Pages = pages
 	}
 	return doc, nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/internal/content/extract/scantest"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -144,5 +145,41 @@ func TestChunkMetadata(t *testing.T) {
 	plain := Document{Text: text, Metadata: d.Metadata}
 	if got, _ := plain.ChunkMetadata(meta, 0, 3); string(got) != string(meta) {
 		t.Errorf("a document without pages: %s, want %s", got, meta)
+	}
+}
+
+// A scan's chunks carry their page and its OCR confidence, and the
+// document its OCR'd pages and word-weighted confidence; below the
+// source's bar the scan is parked as ocr_low_confidence with its page's
+// score in the error, and an accepted one is marked so in its metadata.
+func TestScanChunksCarryTheirPageConfidence(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	page := scantest.RenderPage(t, scantest.PagesPDF(), 2)
+	scantest.WriteFile(t, root, "scan.pdf", scantest.ImagePDF(t, page, scantest.Blurred(page, 6)))
+	read := func(o extract.OCR) Document {
+		t.Helper()
+		return account(t, root, Config{Extractor: LimitedExtractor{OCR: o}}).docs["scan.pdf"]
+	}
+	d := read(extract.OCR{MinConfidence: 0.5})
+	if d.Status != StatusOK || len(d.Pages) != 2 || !d.Pages[0].OCR || d.Metadata["ocr_pages"] != 2 {
+		t.Fatalf("scan.pdf: status %s, pages %+v, metadata %v, err %v", d.Status, d.Pages, d.Metadata, d.Err)
+	}
+	at := strings.Index(d.Text, scantest.Sentence2)
+	meta, err := d.ChunkMetadata(nil, at, at+len(scantest.Sentence2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"ocr_confidence":{"1":%v}`, roundConfidence(d.Pages[0].Confidence))
+	if at < 0 || !strings.Contains(string(meta), `"page":1`) || !strings.Contains(string(meta), want) {
+		t.Errorf("chunk metadata %s, want page 1 and %s", meta, want)
+	}
+	low := read(extract.OCR{Scope: extract.ScopePage})
+	c := classify.Classify(low.Err)
+	if low.Status != StatusInvalid || c.Class != classify.ClassOCRLowConfidence || !strings.Contains(low.Err.Error(), "pages 2 (0.") || len(low.OCR) != 2 {
+		t.Errorf("below the bar by page: status %s, class %s, OCR %+v, err %v", low.Status, c.Class, low.OCR, low.Err)
+	}
+	if acc := read(extract.OCR{Scope: extract.ScopePage, Accept: true}); acc.Status != StatusOK || acc.Metadata["ocr_accepted"] != true {
+		t.Errorf("accepted: status %s, metadata %v, err %v", acc.Status, acc.Metadata, acc.Err)
 	}
 }

@@ -23,6 +23,10 @@ type Document struct {
 	// OCR lists the pages whose text was recognised by OCR, in order, with
 	// their confidence; nil when none was.
 	OCR []PageOCR
+	// OCRAccepted is true for a scan below its bar whose text was kept
+	// because OCR.Accept said so: an operator's decision, which the
+	// document's metadata records.
+	OCRAccepted bool
 }
 
 // Section is a run of text and where in the file it was found.

@@ -36,6 +36,9 @@ type Error struct {
 	// OCR lists, for ocr_low_confidence, the pages below the bar with
 	// their scores; nil otherwise.
 	OCR []PageOCR
+	// Scanned lists, for ocr_low_confidence, every page OCR read, with
+	// its score and time; nil otherwise.
+	Scanned []PageOCR
 	// Err is the underlying cause, nil if none.
 	Err error
 }

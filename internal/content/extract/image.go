@@ -64,6 +64,7 @@ func finishOCR(doc *Document, o OCR) (*Document, error) {
 	if err := o.judge(doc.OCR); err != nil {
 		return nil, err
 	}
+	doc.OCRAccepted = o.Accept && lowPages(doc.OCR, o.MinConfidence, o.Scope) != nil
 	return doc, nil
 }
 

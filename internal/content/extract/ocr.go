@@ -166,6 +166,6 @@ func (o OCR) judge(pages []PageOCR) error {
 	}
 	e := failf(classify.ClassOCRLowConfidence, "%s below the bar of %.2f (scope %s): pages %s: key its text, accept it, or change the source's bar and replay",
 		what, o.MinConfidence, o.Scope, strings.Join(scores, ", "))
-	e.OCR = slices.Clone(low)
+	e.OCR, e.Scanned = slices.Clone(low), slices.Clone(pages)
 	return e
 }

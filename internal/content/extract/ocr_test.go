@@ -6,20 +6,21 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/internal/content/extract/scantest"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 func TestOCRScans(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	p1 := renderPage(t, "testdata/pages.pdf", 1)
-	p2 := renderPage(t, "testdata/pages.pdf", 2)
-	p3 := renderPage(t, "testdata/pages.pdf", 3)
-	clean := stackPages(p1, p2, p3)
-	cleanPNG := writeFile(t, dir, "clean.png", pngOf(t, clean))
-	lowPNG := writeFile(t, dir, "low.png", pngOf(t, lowRes(p3, 6)))
-	scanPDF := writeFile(t, dir, "scan.pdf", imagePDF(t, clean))
-	mixed := mergePDFs(t, dir, "mixed.pdf", "testdata/pages.pdf", "1", writeFile(t, dir, "two.pdf", imagePDF(t, clean, lowRes(p3, 6))), "1-2")
+	p1 := scantest.RenderPage(t, "testdata/pages.pdf", 1)
+	p2 := scantest.RenderPage(t, "testdata/pages.pdf", 2)
+	p3 := scantest.RenderPage(t, "testdata/pages.pdf", 3)
+	clean := scantest.StackPages(p1, p2, p3)
+	cleanPNG := scantest.WriteFile(t, dir, "clean.png", scantest.PNG(t, clean))
+	lowPNG := scantest.WriteFile(t, dir, "low.png", scantest.PNG(t, scantest.LowRes(p3, 6)))
+	scanPDF := scantest.WriteFile(t, dir, "scan.pdf", scantest.ImagePDF(t, clean))
+	mixed := scantest.MergePDFs(t, dir, "mixed.pdf", "testdata/pages.pdf", "1", scantest.WriteFile(t, dir, "two.pdf", scantest.ImagePDF(t, clean, scantest.LowRes(p3, 6))), "1-2")
 	run := func(path string, format extract.Format, o extract.OCR) (*extract.Document, error) {
 		return extract.ExtractWith(context.Background(), extract.Source{Name: path, Path: path}, format, extract.Config{OCR: o})
 	}
@@ -29,8 +30,8 @@ func TestOCRScans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(doc.Text(), sentence2) || len(doc.OCR) != 1 || doc.OCR[0].Confidence < 0.8 {
-			t.Fatalf("text %q, OCR %+v: want %q at confidence ≥ 0.8", doc.Text(), doc.OCR, sentence2)
+		if !strings.Contains(doc.Text(), scantest.Sentence2) || len(doc.OCR) != 1 || doc.OCR[0].Confidence < 0.8 {
+			t.Fatalf("text %q, OCR %+v: want %q at confidence ≥ 0.8", doc.Text(), doc.OCR, scantest.Sentence2)
 		}
 	})
 	t.Run("image-only PDF", func(t *testing.T) {
@@ -39,7 +40,7 @@ func TestOCRScans(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(doc.Text(), sentence1) || doc.Sections[0].Location.Page != 1 || extract.DocumentConfidence(doc.OCR) < 0.8 {
+		if !strings.Contains(doc.Text(), scantest.Sentence1) || doc.Sections[0].Location.Page != 1 || extract.DocumentConfidence(doc.OCR) < 0.8 {
 			t.Fatalf("sections %+v, OCR %+v", doc.Sections, doc.OCR)
 		}
 	})
@@ -67,7 +68,7 @@ func TestOCRScans(t *testing.T) {
 		if len(doc.OCR) != 2 || doc.OCR[0].Page != 2 || doc.OCR[1].Page != 3 {
 			t.Fatalf("OCR %+v: want only pages 2 and 3 read by OCR", doc.OCR)
 		}
-		if !strings.Contains(doc.Sections[0].Text, sentence1) || doc.Sections[0].Location.Page != 1 {
+		if !strings.Contains(doc.Sections[0].Text, scantest.Sentence1) || doc.Sections[0].Location.Page != 1 {
 			t.Fatalf("page 1 = %+v, want its text layer", doc.Sections[0])
 		}
 	})
@@ -84,7 +85,7 @@ func TestOCRScans(t *testing.T) {
 func TestTIFFBombIsTooLarge(t *testing.T) {
 	t.Parallel()
 	for _, pages := range []int{1, 3} {
-		bomb := tiffBomb(pages, 1<<20, 1<<20)
+		bomb := scantest.TIFFBomb(pages, 1<<20, 1<<20)
 		if d := extract.Detect("bomb.tif", bomb); d.Format != extract.FormatTIFF {
 			t.Fatalf("Detect = %+v", d)
 		}

@@ -1,4 +1,10 @@
-package extract_test
+// Package scantest makes a corpus of scans at test time from the text
+// PDF testdata/pages.pdf of package extract: its pages rendered at 300
+// dpi with pdftoppm, as a scanner would image them, then degraded in Go
+// (noise, blur, low resolution) with a seeded generator so that every
+// run sees the same pixels; image-only PDFs of them, and TIFF bombs.
+// Tests of extraction and of the producer use it; no product code does.
+package scantest
 
 import (
 	"bytes"
@@ -13,29 +19,33 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
-// The scan corpus is made at test time from the text PDF testdata/pages.pdf
-// (enscript's Courier, made by generate.sh): its pages are rendered at 300
-// dpi with pdftoppm, as a scanner would image them, then degraded in Go
-// with a seeded generator so that every run sees the same pixels.
-
-// Sentences of testdata/pages.pdf, one per page.
+// Sentences of testdata/pages.pdf (enscript's Courier, made by
+// generate.sh), one per page.
 const (
-	sentence1 = "Sluice extracts text page by page."
-	sentence2 = "Tables and columns come out as text."
-	sentence3 = "The end."
+	Sentence1 = "Sluice extracts text page by page."
+	Sentence2 = "Tables and columns come out as text."
+	Sentence3 = "The end."
 )
 
-// scanDPI is the resolution the corpus is rendered at.
-const scanDPI = 300
+// DPI is the resolution the corpus is rendered at.
+const DPI = 300
 
-// renderPage renders one page of a PDF in grey at 300 dpi.
-func renderPage(t *testing.T, pdf string, page int) *image.Gray {
+// PagesPDF is the path of extract's testdata/pages.pdf, from any test's
+// directory.
+func PagesPDF() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "pages.pdf")
+}
+
+// RenderPage renders one page of a PDF in grey at 300 dpi.
+func RenderPage(t testing.TB, pdf string, page int) *image.Gray {
 	t.Helper()
 	n := fmt.Sprint(page)
-	out, err := exec.Command("pdftoppm", "-r", fmt.Sprint(scanDPI), "-f", n, "-l", n, "-gray", "-png", pdf).Output()
+	out, err := exec.Command("pdftoppm", "-r", fmt.Sprint(DPI), "-f", n, "-l", n, "-gray", "-png", pdf).Output()
 	if err != nil {
 		t.Fatalf("pdftoppm: %v", err)
 	}
@@ -66,9 +76,9 @@ func textBand(img *image.Gray) image.Rectangle {
 	return image.Rect(b.Min.X, max(top-20, b.Min.Y), b.Max.X, min(bottom+20, b.Max.Y))
 }
 
-// stackPages returns one page-sized image holding the text of each of
+// StackPages returns one page-sized image holding the text of each of
 // pages, one under the other.
-func stackPages(pages ...*image.Gray) *image.Gray {
+func StackPages(pages ...*image.Gray) *image.Gray {
 	out := blankPage(pages[0].Bounds())
 	y := 150
 	for _, p := range pages {
@@ -86,9 +96,9 @@ func blankPage(r image.Rectangle) *image.Gray {
 	return g
 }
 
-// noisy flips a fraction of the pixels of img's text band to random
+// Noisy flips a fraction of the pixels of img's text band to random
 // grey, as a dirty scanner glass or a fax line does.
-func noisy(img *image.Gray, fraction float64, seed uint64) *image.Gray {
+func Noisy(img *image.Gray, fraction float64, seed uint64) *image.Gray {
 	out := image.NewGray(img.Bounds())
 	copy(out.Pix, img.Pix)
 	rng := rand.New(rand.NewPCG(seed, seed))
@@ -103,9 +113,9 @@ func noisy(img *image.Gray, fraction float64, seed uint64) *image.Gray {
 	return out
 }
 
-// blurred averages each pixel with its neighbours within radius, as an
+// Blurred averages each pixel with its neighbours within radius, as an
 // out-of-focus camera does.
-func blurred(img *image.Gray, radius int) *image.Gray {
+func Blurred(img *image.Gray, radius int) *image.Gray {
 	b := img.Bounds()
 	tmp := image.NewGray(b)
 	out := image.NewGray(b)
@@ -129,9 +139,9 @@ func blurred(img *image.Gray, radius int) *image.Gray {
 	return out
 }
 
-// lowRes keeps one pixel in factor each way, as a scan at 300/factor
+// LowRes keeps one pixel in factor each way, as a scan at 300/factor
 // dpi, then blows it back up to the page's size.
-func lowRes(img *image.Gray, factor int) *image.Gray {
+func LowRes(img *image.Gray, factor int) *image.Gray {
 	b := img.Bounds()
 	out := image.NewGray(b)
 	for y := b.Min.Y; y < b.Max.Y; y++ {
@@ -142,8 +152,8 @@ func lowRes(img *image.Gray, factor int) *image.Gray {
 	return out
 }
 
-// writeFile writes data to a file named name in dir and returns its path.
-func writeFile(t *testing.T, dir, name string, data []byte) string {
+// WriteFile writes data to a file named name in dir and returns its path.
+func WriteFile(t testing.TB, dir, name string, data []byte) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -152,7 +162,8 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	return path
 }
 
-func pngOf(t *testing.T, img image.Image) []byte {
+// PNG encodes img as a PNG file.
+func PNG(t testing.TB, img image.Image) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := png.Encode(&buf, img); err != nil {
@@ -161,9 +172,9 @@ func pngOf(t *testing.T, img image.Image) []byte {
 	return buf.Bytes()
 }
 
-// imagePDF returns a PDF whose pages are the images, each a JPEG
+// ImagePDF returns a PDF whose pages are the images, each a JPEG
 // (DCTDecode) filling a US Letter page: a scan with no text layer.
-func imagePDF(t *testing.T, pages ...image.Image) []byte {
+func ImagePDF(t testing.TB, pages ...image.Image) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	var offsets []int
@@ -206,8 +217,8 @@ func imagePDF(t *testing.T, pages ...image.Image) []byte {
 	return buf.Bytes()
 }
 
-// mergePDFs joins the pages of the PDFs with qpdf.
-func mergePDFs(t *testing.T, dir, name string, pdfs ...string) string {
+// MergePDFs joins the pages of the PDFs with qpdf.
+func MergePDFs(t testing.TB, dir, name string, pdfs ...string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	args := append([]string{"--empty", "--pages"}, pdfs...)
@@ -217,10 +228,10 @@ func mergePDFs(t *testing.T, dir, name string, pdfs ...string) string {
 	return out
 }
 
-// tiffBomb returns a TIFF whose pages declare width × height pixels, in
+// TIFFBomb returns a TIFF whose pages declare width × height pixels, in
 // a few hundred bytes: an uncompressed grey strip claimed for each page,
 // with one row of data behind it.
-func tiffBomb(pages int, width, height uint32) []byte {
+func TIFFBomb(pages int, width, height uint32) []byte {
 	var buf bytes.Buffer
 	le := binary.LittleEndian
 	buf.WriteString("II*\x00")
