@@ -128,7 +128,7 @@ func (s *system) searchFinds(query, name string) bool {
 // nothing embedded, and each way out of the quarantine (keyed text,
 // accepting the OCR text, a lowered bar then a replay) stores its
 // document once and resolves its dead letter, audited; the run's counts
-// add up.
+// add up, those of OCR included.
 func TestScansAreStoredOrQuarantinedUntilAPersonDecides(t *testing.T) {
 	t.Parallel()
 	s := newSystem(t, testenv.DefaultBackend, embedsim.Config{}, pipeline.Config{})
@@ -165,7 +165,7 @@ func TestScansAreStoredOrQuarantinedUntilAPersonDecides(t *testing.T) {
 		letters[name] = id
 	}
 	code, out, _ := s.sluice("runs", "show", sum.RunID)
-	if want := "files: 5 seen, 2 read, 0 excluded, 3 parked"; code != 0 || !strings.Contains(out, want) {
+	if want := "files: 5 seen, 2 read, 0 excluded, 3 parked; 5 read by OCR, 3 of them below the bar and waiting for a person"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("runs show: %d %q; want %q", code, out, want)
 	}
 
@@ -178,6 +178,15 @@ func TestScansAreStoredOrQuarantinedUntilAPersonDecides(t *testing.T) {
 	})
 	if !s.searchFinds("permit 4411 approved", "noisy.png") {
 		t.Error("search does not find the keyed text")
+	}
+	if n := s.count(`SELECT count(*) FROM ingest_runs WHERE source_id = $1 AND files_keyed = 1 AND files_ocr = 0`, scanSource); n != 1 {
+		t.Errorf("%d runs record a keyed document, want the correction's", n)
+	}
+	if n := s.count(`SELECT count(*) FROM ingest_runs WHERE source_id = $1 AND files_ocr = 1 AND files_ocr_low = 0 AND files_read = 1`, scanSource); n != 2 {
+		t.Errorf("%d runs record one scan read by OCR and stored, want the accepted and the re-read ones", n)
+	}
+	if n := s.count(`SELECT count(*) FROM ingest_runs WHERE source_id = $1 AND files_seen IS DISTINCT FROM files_read + files_parked`, scanSource); n != 0 {
+		t.Errorf("%d of the source's runs count files seen other than read + parked", n)
 	}
 	if n := s.count(`SELECT count(*) FROM documents WHERE source_id = $1 AND status = 'ready'`, scanSource); n != 5 {
 		t.Errorf("%d documents ready, want the 5 scans", n)

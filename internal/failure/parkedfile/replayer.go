@@ -246,7 +246,7 @@ func (r *Replayer) run(ctx context.Context, rep *Report, pf messages.ParkedFile,
 	if err != nil {
 		return err
 	}
-	p.OpenFile = w.open
+	p.OpenFile, p.Files = w.open, w.files
 	sum, err := p.Run(ctx, w)
 	rep.RunID, rep.Chunks = sum.RunID, sum.Chunks
 	if err != nil {

@@ -220,7 +220,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		rt.Log.Warn().Msg("the document read from stdin gets the id \"" + corpus.DefaultStdinName + "\": a later piped document replaces it; name each with --id")
 	}
 	tally.Metrics = NewFileMetrics(rt.Registry)
-	p.Files = tally
+	p.Files, p.OCRMetrics = tally, NewOCRMetrics(rt.Registry)
 	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
