@@ -3,6 +3,7 @@ package producer_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/ingest/producer"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/policy"
 )
 
 // A run over a clean scan and a low-resolution one counts both as read
@@ -89,4 +91,22 @@ func below(h *dto.Histogram, le float64) uint64 {
 		}
 	}
 	return 0
+}
+
+// A source whose ocr_languages names one Tesseract does not have is
+// refused at start, naming the package that installs it; the installed
+// default is accepted.
+func TestCheckOCRRefusesALanguageNotInstalled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	if err := producer.CheckOCR(ctx, producer.OCRSettings(policy.OCR{}), zerolog.Nop()); err != nil {
+		t.Fatalf("the default language: %v", err)
+	}
+	err := producer.CheckOCR(ctx, producer.OCRSettings(policy.OCR{Languages: []string{"eng", "tlh_piqad"}}), zerolog.Nop())
+	if err == nil || !strings.Contains(err.Error(), "tesseract-ocr-tlh-piqad") || !strings.Contains(err.Error(), "ocr_languages") {
+		t.Errorf("a language not installed: %v; want an error naming ocr_languages and tesseract-ocr-tlh-piqad", err)
+	}
+	if err := producer.CheckOCR(ctx, producer.OCRSettings(policy.OCR{Scope: "pages"}), zerolog.Nop()); err == nil {
+		t.Error("an unknown scope is accepted")
+	}
 }
