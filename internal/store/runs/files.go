@@ -129,3 +129,29 @@ func deref(p *int) int {
 	}
 	return *p
 }
+
+// KeyedBySource returns, for each source, how many parked documents its
+// runs stored from text a person keyed in (files_keyed), all runs
+// together; sources without any are left out.
+func KeyedBySource(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (map[string]int64, error) {
+	rows, err := q.Query(ctx, `SELECT source_id, sum(files_keyed) FROM ingest_runs WHERE files_keyed > 0 GROUP BY source_id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the keyed documents: %w", err)
+	}
+	out := map[string]int64{}
+	for rows.Next() {
+		var source string
+		var n int64
+		if err := rows.Scan(&source, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read the keyed documents: %w", err)
+		}
+		out[source] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the keyed documents: %w", err)
+	}
+	return out, nil
+}
