@@ -164,6 +164,9 @@ func TestScansAreStoredOrQuarantinedUntilAPersonDecides(t *testing.T) {
 		}
 		letters[name] = id
 	}
+	if code, out, _ := s.sluice("dlq", "show", letters["blurred.png"]); code != 0 || !strings.Contains(out, "--accept-ocr") || !strings.Contains(out, "ocr_min_confidence") {
+		t.Errorf("dlq show of a scan below the bar: %d %q; want the ways out (--accept-ocr, a lowered ocr_min_confidence)", code, out)
+	}
 	code, out, _ := s.sluice("runs", "show", sum.RunID)
 	if want := "files: 5 seen, 2 read, 0 excluded, 3 parked; 5 read by OCR, 3 of them below the bar and waiting for a person"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("runs show: %d %q; want %q", code, out, want)
