@@ -32,10 +32,12 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     mkdir -p /out && go build -trimpath -ldflags "-s -w" -o /out/ ./cmd/embed-sim
 
 # Runtime: alpine for busybox wget (the healthchecks) and CA certificates
-# (a real embedding provider over HTTPS), and poppler-utils and prlimit
-# (util-linux), which extraction runs PDF tools under.
+# (a real embedding provider over HTTPS), poppler-utils and prlimit
+# (util-linux), which extraction runs PDF tools under, and Tesseract with
+# its English data, which reads scanned pages and images (another
+# language is one more tesseract-ocr-data-<lang> package).
 FROM alpine:3.22 AS runtime
-RUN apk add --no-cache ca-certificates poppler-utils util-linux \
+RUN apk add --no-cache ca-certificates poppler-utils util-linux tesseract-ocr tesseract-ocr-data-eng \
  && addgroup -S -g 10001 sluice \
  && adduser -S -D -H -u 10001 -G sluice -s /sbin/nologin sluice
 USER 10001:10001

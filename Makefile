@@ -80,9 +80,9 @@ test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) chromium
 chromium:
 	@test -x /usr/bin/chromium || { apt-get update && apt-get install -y chromium; }
 
-## extract-tools: poppler's pdfinfo and pdftotext, which extract PDFs, and qpdf, which the extraction tests use (Debian's packages)
+## extract-tools: poppler's pdfinfo, pdftotext and pdftoppm, which extract and render PDFs, Tesseract with its English data, which reads scans, and qpdf, which the extraction tests use (Debian's packages)
 extract-tools:
-	@test -x /usr/bin/pdftotext -a -x /usr/bin/qpdf || { apt-get update && apt-get install -y poppler-utils qpdf; }
+	@test -x /usr/bin/pdftotext -a -x /usr/bin/pdftoppm -a -x /usr/bin/qpdf -a -x /usr/bin/tesseract -a -f /usr/share/tesseract-ocr/5/tessdata/eng.traineddata || { apt-get update && apt-get install -y poppler-utils qpdf tesseract-ocr tesseract-ocr-eng; }
 
 ## pgvector-root: the cached Debian trixie root with PostgreSQL 17 + pgvector 0.8 that tests start with chroot (as root; installs debootstrap if missing; minutes the first time)
 pgvector-root:

@@ -12,8 +12,8 @@ const (
 	// ClassNoTextLayer: a PDF whose pages have (almost) no text: a scan,
 	// which needs OCR.
 	ClassNoTextLayer = "no_text_layer"
-	// ClassUnsupportedFormat: content of no format Sluice reads (images
-	// until OCR, archives, legacy Office, executables), or a document
+	// ClassUnsupportedFormat: content of no format Sluice reads (archives,
+	// legacy Office, executables), or a document
 	// format no extractor is configured for.
 	ClassUnsupportedFormat = "unsupported_format"
 	// ClassExtractTimeout: extraction ran past its time limit.
@@ -26,12 +26,23 @@ const (
 	// ClassInvalidRecord: a record is not what its format requires (a CSV
 	// row of the wrong width, a JSON record that is not an object).
 	ClassInvalidRecord = "invalid_record"
+	// ClassOCRLowConfidence: a scanned document or image whose OCR
+	// confidence is below its source's bar (the document's, or a page's):
+	// it waits for a person to key its text, accept it as it is, or
+	// change the bar.
+	ClassOCRLowConfidence = "ocr_low_confidence"
+	// ClassToolMissing: a tool the file's extraction needs (pdftotext,
+	// pdftoppm, tesseract) or an OCR language is not installed. The
+	// deployment's fault, not the file's: the file is parked with its
+	// bytes kept, and replayed once the tool is installed.
+	ClassToolMissing = "extract_tool_missing"
 )
 
 // extractionDispositions gives each extraction class its disposition.
 // Quarantine for every class whose cause is in the file's bytes, which a
 // retry reads again unchanged; a replay after a fix (a password, OCR, a
-// corrected record, a higher limit) is an operator's decision.
+// corrected record, a higher limit, keyed text for a poor scan, a tool
+// installed) is an operator's decision.
 // extract_timeout is Ambiguous: a slow extraction may be the file's doing
 // (a pathological PDF) or the machine's (load from other work), so it gets
 // the bounded ambiguous budget before it is parked.
@@ -45,6 +56,8 @@ var extractionDispositions = map[string]Disposition{
 	ClassTooLarge:             Quarantine,
 	ClassMissingRequiredField: Quarantine,
 	ClassInvalidRecord:        Quarantine,
+	ClassOCRLowConfidence:     Quarantine,
+	ClassToolMissing:          Quarantine,
 }
 
 // ExtractionClasses returns the classes an extraction can fail with.
@@ -52,7 +65,8 @@ func ExtractionClasses() []string {
 	return []string{
 		ClassEncrypted, ClassCorrupt, ClassNoTextLayer, ClassUnsupportedFormat,
 		ClassExtractTimeout, ClassExtractMemory, ClassTooLarge,
-		ClassMissingRequiredField, ClassInvalidRecord,
+		ClassMissingRequiredField, ClassInvalidRecord, ClassOCRLowConfidence,
+		ClassToolMissing,
 	}
 }
 

@@ -25,6 +25,8 @@ func TestExtraction(t *testing.T) {
 		{classify.ClassTooLarge, classify.Quarantine, "the size is in the file"},
 		{classify.ClassMissingRequiredField, classify.Quarantine, "the record lacks the field until someone fixes it"},
 		{classify.ClassInvalidRecord, classify.Quarantine, "the record is malformed until someone fixes it"},
+		{classify.ClassOCRLowConfidence, classify.Quarantine, "a blurry scan reads as blurry on every try; a person keys or accepts it"},
+		{classify.ClassToolMissing, classify.Quarantine, "the tool stays missing until someone installs it; then a replay reads the kept bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.class, func(t *testing.T) {

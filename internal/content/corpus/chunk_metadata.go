@@ -8,7 +8,9 @@ import (
 // ChunkMetadata returns the metadata of the chunk Text[start:end] of d,
 // whose own metadata is meta as Admit canonicalised it. A chunk of a
 // document with pages (a PDF's, a PPTX's or ODP's slides) adds the page
-// it came from, "page": N, or the first and last, "pages": [a, b]; any
+// it came from, "page": N, or the first and last, "pages": [a, b], and
+// for scanned pages each one's OCR confidence by page number,
+// "ocr_confidence": {"3": 0.91}; any
 // other chunk shares meta as it is, so that a document without pages is
 // canonicalised once, not once per chunk.
 func (d Document) ChunkMetadata(meta json.RawMessage, start, end int) (json.RawMessage, error) {
@@ -27,6 +29,9 @@ func (d Document) ChunkMetadata(meta json.RawMessage, start, end int) (json.RawM
 		m["page"] = first
 	} else {
 		m["pages"] = []int{first, last}
+	}
+	if ocr := d.ocrOf(start, end); ocr != nil {
+		m["ocr_confidence"] = ocr
 	}
 	return metadataJSON(m)
 }

@@ -65,6 +65,10 @@ type Document struct {
 	// Pages locates the pages of a PDF, or the slides of a PPTX or ODP,
 	// in Text, in order; nil for a document without pages. See PagesOf.
 	Pages []PageSpan
+	// OCR lists the pages of a scan or image that OCR read, with their
+	// confidence and time, whether the document was then read or parked
+	// below its bar; nil when OCR read none.
+	OCR []extract.PageOCR
 	// Codec is the encoding the bytes were decoded from: "utf-8",
 	// "windows-1252", "utf-16le" or "utf-16be"; empty when undecodable.
 	Codec string

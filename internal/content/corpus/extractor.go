@@ -19,8 +19,8 @@ type Extractor interface {
 	// normalises them as any decoded text. An error is the file's, not
 	// the run's: the file is parked, in the class a *classify.Error in
 	// the error's chain names (an *extract.Error carries one), else
-	// invalid_message. The exception is extract.ErrToolMissing, a fault of
-	// the deployment, which stops the walk. Extract must honour ctx.
+	// invalid_message; extract.ErrToolMissing, a fault of the deployment,
+	// as extract_tool_missing. Extract must honour ctx.
 	Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error)
 }
 

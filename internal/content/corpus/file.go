@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // file yields the document, or for JSONL the documents, of the file at
@@ -98,9 +99,10 @@ func readHead(r io.Reader) ([]byte, error) {
 }
 
 // extract reads the document doc of the file at path with the
-// Extractor. A failure is the document's; only a cancelled walk or a
-// missing extraction tool, which would fail every file alike, is the
-// walk's.
+// Extractor. A failure is the document's, and only a cancelled walk is
+// the walk's: a missing extraction tool parks the files that need it as
+// extract_tool_missing, their bytes kept for a replay once it is
+// installed, while the files that do not need it are read.
 func (w *walk) extract(doc Document, path string) (Document, error) {
 	x, err := w.cfg.Extractor.Extract(w.ctx, path, doc.Detected)
 	if cerr := w.ctx.Err(); cerr != nil {
@@ -108,16 +110,29 @@ func (w *walk) extract(doc Document, path string) (Document, error) {
 	}
 	switch {
 	case errors.Is(err, extract.ErrToolMissing):
-		return doc, fmt.Errorf("corpus: extract %s: %w", doc.File, err)
+		doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", doc.Detected.Format, doc.NativeID, classify.Extraction(classify.ClassToolMissing, err))
+		return doc, nil
 	case err != nil:
 		doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", doc.Detected.Format, doc.NativeID, err)
+		if e, ok := errors.AsType[*extract.Error](err); ok {
+			doc.OCR = e.Scanned
+		}
 		return doc, nil
 	}
 	if x.Title != "" {
 		doc.Metadata["title"] = x.Title
 	}
+	if len(x.OCR) > 0 {
+		doc.OCR = x.OCR
+		doc.Metadata["ocr_pages"] = len(x.OCR)
+		doc.Metadata["ocr_document_confidence"] = roundConfidence(extract.DocumentConfidence(x.OCR))
+	}
+	if x.OCRAccepted {
+		doc.Metadata["ocr_accepted"] = true
+	}
 	text, pages := joinSections(x.Sections)
 	if doc = finish(doc, text); doc.Status == StatusOK {
+		markOCR(pages, x.OCR)
 		doc.Pages = pages
 	}
 	return doc, nil

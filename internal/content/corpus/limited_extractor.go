@@ -8,7 +8,8 @@ import (
 )
 
 // LimitedExtractor is the Extractor that reads a file with extract.Extract
-// within its Limits: PDF through poppler's tools, the Office,
+// within its Limits: PDF through poppler's tools, scans and images by
+// OCR under its OCR settings, the Office,
 // OpenDocument and EPUB formats through archive/zip, gzip one level
 // deep.
 type LimitedExtractor struct {
@@ -18,6 +19,9 @@ type LimitedExtractor struct {
 	// Password opens encrypted PDFs; empty for none. A replay of a file
 	// parked as encrypted sets it.
 	Password string
+	// OCR is how scanned pages and images are read: the source's bar,
+	// scope and languages; a zero field takes extract's default.
+	OCR extract.OCR
 }
 
 var (
@@ -27,7 +31,8 @@ var (
 
 // Extract implements Extractor.
 func (e LimitedExtractor) Extract(ctx context.Context, path string, d extract.Detection) (*extract.Document, error) {
-	return extract.Extract(ctx, extract.Source{Name: filepath.Base(path), Path: path, Password: e.Password}, d.Format, e.Limits)
+	return extract.ExtractWith(ctx, extract.Source{Name: filepath.Base(path), Path: path, Password: e.Password}, d.Format,
+		extract.Config{Limits: e.Limits, OCR: e.OCR})
 }
 
 // ExtractRecords implements RecordExtractor, within the same Limits.
@@ -35,6 +40,8 @@ func (e LimitedExtractor) ExtractRecords(ctx context.Context, path string, d ext
 	return extract.ExtractRecords(ctx, extract.Source{Name: filepath.Base(path), Path: path}, d.Format, schema, e.Limits, fn)
 }
 
-// Validate reports a limit that has no meaning, saying how to fix it.
-// Config.Validate calls it.
-func (e LimitedExtractor) Validate() error { return e.Limits.Validate() }
+// Validate reports a limit or an OCR setting that has no meaning,
+// saying how to fix it. Config.Validate calls it.
+func (e LimitedExtractor) Validate() error {
+	return extract.Config{Limits: e.Limits, OCR: e.OCR}.Validate()
+}

@@ -1,7 +1,9 @@
 package corpus
 
 import (
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
@@ -14,7 +16,44 @@ type PageSpan struct {
 	Page int
 	// Start and End are the byte offsets of the page's text in Text.
 	Start, End int
+	// OCR is true for a scanned page, whose text Tesseract recognised
+	// with Confidence (0 to 1, word-weighted).
+	OCR        bool
+	Confidence float64
 }
+
+// markOCR marks the spans of the pages OCR read with their confidence.
+func markOCR(pages []PageSpan, ocr []extract.PageOCR) {
+	conf := make(map[int]float64, len(ocr))
+	for _, p := range ocr {
+		conf[p.Page] = p.Confidence
+	}
+	for i := range pages {
+		if c, ok := conf[pages[i].Page]; ok {
+			pages[i].OCR, pages[i].Confidence = true, c
+		}
+	}
+}
+
+// ocrOf returns the OCR confidence of each scanned page the bytes
+// Text[start:end] overlap, by page number; nil when none is scanned.
+func (d Document) ocrOf(start, end int) map[string]float64 {
+	var m map[string]float64
+	i := sort.Search(len(d.Pages), func(i int) bool { return d.Pages[i].End > start })
+	for ; i < len(d.Pages) && d.Pages[i].Start < end; i++ {
+		if p := d.Pages[i]; p.OCR {
+			if m == nil {
+				m = map[string]float64{}
+			}
+			m[strconv.Itoa(p.Page)] = roundConfidence(p.Confidence)
+		}
+	}
+	return m
+}
+
+// roundConfidence keeps a confidence to three decimals: enough to read,
+// and stable in the chunk's canonical metadata.
+func roundConfidence(c float64) float64 { return math.Round(c*1000) / 1000 }
 
 // joinSections joins the sections' text with blank lines, as
 // extract.Document.Text does, each section normalised, and returns where

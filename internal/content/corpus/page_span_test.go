@@ -2,13 +2,14 @@ package corpus
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/internal/content/extract/scantest"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
@@ -83,29 +84,35 @@ func TestLimitedExtractorReadsPDFPages(t *testing.T) {
 	}
 }
 
-// A missing extraction tool would park every PDF alike: it stops the walk
-// instead, naming what to install.
-func TestMissingToolStopsTheWalk(t *testing.T) {
+// A missing extraction tool stops no walk and drops no file: the file
+// that needs it is parked as extract_tool_missing, naming what to
+// install, and the walk reads the rest.
+func TestMissingToolParksTheFile(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	writeTree(t, root, map[string]string{"a.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"})
+	writeTree(t, root, map[string]string{"a.pdf": "%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", "b.txt": "plain text, read without any tool"})
 	r, err := NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
-		return "", errors.New("pdftotext: " + extract.ErrToolMissing.Error())
+		return "", fmt.Errorf("%w: tesseract: install tesseract-ocr (make extract-tools)", extract.ErrToolMissing)
 	})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Walk(context.Background(), func(Document) error { return nil }); err != nil {
-		t.Fatalf("a file's own failure stopped the walk: %v", err)
+	got := map[string]Document{}
+	if err := r.Walk(context.Background(), func(d Document) error { got[filepath.Base(d.NativeID)] = d; return nil }); err != nil {
+		t.Fatalf("a missing tool stopped the walk: %v", err)
 	}
-	r, err = NewReader(Config{Inputs: []string{root}, Extractor: extractorFunc(func(string) (string, error) {
-		return "", extract.ErrToolMissing
-	})})
-	if err != nil {
-		t.Fatal(err)
+	if d := got["b.txt"]; d.Status != StatusOK {
+		t.Errorf("b.txt: status %s (%v), want read", d.Status, d.Err)
 	}
-	if err := r.Walk(context.Background(), func(Document) error { return nil }); !errors.Is(err, extract.ErrToolMissing) {
-		t.Errorf("walk with a tool missing: %v", err)
+	pdf, ok := got["a.pdf"]
+	if !ok {
+		t.Fatal("a.pdf was dropped")
+	}
+	if c := classify.Classify(pdf.Err); pdf.Status != StatusInvalid || c.Class != classify.ClassToolMissing || c.Disposition != classify.Quarantine {
+		t.Errorf("a.pdf: status %s, class %+v, want invalid, quarantined as %s", pdf.Status, c, classify.ClassToolMissing)
+	}
+	if pdf.Err == nil || !strings.Contains(pdf.Err.Error(), "install tesseract-ocr") {
+		t.Errorf("a.pdf's error does not say what to install: %v", pdf.Err)
 	}
 }
 
@@ -138,5 +145,41 @@ func TestChunkMetadata(t *testing.T) {
 	plain := Document{Text: text, Metadata: d.Metadata}
 	if got, _ := plain.ChunkMetadata(meta, 0, 3); string(got) != string(meta) {
 		t.Errorf("a document without pages: %s, want %s", got, meta)
+	}
+}
+
+// A scan's chunks carry their page and its OCR confidence, and the
+// document its OCR'd pages and word-weighted confidence; below the
+// source's bar the scan is parked as ocr_low_confidence with its page's
+// score in the error, and an accepted one is marked so in its metadata.
+func TestScanChunksCarryTheirPageConfidence(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	page := scantest.RenderPage(t, scantest.PagesPDF(), 2)
+	scantest.WriteFile(t, root, "scan.pdf", scantest.ImagePDF(t, page, scantest.Blurred(page, 6)))
+	read := func(o extract.OCR) Document {
+		t.Helper()
+		return account(t, root, Config{Extractor: LimitedExtractor{OCR: o}}).docs["scan.pdf"]
+	}
+	d := read(extract.OCR{MinConfidence: 0.5})
+	if d.Status != StatusOK || len(d.Pages) != 2 || !d.Pages[0].OCR || d.Metadata["ocr_pages"] != 2 {
+		t.Fatalf("scan.pdf: status %s, pages %+v, metadata %v, err %v", d.Status, d.Pages, d.Metadata, d.Err)
+	}
+	at := strings.Index(d.Text, scantest.Sentence2)
+	meta, err := d.ChunkMetadata(nil, at, at+len(scantest.Sentence2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"ocr_confidence":{"1":%v}`, roundConfidence(d.Pages[0].Confidence))
+	if at < 0 || !strings.Contains(string(meta), `"page":1`) || !strings.Contains(string(meta), want) {
+		t.Errorf("chunk metadata %s, want page 1 and %s", meta, want)
+	}
+	low := read(extract.OCR{Scope: extract.ScopePage})
+	c := classify.Classify(low.Err)
+	if low.Status != StatusInvalid || c.Class != classify.ClassOCRLowConfidence || !strings.Contains(low.Err.Error(), "pages 2 (0.") || len(low.OCR) != 2 {
+		t.Errorf("below the bar by page: status %s, class %s, OCR %+v, err %v", low.Status, c.Class, low.OCR, low.Err)
+	}
+	if acc := read(extract.OCR{Scope: extract.ScopePage, Accept: true}); acc.Status != StatusOK || acc.Metadata["ocr_accepted"] != true {
+		t.Errorf("accepted: status %s, metadata %v, err %v", acc.Status, acc.Metadata, acc.Err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -24,12 +25,21 @@ const maxStderr = 64 << 10
 // killGrace is how long a killed tool's output pipes may stay open.
 const killGrace = 2 * time.Second
 
-// tool runs a PDF tool as the extraction's sandbox: in its own process
-// group, killed as a group when the context ends, its address space capped
-// by prlimit, its output capped. It needs no network and writes no files.
+// tool runs a PDF or OCR tool as the extraction's sandbox: in its own
+// process group, killed as a group when the context ends, its address
+// space capped by prlimit, its output capped. It needs no network and
+// writes no files.
 type tool struct {
 	maxMemory int64
 	maxOutput int64
+}
+
+// toolPackages names the Debian package that installs each tool.
+var toolPackages = map[string]string{
+	"pdfinfo":   "poppler-utils",
+	"pdftotext": "poppler-utils",
+	"pdftoppm":  "poppler-utils",
+	"tesseract": "tesseract-ocr",
 }
 
 // toolResult is what a tool printed.
@@ -44,13 +54,19 @@ type toolResult struct {
 // missing tool as ErrToolMissing, and a caller's cancellation as the
 // context's error.
 func (t tool) run(ctx context.Context, name string, args ...string) (toolResult, error) {
+	return t.runInput(ctx, nil, nil, name, args...)
+}
+
+// runInput is run with stdin as the tool's standard input and env added
+// to its environment.
+func (t tool) runInput(ctx context.Context, stdin []byte, env []string, name string, args ...string) (toolResult, error) {
 	bin, err := exec.LookPath(name)
 	if err != nil {
-		return toolResult{}, fmt.Errorf("%w: %s: install poppler-utils: %v", ErrToolMissing, name, err)
+		return toolResult{}, fmt.Errorf("%w: %s: install %s (make extract-tools), then replay the file from its kept bytes: %v", ErrToolMissing, name, toolPackages[name], err)
 	}
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
-		return toolResult{}, fmt.Errorf("%w: prlimit caps the PDF tools' memory: install util-linux: %v", ErrToolMissing, err)
+		return toolResult{}, fmt.Errorf("%w: prlimit caps the extraction tools' memory: install util-linux: %v", ErrToolMissing, err)
 	}
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -58,6 +74,12 @@ func (t tool) run(ctx context.Context, name string, args ...string) (toolResult,
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = killGrace
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdout := &cappedBuffer{max: t.maxOutput, overflow: func() { cancel(errOutputFull) }}
 	stderr := &cappedBuffer{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -88,10 +88,10 @@ func TestDetect(t *testing.T) {
 		{"plain zip", "archive.zip", zipOf(t, "a.txt", "hello"), extract.FormatBinary, extract.KindUnsupported, "application/zip"},
 		{"not a zip named docx", "report.docx", []byte{0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1, 0, 0, 0, 0}, extract.FormatBinary, extract.KindUnsupported, "application/x-ole-storage"},
 		{"gzip", "notes.txt.gz", gzipOf(t, "hello"), extract.FormatGzip, extract.KindExtractable, "application/gzip"},
-		{"png", "scan", pngBytes, extract.FormatPNG, extract.KindUnsupported, "image/png"},
-		{"jpeg", "scan.jpg", jpegBytes, extract.FormatJPEG, extract.KindUnsupported, "image/jpeg"},
-		{"tiff little-endian", "scan.tif", []byte("II*\x00\x08\x00\x00\x00"), extract.FormatTIFF, extract.KindUnsupported, "image/tiff"},
-		{"tiff big-endian", "scan.tif", []byte("MM\x00*\x00\x00\x00\x08"), extract.FormatTIFF, extract.KindUnsupported, "image/tiff"},
+		{"png", "scan", pngBytes, extract.FormatPNG, extract.KindExtractable, "image/png"},
+		{"jpeg", "scan.jpg", jpegBytes, extract.FormatJPEG, extract.KindExtractable, "image/jpeg"},
+		{"tiff little-endian", "scan.tif", []byte("II*\x00\x08\x00\x00\x00"), extract.FormatTIFF, extract.KindExtractable, "image/tiff"},
+		{"tiff big-endian", "scan.tif", []byte("MM\x00*\x00\x00\x00\x08"), extract.FormatTIFF, extract.KindExtractable, "image/tiff"},
 		{"elf binary", "a.out", []byte("\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00"), extract.FormatBinary, extract.KindUnsupported, "application/octet-stream"},
 		{"text", "notes", []byte("hello\nworld\n"), extract.FormatText, extract.KindText, "text/plain; charset=utf-8"},
 		{"empty", "empty.txt", nil, extract.FormatText, extract.KindText, ""},
@@ -154,7 +154,7 @@ func TestDetectionKinds(t *testing.T) {
 		t.Errorf("markdown: %+v", d)
 	}
 	d = extract.Detect("a.png", []byte("\x89PNG\r\n\x1a\n"))
-	if !d.Unsupported() || d.Kind.String() != "unsupported" {
+	if !d.Extractable() || d.Kind.String() != "extractable" {
 		t.Errorf("png: %+v", d)
 	}
 }

@@ -20,6 +20,13 @@ type Document struct {
 	// Sections is the text in reading order, each part with where it was
 	// found.
 	Sections []Section
+	// OCR lists the pages whose text was recognised by OCR, in order, with
+	// their confidence; nil when none was.
+	OCR []PageOCR
+	// OCRAccepted is true for a scan below its bar whose text was kept
+	// because OCR.Accept said so: an operator's decision, which the
+	// document's metadata records.
+	OCRAccepted bool
 }
 
 // Section is a run of text and where in the file it was found.

@@ -8,10 +8,12 @@ import (
 	"github.com/sluicehq/sluice/pkg/classify"
 )
 
-// ErrToolMissing reports that a PDF tool (pdfinfo, pdftotext, prlimit) is
-// not installed: a fault of the deployment, not of the file, so it is not
-// an *Error and classifies as ambiguous. Install poppler-utils and
-// util-linux.
+// ErrToolMissing reports that an extraction tool (pdfinfo, pdftotext,
+// pdftoppm, tesseract, prlimit) or an OCR language is not installed: a
+// fault of the deployment, not of the file, so it is not an *Error. The
+// reader parks the file as extract_tool_missing with its bytes kept, to
+// be replayed once poppler-utils, tesseract-ocr with its language data
+// or util-linux is installed (make extract-tools).
 var ErrToolMissing = errors.New("extraction tool missing")
 
 // Error is an extraction failure. Its Class is one of classify's extraction
@@ -20,7 +22,8 @@ var ErrToolMissing = errors.New("extraction tool missing")
 type Error struct {
 	// Class is a classify class: encrypted, corrupt, no_text_layer,
 	// unsupported_format, extract_timeout, extract_memory, too_large,
-	// missing_required_field or invalid_record.
+	// missing_required_field, invalid_record or
+	// ocr_low_confidence.
 	Class string
 	// Page is the 1-based PDF page or slide concerned, 0 if none.
 	Page int
@@ -30,6 +33,12 @@ type Error struct {
 	Field string
 	// Detail says what was found, for the operator.
 	Detail string
+	// OCR lists, for ocr_low_confidence, the pages below the bar with
+	// their scores; nil otherwise.
+	OCR []PageOCR
+	// Scanned lists, for ocr_low_confidence, every page OCR read, with
+	// its score and time; nil otherwise.
+	Scanned []PageOCR
 	// Err is the underlying cause, nil if none.
 	Err error
 }

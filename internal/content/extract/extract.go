@@ -2,6 +2,7 @@ package extract
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluicehq/sluice/pkg/classify"
@@ -9,7 +10,9 @@ import (
 
 // Extract returns the text of src, which Detect found to be format.
 //
-// PDF is read page by page through poppler's tools; DOCX, PPTX, XLSX, ODT,
+// PDF is read page by page through poppler's tools, its scanned pages and
+// PNG, JPEG and TIFF images by OCR with default settings (see
+// ExtractWith); DOCX, PPTX, XLSX, ODT,
 // ODP, ODS and EPUB through archive/zip and streamed XML; a gzip stream is
 // inflated and its content detected and extracted in turn (one level
 // deep); text, Markdown, JSON, JSONL, XML, CSV and TSV are decoded and
@@ -24,13 +27,36 @@ import (
 // that is not installed is ErrToolMissing; a cancelled ctx returns its
 // error.
 func Extract(ctx context.Context, src Source, format Format, lim Limits) (*Document, error) {
-	if err := lim.Validate(); err != nil {
+	return ExtractWith(ctx, src, format, Config{Limits: lim})
+}
+
+// Config is how files are extracted: the limits of one extraction, and
+// how scans are read.
+type Config struct {
+	// Limits bound what one file may cost; a zero field takes its default.
+	Limits Limits
+	// OCR is how scanned PDF pages and images are read; a zero field
+	// takes its default.
+	OCR OCR
+}
+
+// Validate reports a setting that has no meaning, saying how to fix it.
+func (c Config) Validate() error { return errors.Join(c.Limits.Validate(), c.OCR.Validate()) }
+
+// ExtractWith is Extract with cfg's OCR settings: PDF pages without a
+// usable text layer, and PNG, JPEG and TIFF images, are read by
+// Tesseract, each page's confidence kept in Document.OCR. A scan below
+// cfg.OCR's bar fails with ocr_low_confidence, its low pages and their
+// scores in the *Error, unless cfg.OCR.Accept; an image over
+// Limits.MaxPixels is too_large before any tool decodes it.
+func ExtractWith(ctx context.Context, src Source, format Format, cfg Config) (*Document, error) {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	lim = lim.withDefaults()
+	lim, o := cfg.Limits.withDefaults(), cfg.OCR.withDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, errTimedOut)
 	defer cancel()
-	doc, err := extract(ctx, src, format, lim, true)
+	doc, err := extract(ctx, src, format, lim, o, true)
 	if err != nil {
 		if ctx.Err() != nil && context.Cause(ctx) == errTimedOut {
 			return nil, wrapf(classify.ClassExtractTimeout, errTimedOut, "after %v", lim.Timeout)
@@ -40,15 +66,17 @@ func Extract(ctx context.Context, src Source, format Format, lim Limits) (*Docum
 	return doc, nil
 }
 
-func extract(ctx context.Context, src Source, format Format, lim Limits, outer bool) (*Document, error) {
+func extract(ctx context.Context, src Source, format Format, lim Limits, o OCR, outer bool) (*Document, error) {
 	switch format {
 	case FormatPDF:
-		return extractPDF(ctx, src, lim)
+		return extractPDF(ctx, src, lim, o)
+	case FormatPNG, FormatJPEG, FormatTIFF:
+		return extractImage(ctx, src, format, lim, o)
 	case FormatGzip:
 		if !outer {
 			return nil, failf(classify.ClassUnsupportedFormat, "gzip inside gzip")
 		}
-		return extractGzip(ctx, src, lim)
+		return extractGzip(ctx, src, lim, o)
 	case FormatDOCX, FormatPPTX, FormatXLSX, FormatODT, FormatODP, FormatODS, FormatEPUB:
 		return extractZipped(ctx, src, format, lim)
 	case FormatText, FormatMarkdown, FormatJSON, FormatJSONL, FormatXML, FormatCSV, FormatTSV, FormatHTML:

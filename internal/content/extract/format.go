@@ -42,12 +42,12 @@ const (
 	// FormatGzip is a gzip stream; its content is detected and extracted in
 	// turn.
 	FormatGzip Format = "gzip"
-	// FormatPNG is a PNG image: no text without OCR.
+	// FormatPNG is a PNG image, read by OCR.
 	FormatPNG Format = "png"
-	// FormatJPEG is a JPEG image: no text without OCR.
+	// FormatJPEG is a JPEG image, read by OCR.
 	FormatJPEG Format = "jpeg"
-	// FormatTIFF is a TIFF image, the usual container of scans: no text
-	// without OCR.
+	// FormatTIFF is a TIFF image, the usual container of scans, read by
+	// OCR page by page.
 	FormatTIFF Format = "tiff"
 	// FormatBinary is binary content of no format this package knows;
 	// Detection.MIME names what it looks like.
@@ -59,14 +59,15 @@ type Kind uint8
 
 const (
 	// KindUnsupported is binary content this package cannot turn into
-	// text: images (until OCR) and anything unknown. Such a file ends in
+	// text: anything of no known format. Such a file ends in
 	// class unsupported_format.
 	KindUnsupported Kind = iota
 	// KindText is content readable as text once decoded: text, Markdown,
 	// HTML, JSON, JSONL, XML, CSV and TSV.
 	KindText
 	// KindExtractable is a document format whose text Extract pulls out:
-	// PDF, the Office and OpenDocument formats, EPUB and gzip.
+	// PDF, the Office and OpenDocument formats, EPUB, gzip, and the images
+	// (PNG, JPEG, TIFF) it reads by OCR.
 	KindExtractable
 )
 
@@ -105,9 +106,9 @@ var formats = map[Format]formatInfo{
 	FormatODS:      {"application/vnd.oasis.opendocument.spreadsheet", KindExtractable},
 	FormatEPUB:     {"application/epub+zip", KindExtractable},
 	FormatGzip:     {"application/gzip", KindExtractable},
-	FormatPNG:      {"image/png", KindUnsupported},
-	FormatJPEG:     {"image/jpeg", KindUnsupported},
-	FormatTIFF:     {"image/tiff", KindUnsupported},
+	FormatPNG:      {"image/png", KindExtractable},
+	FormatJPEG:     {"image/jpeg", KindExtractable},
+	FormatTIFF:     {"image/tiff", KindExtractable},
 	FormatBinary:   {"application/octet-stream", KindUnsupported},
 }
 

@@ -13,7 +13,7 @@ import (
 
 // extractGzip inflates a gzip stream within MaxUncompressed, detects its
 // content by its bytes and the name without ".gz", and extracts that.
-func extractGzip(ctx context.Context, src Source, lim Limits) (*Document, error) {
+func extractGzip(ctx context.Context, src Source, lim Limits, o OCR) (*Document, error) {
 	f, err := src.open(lim.MaxBytes)
 	if err != nil {
 		return nil, err
@@ -36,7 +36,7 @@ func extractGzip(ctx context.Context, src Source, lim Limits) (*Document, error)
 	if d.Unsupported() {
 		return nil, failf(classify.ClassUnsupportedFormat, "the gzip stream holds %s content (%s)", d.Format, d.MIME)
 	}
-	return extract(ctx, Source{Name: name, Data: bytes.Clone(inner), Password: src.Password}, d.Format, lim, false)
+	return extract(ctx, Source{Name: name, Data: bytes.Clone(inner), Password: src.Password}, d.Format, lim, o, false)
 }
 
 // innerName is the name of a gzip stream's content: the name the stream

@@ -220,9 +220,9 @@ func TestPDFToolOutOfMemory(t *testing.T) {
 
 func TestUnsupportedFormat(t *testing.T) {
 	t.Parallel()
-	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
-	d := extract.Detect("scan.png", png)
-	_, err := extract.Extract(context.Background(), extract.Source{Data: png}, d.Format, extract.Limits{})
+	ole := []byte("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1\x00\x00")
+	d := extract.Detect("old.doc", ole)
+	_, err := extract.Extract(context.Background(), extract.Source{Data: ole}, d.Format, extract.Limits{})
 	wantClass(t, err, classify.ClassUnsupportedFormat)
 }
 

@@ -20,6 +20,9 @@ const (
 	DefaultMaxUncompressed int64 = 512 << 20
 	// DefaultMaxMemory bounds the address space of a PDF tool's process.
 	DefaultMaxMemory int64 = 1 << 30
+	// DefaultMaxPixels bounds the width × height of an image or of a PDF
+	// page rendered for OCR: an A0 sheet at 300 dpi is about 140 million.
+	DefaultMaxPixels int64 = 100_000_000
 )
 
 // Limits bound what one extraction may cost. A zero field takes its
@@ -43,10 +46,15 @@ type Limits struct {
 	// from any file; more is extract_memory. Defaults to
 	// DefaultMaxUncompressed (512 MiB).
 	MaxUncompressed int64
-	// MaxMemory bounds the address space of each PDF tool's process
+	// MaxMemory bounds the address space of each PDF or OCR tool's process
 	// (prlimit --as); a tool that runs out is extract_memory. Defaults to
 	// DefaultMaxMemory (1 GiB).
 	MaxMemory int64
+	// MaxPixels bounds the width × height of an image (PNG, JPEG, TIFF,
+	// every page of it), read from its header, and of a PDF page rendered
+	// for OCR at 300 dpi, before any OCR tool decodes it; more is
+	// too_large. Defaults to DefaultMaxPixels (100 million).
+	MaxPixels int64
 }
 
 // withDefaults returns l with every zero field set to its default.
@@ -69,6 +77,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxMemory == 0 {
 		l.MaxMemory = DefaultMaxMemory
 	}
+	if l.MaxPixels == 0 {
+		l.MaxPixels = DefaultMaxPixels
+	}
 	return l
 }
 
@@ -79,8 +90,8 @@ func (l Limits) Validate() error {
 		return fmt.Errorf("extract limits: timeout %v is negative: set a positive duration, or 0 for %v", l.Timeout, DefaultTimeout)
 	case l.MaxBytes < 0, l.MaxUncompressed < 0, l.MaxMemory < 0:
 		return fmt.Errorf("extract limits: a byte limit is negative (max bytes %d, max uncompressed %d, max memory %d): set a positive size, or 0 for the default", l.MaxBytes, l.MaxUncompressed, l.MaxMemory)
-	case l.MaxPages < 0, l.MaxEntries < 0:
-		return fmt.Errorf("extract limits: a count limit is negative (max pages %d, max entries %d): set a positive count, or 0 for the default", l.MaxPages, l.MaxEntries)
+	case l.MaxPages < 0, l.MaxEntries < 0, l.MaxPixels < 0:
+		return fmt.Errorf("extract limits: a count limit is negative (max pages %d, max entries %d, max pixels %d): set a positive count, or 0 for the default", l.MaxPages, l.MaxEntries, l.MaxPixels)
 	}
 	return nil
 }

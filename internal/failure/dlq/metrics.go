@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
 // statsQueryTimeout bounds the query behind the depth gauges, so that a slow
@@ -47,6 +48,7 @@ type depthCollector struct {
 	depth     *prometheus.Desc
 	ready     *prometheus.Desc
 	carryover *prometheus.Desc
+	keyed     *prometheus.Desc
 	up        *prometheus.Desc
 }
 
@@ -65,6 +67,9 @@ func newDepthCollector(pool *pgxpool.Pool, log zerolog.Logger) *depthCollector {
 		carryover: prometheus.NewDesc("sluice_dlq_replay_carryover",
 			"Share of the previous replay pass's failures that failed again in the latest pass, over the last day (see deadletter.ReplayPasses): near 1 means the DLQ has plateaued, near 0 that it drains.",
 			nil, nil),
+		keyed: prometheus.NewDesc("sluice_keyed_documents_total",
+			"Parked documents stored from text a person keyed in (sluice dlq correct --text), by source, as their runs recorded them.",
+			[]string{"source"}, nil),
 		up: prometheus.NewDesc("sluice_dlq_stats_up",
 			"1 when the query behind sluice_dlq_depth and sluice_dlq_ready_to_replay succeeded in this scrape, else 0.",
 			nil, nil),
@@ -76,6 +81,7 @@ func (c *depthCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.depth
 	ch <- c.ready
 	ch <- c.carryover
+	ch <- c.keyed
 	ch <- c.up
 }
 
@@ -103,6 +109,14 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		c.fail(ch, err)
 		return
+	}
+	keyed, err := runs.KeyedBySource(ctx, c.pool)
+	if err != nil {
+		c.fail(ch, err)
+		return
+	}
+	for source, n := range keyed {
+		ch <- prometheus.MustNewConstMetric(c.keyed, prometheus.CounterValue, float64(n), source)
 	}
 	ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(ready))
 	ch <- prometheus.MustNewConstMetric(c.carryover, prometheus.GaugeValue, deadletter.Carryover(passes))

@@ -25,9 +25,14 @@ type Options struct {
 	Extract extract.Limits
 	// Password opens an encrypted PDF. Defaults to none.
 	Password string
+	// OCR is how scans are read: the source's bar, scope and languages
+	// as its policy now says (a lowered bar re-reads a parked scan), and
+	// Accept to store a scan below the bar, an operator's decision that
+	// it is good enough. Defaults to extract's defaults.
+	OCR extract.OCR
 	// Extractor builds the extractor from these options, so that a
 	// setting that changes how text is extracted can plug in. Defaults
-	// to corpus.LimitedExtractor with Extract and Password.
+	// to corpus.LimitedExtractor with Extract, Password and OCR.
 	Extractor func(Options) corpus.Extractor
 	// Text, when not nil, is keyed text: an operator's transcription,
 	// stored as the document instead of what the bytes hold. Defaults to
@@ -41,5 +46,5 @@ func (o Options) extractor() corpus.Extractor {
 	if o.Extractor != nil {
 		return o.Extractor(o)
 	}
-	return corpus.LimitedExtractor{Limits: o.Extract, Password: o.Password}
+	return corpus.LimitedExtractor{Limits: o.Extract, Password: o.Password, OCR: o.OCR}
 }

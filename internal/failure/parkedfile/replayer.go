@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/failure/replay"
 	"github.com/sluicehq/sluice/internal/ingest/producer"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -57,6 +58,9 @@ type Scope struct {
 	Bytes  int64  `json:"bytes"`
 	// Password says a password was given (never what it is).
 	Password bool `json:"password,omitempty"`
+	// AcceptOCR says the operator stores the scan's OCR text below its
+	// bar; the audit row's reason says why.
+	AcceptOCR bool `json:"accept_ocr,omitempty"`
 	// TextDiff is keyed text's diff from nothing, bounded; Withheld names
 	// the secret rule it matches instead, leaving the diff out.
 	TextDiff  string `json:"text_diff,omitempty"`
@@ -169,12 +173,15 @@ func (r *Replayer) prepare(ctx context.Context, q deadletter.Reader, id string, 
 	if err := refusal(c, id); err != nil {
 		return nil, messages.ParkedFile{}, err
 	}
+	if opts.OCR.Accept && c.Class != classify.ClassOCRLowConfidence {
+		return nil, messages.ParkedFile{}, fmt.Errorf("%w: %s is parked as %s: accepting OCR text is for %s dead letters", replay.ErrCorrection, id, c.Class, classify.ClassOCRLowConfidence)
+	}
 	pf, err := messages.DecodeParkedFile(c.Payload)
 	if err != nil {
 		return nil, pf, fmt.Errorf("%w: %s: its payload is a chunk's; replay it with sluice dlq replay --stage, or correct it", ErrNotParkedFile, id)
 	}
 	s := &Scope{DeadLetterID: id, DocID: c.DocID, Source: c.Source, SourceNativeID: c.NativeID, Version: c.Version,
-		Class: c.Class, Password: opts.Password != ""}
+		Class: c.Class, Password: opts.Password != "", AcceptOCR: opts.OCR.Accept}
 	if opts.Text != nil {
 		return s, pf, keyed(s, *opts.Text, opts.Producer.Secrets)
 	}
@@ -239,7 +246,7 @@ func (r *Replayer) run(ctx context.Context, rep *Report, pf messages.ParkedFile,
 	if err != nil {
 		return err
 	}
-	p.OpenFile = w.open
+	p.OpenFile, p.Files = w.open, w.files
 	sum, err := p.Run(ctx, w)
 	rep.RunID, rep.Chunks = sum.RunID, sum.Chunks
 	if err != nil {

@@ -24,13 +24,16 @@ type walker struct {
 	dir, path string
 	// last is the document yielded.
 	last corpus.Document
+	// files accounts for the one file the replay reads, for the run's
+	// counts.
+	files *producer.FileTally
 }
 
 var _ corpus.Walker = (*walker)(nil)
 
 // walker returns the walker of the replay of s.
 func (r *Replayer) walker(ctx context.Context, s Scope, pf messages.ParkedFile, opts Options) (*walker, error) {
-	w := &walker{scope: s, pf: pf, opts: opts}
+	w := &walker{scope: s, pf: pf, opts: opts, files: &producer.FileTally{}}
 	if opts.Text != nil {
 		return w, nil
 	}
@@ -59,11 +62,12 @@ func (w *walker) Walk(ctx context.Context, fn func(corpus.Document) error) error
 	if w.opts.Text != nil {
 		text := *w.opts.Text
 		w.last = corpus.Document{NativeID: w.scope.SourceNativeID, Text: text, Status: corpus.StatusOK, Codec: "utf-8",
-			Size: int64(len(text)), Metadata: map[string]any{"path": w.scope.SourceNativeID, "format": "text", "origin": "keyed_text"}}
+			Size: int64(len(text)), Metadata: map[string]any{"path": w.scope.SourceNativeID, "format": "text", "origin": producer.KeyedOrigin}}
+		w.files.Observe(corpus.FileEvent{Path: w.scope.SourceNativeID})
 		return fn(w.last)
 	}
 	r, err := corpus.NewReader(corpus.Config{Inputs: []string{w.path}, Formats: w.opts.Formats,
-		MaxDocumentBytes: w.opts.MaxDocumentBytes, Extractor: w.opts.extractor()})
+		MaxDocumentBytes: w.opts.MaxDocumentBytes, Extractor: w.opts.extractor(), OnFile: w.files.Observe})
 	if err != nil {
 		return err
 	}

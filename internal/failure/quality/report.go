@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/runs"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // Querier is what Build reads with: a pool, a connection or a transaction.
@@ -40,6 +41,13 @@ type Source struct {
 	WorstAttempts int `json:"worst_attempts"`
 	// ByClass splits DeadLetters by error class.
 	ByClass map[string]int `json:"by_class"`
+	// OCR counts the files of the window's runs that OCR read, Keyed
+	// those stored from keyed text; WaitingForKeying the scans parked
+	// below the bar (ocr_low_confidence) in the window and not resolved
+	// yet: keyed, accepted or re-read.
+	OCR              int `json:"ocr_documents"`
+	Keyed            int `json:"keyed_documents"`
+	WaitingForKeying int `json:"waiting_for_keying"`
 }
 
 // Build reads the report of [since, until).
@@ -61,6 +69,7 @@ func Build(ctx context.Context, db Querier, since, until time.Time) (*Report, er
 	for id, t := range totals {
 		s := source(id)
 		s.Runs, s.Documents, s.Published, s.Stored, s.Parked = t.Runs, t.Documents, t.Published, t.Stored, t.Parked
+		s.OCR, s.Keyed = t.OCR, t.Keyed
 	}
 	counts, err := deadletter.CountByClass(ctx, db, since, until)
 	if err != nil {
@@ -72,6 +81,9 @@ func Build(ctx context.Context, db Querier, since, until time.Time) (*Report, er
 		s.DeadLetters += c.All
 		s.Open += c.Open
 		s.WorstAttempts = max(s.WorstAttempts, c.WorstAttempts)
+		if c.Class == classify.ClassOCRLowConfidence {
+			s.WaitingForKeying += c.Open
+		}
 	}
 	rep := &Report{Since: since.UTC(), Until: until.UTC(), Sources: make([]Source, 0, len(sources))}
 	for _, s := range sources {

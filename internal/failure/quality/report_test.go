@@ -163,3 +163,32 @@ func sentBy(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return sent
 }
+
+// A source's scans are in its report: the files its runs read by OCR,
+// those keyed in, and the scans parked below the bar still waiting for a
+// person (a resolved one no longer waits).
+func TestBuildCountsScansReadAndWaiting(t *testing.T) {
+	t.Parallel()
+	pool := testenv.NewDatabase(t).Pool
+	for _, sql := range []string{
+		`INSERT INTO ingest_runs (run_id, source_id, started_at, status, documents, published, stored, parked, files_seen, files_ocr, files_keyed) VALUES
+			('p1', 'permits', $1::timestamptz + interval '1 hour', 'completed_with_failures', 5, 2, 2, 3, 5, 5, 0),
+			('p2', 'permits', $1::timestamptz + interval '2 hours', 'completed', 1, 1, 1, 0, 1, 0, 1)`,
+		`INSERT INTO dead_letters (dead_letter_id, doc_id, chunk_index, version, source_id, source_native_id, run_id, disposition,
+			error_class, stage, attempts, last_outbox_id, first_failed_at, last_failed_at, resolved_at) VALUES
+			('s1', 'd1', 0, 1, 'permits', 'a.png', 'p1', 'quarantine', 'ocr_low_confidence', 'produce', 1, 1, $1::timestamptz + interval '1 hour', $1::timestamptz + interval '1 hour', NULL),
+			('s2', 'd2', 0, 1, 'permits', 'b.png', 'p1', 'quarantine', 'ocr_low_confidence', 'produce', 1, 1, $1::timestamptz + interval '1 hour', $1::timestamptz + interval '1 hour', NULL),
+			('s3', 'd3', 0, 1, 'permits', 'c.png', 'p1', 'quarantine', 'ocr_low_confidence', 'produce', 1, 1, $1::timestamptz + interval '1 hour', $1::timestamptz + interval '1 hour', $1::timestamptz + interval '2 hours')`,
+	} {
+		if _, err := pool.Exec(t.Context(), sql, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := quality.Build(t.Context(), pool, day, day.Add(24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sources) != 1 || rep.Sources[0].OCR != 5 || rep.Sources[0].Keyed != 1 || rep.Sources[0].WaitingForKeying != 2 {
+		t.Errorf("sources %+v; want permits with 5 files read by OCR, 1 keyed, 2 waiting for a person", rep.Sources)
+	}
+}

@@ -11,22 +11,27 @@ import (
 // Shape codes of the DLQ (the by-source shape drill): what the distribution of dead
 // letters across sources says about their cause.
 const (
-	Quiet       = "quiet"
-	Trickle     = "trickle"
-	Provider    = "provider"
-	OneSource   = "one_source"
-	EverySource = "every_source"
-	Mixed       = "mixed"
+	Quiet     = "quiet"
+	Trickle   = "trickle"
+	Provider  = "provider"
+	OneSource = "one_source"
+	// ScansOneSource is a one-source spike made mostly of scans below
+	// the source's OCR bar (ocr_low_confidence): its scanner, or its bar,
+	// changed.
+	ScansOneSource = "scans_one_source"
+	EverySource    = "every_source"
+	Mixed          = "mixed"
 )
 
 // Labels are the human labels of the shape codes.
 var Labels = map[string]string{
-	Quiet:       "quiet",
-	Trickle:     "trickle across sources (data quality)",
-	Provider:    "provider incident (a spike of transient failures, not a source change)",
-	OneSource:   "spike in one source (that source changed)",
-	EverySource: "spike in every source (our deployment changed)",
-	Mixed:       "mixed: some sources spike, not most (compare what they share)",
+	Quiet:          "quiet",
+	Trickle:        "trickle across sources (data quality)",
+	Provider:       "provider incident (a spike of transient failures, not a source change)",
+	OneSource:      "spike in one source (that source changed)",
+	ScansOneSource: "scans below the bar in one source (its scanner or its OCR bar changed)",
+	EverySource:    "spike in every source (our deployment changed)",
+	Mixed:          "mixed: some sources spike, not most (compare what they share)",
 }
 
 // Thresholds tune Label.
@@ -76,7 +81,9 @@ type Window map[string]map[string]int
 //     the provider or the network failed, not the chunks): provider
 //     incident, whichever sources it hit;
 //  3. the largest source reaches SpikeCount and holds at least
-//     OneSourceShare of all: spike in one source;
+//     OneSourceShare of all: spike in one source, or scans below the bar
+//     in one source when at least OneSourceShare of its dead letters
+//     are ocr_low_confidence (a new scanner at one branch office);
 //  4. at least two sources, and at least EverySourceShare of the active
 //     sources, reach SpikeCount: spike in every source;
 //  5. no source reaches SpikeCount: trickle across sources;
@@ -126,7 +133,7 @@ func Label(w Window, th Thresholds) Verdict {
 	}
 	top := names[0]
 	if share := float64(counts[top]) / float64(total); counts[top] >= th.SpikeCount && share >= th.OneSourceShare {
-		v := verdict(OneSource, "%s holds %d of %d dead letters (%.0f%% ≥ %.0f%%)", top, counts[top], total, share*100, th.OneSourceShare*100)
+		v := verdict(oneSourceCode(w[top], counts[top], th), "%s holds %d of %d dead letters (%.0f%% ≥ %.0f%%)", top, counts[top], total, share*100, th.OneSourceShare*100)
 		v.Source = top
 		return v
 	}
@@ -140,6 +147,16 @@ func Label(w Window, th Thresholds) Verdict {
 	}
 	return verdict(Mixed, "%d of %d active sources have ≥ %d dead letters, none holds ≥ %.0f%% of them",
 		len(spiking), len(names), th.SpikeCount, th.OneSourceShare*100)
+}
+
+// oneSourceCode is the shape of a spike in one source whose dead letters
+// by class are classes, n in all: its scans' when most are below its
+// OCR bar.
+func oneSourceCode(classes map[string]int, n int, th Thresholds) string {
+	if float64(classes[classify.ClassOCRLowConfidence]) >= th.OneSourceShare*float64(n) {
+		return ScansOneSource
+	}
+	return OneSource
 }
 
 // withLetters counts the sources with dead letters.

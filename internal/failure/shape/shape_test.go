@@ -81,7 +81,7 @@ func TestLabelTrickleCountsSourcesWithDeadLetters(t *testing.T) {
 // beside it does not change that, a spike of them does.
 func TestLabelReadsErrorClasses(t *testing.T) {
 	t.Parallel()
-	const te, to, bad, enc = "transient_exhausted", "timeout_exhausted", "bad_request", "invalid_encoding"
+	const te, to, bad, enc, ocr = "transient_exhausted", "timeout_exhausted", "bad_request", "invalid_encoding", "ocr_low_confidence"
 	for _, tc := range []struct {
 		name    string
 		w       shape.Window
@@ -103,6 +103,9 @@ func TestLabelReadsErrorClasses(t *testing.T) {
 			shape.Trickle, []string{}},
 		{"a spike of the chunks' own failures is the source's", shape.Window{"a": {enc: 20, te: 10}, "b": {}},
 			shape.OneSource, []string{"a"}},
+		{"one branch office's scans below the bar", shape.Window{"branch-7": {ocr: 28, enc: 2}, "hq": {ocr: 1}},
+			shape.ScansOneSource, []string{"branch-7"}},
+		{"scans a minority of a source's spike", shape.Window{"a": {ocr: 10, enc: 20}}, shape.OneSource, []string{"a"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := shape.Label(tc.w, shape.DefaultThresholds)

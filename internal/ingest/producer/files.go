@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/content/corpus"
 	"github.com/sluicehq/sluice/internal/store/runs"
+	"github.com/sluicehq/sluice/pkg/classify"
 )
 
 // Outcomes of a file, the outcome label of sluice_producer_files_total.
@@ -78,11 +79,21 @@ func (t *FileTally) Observe(e corpus.FileEvent) {
 }
 
 // recorded accounts for a whole-file document whose batch was recorded:
-// parked with class, or read when class is empty.
-func (t *FileTally) recorded(class string) {
-	if class != "" {
+// parked with its class, or read when the class is empty; and, when OCR
+// read it, whether it waits below the bar, or was keyed by a person.
+func (t *FileTally) recorded(f fileOutcome) {
+	if len(f.ocr) > 0 {
+		t.counts.OCR++
+	}
+	if f.class == classify.ClassOCRLowConfidence {
+		t.counts.OCRLow++
+	}
+	if f.keyed && f.class == "" {
+		t.counts.Keyed++
+	}
+	if f.class != "" {
 		t.counts.Parked++
-		t.count(OutcomeParked, class)
+		t.count(OutcomeParked, f.class)
 		return
 	}
 	t.counts.Read++

@@ -35,8 +35,8 @@ type plan struct {
 	// generations that lack them.
 	recuts []recutPlan
 	// files are the batch's whole-file documents, each with the class it
-	// is parked in, or "" when it was read.
-	files []string
+	// is parked in ("" when it was read) and what OCR made of it.
+	files []fileOutcome
 	// keep are the parked whole files whose bytes are kept, by doc id.
 	keep map[string]fileToKeep
 }
@@ -86,13 +86,13 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 	for i, d := range docs {
 		docID := ids[i]
 		meta, hash, rejected := corpus.Admit(d)
-		if d.File != "" {
+		if d.File != "" || d.Metadata["origin"] == KeyedOrigin {
 			// A file parked before stays parked when it is read unchanged.
 			class := ""
 			if rejected != nil || (d.Status != corpus.StatusOK && d.Status != corpus.StatusEmpty) {
 				class, _, _ = parkedAs(d, rejected)
 			}
-			pl.files = append(pl.files, class)
+			pl.files = append(pl.files, outcomeOf(d, class))
 			fileIDs = append(fileIDs, docID)
 		}
 		cur, seen := current[docID]
@@ -136,12 +136,12 @@ func (p *Producer) plan(ctx context.Context, docs []corpus.Document, sum *Summar
 // dead letter's class; ids are their doc ids, in the order of pl.files.
 func (pl *plan) parkedFiles(ids []string) {
 	for i, id := range ids {
-		if pl.files[i] != "" || !pl.parkDoc[id] {
+		if pl.files[i].class != "" || !pl.parkDoc[id] {
 			continue
 		}
 		for _, dl := range pl.parked {
 			if dl.DocID == id {
-				pl.files[i] = dl.ErrorClass
+				pl.files[i].class = dl.ErrorClass
 			}
 		}
 	}

@@ -247,6 +247,9 @@ type Producer struct {
 	// whose Observe is the reader's corpus.Config.OnFile. Defaults to a
 	// tally that sees only the documents.
 	Files *FileTally
+	// OCRMetrics, when set, counts the pages OCR read, its seconds and
+	// confidences, and the documents below the bar.
+	OCRMetrics *OCRMetrics
 	// Progress, when set, is called after every batch.
 	Progress func(Summary)
 	// Explain, when set, turns an error that ends a run because of a
@@ -454,8 +457,9 @@ func (p *Producer) batch(ctx context.Context, docs []corpus.Document, sum *Summa
 	if err := p.record(ctx, plan, docs); err != nil {
 		return err
 	}
-	for _, class := range plan.files {
-		p.Files.recorded(class)
+	for _, f := range plan.files {
+		p.Files.recorded(f)
+		p.OCRMetrics.observe(p.cfg.SourceID, f)
 	}
 	if p.Crash != nil {
 		p.Crash("after-record-before-publish")

@@ -46,7 +46,8 @@ type ServiceConfig struct {
 	ListSkipped bool
 	// StdinID is the native id of the document read from stdin.
 	StdinID string
-	// PolicyFile holds each source's formats list (see policy.Formats).
+	// PolicyFile holds each source's formats list, record schema, and
+	// OCR settings (see policy.Formats).
 	PolicyFile string
 	// TableSource is the declared table source to read instead of
 	// inputs (sluice sources add table).
@@ -198,9 +199,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	tally := &FileTally{List: f.ListSkipped}
-	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
-		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
-		Records: recordSchema(formats, cfg.SourceID), Extractor: corpus.LimitedExtractor{Limits: f.Extract}, OnFile: tally.Observe})
+	reader, ocr, err := f.reader(inputs, stdin, cfg, formats, tally)
 	if err != nil {
 		return service.UsageError(err)
 	}
@@ -209,8 +208,8 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return err
 	}
 	defer rt.Close()
-	if cfg.Chunk.Unit == chunk.UnitTokens {
-		tokens.Log(rt.Log, f.Model, cfg.Chunk.Tokens)
+	if err := f.checkSettings(ctx, rt, cfg, ocr); err != nil {
+		return err
 	}
 	p, err := New(cfg, rt.Pool, rt.JS, rt.Log)
 	if err != nil {
@@ -220,7 +219,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		rt.Log.Warn().Msg("the document read from stdin gets the id \"" + corpus.DefaultStdinName + "\": a later piped document replaces it; name each with --id")
 	}
 	tally.Metrics = NewFileMetrics(rt.Registry)
-	p.Files = tally
+	p.Files, p.OCRMetrics = tally, NewOCRMetrics(rt.Registry)
 	p.DeleteMetrics = erase.NewMetrics(rt.Registry)
 	p.Progress = progress(stderr, rt)
 	p.Crash = crashpoint.FromEnv(lookup)
@@ -235,6 +234,28 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		err = perr
 	}
 	return err
+}
+
+// reader is the corpus reader of inputs under the source's policy, and
+// the source's OCR settings it reads scans with.
+func (f *ServiceConfig) reader(inputs []string, stdin io.Reader, cfg Config, formats policy.Formats, tally *FileTally) (*corpus.Reader, extract.OCR, error) {
+	ocr := OCRSettings(formats.OCR(cfg.SourceID))
+	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
+		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
+		Records: recordSchema(formats, cfg.SourceID), Extractor: corpus.LimitedExtractor{Limits: f.Extract, OCR: ocr}, OnFile: tally.Observe})
+	return reader, ocr, err
+}
+
+// checkSettings logs the tokenizer the chunks are counted with and
+// refuses OCR languages that are not installed.
+func (f *ServiceConfig) checkSettings(ctx context.Context, rt *service.Runtime, cfg Config, ocr extract.OCR) error {
+	if cfg.Chunk.Unit == chunk.UnitTokens {
+		tokens.Log(rt.Log, f.Model, cfg.Chunk.Tokens)
+	}
+	if err := CheckOCR(ctx, ocr, rt.Log); err != nil {
+		return service.UsageError(err)
+	}
+	return nil
 }
 
 // progress reports after each batch: a one-line bar on a terminal, a log

@@ -44,6 +44,7 @@ func (f *parkedFlags) register(l *config.Loader) {
 func (f *parkedFlags) registerReplay(l *config.Loader, id, stage *string) {
 	l.String(id, "id", "", "", "replay this parked file's dead letter (a file the producer parked whole) from its kept bytes")
 	l.String(stage, "stage", "", "", "produce: replay every parked file the --source and --error-class select, from their kept bytes")
+	l.Bool(&f.opts.OCR.Accept, "accept-ocr", "", false, "parked files: store an ocr_low_confidence scan's OCR text as it is, below its source's bar (audited with --reason)")
 	f.register(l)
 	f.registerChunking(l)
 }
@@ -81,11 +82,15 @@ func (f *parkedFlags) chunking() chunk.Config {
 	return c
 }
 
-// forSource narrows o to source's policy: its formats and the secret
-// rules it allows.
+// forSource narrows o to source's policy: its formats, the secret rules
+// it allows and its OCR settings (a bar lowered since the file was
+// parked reads it again under the new bar).
 func forSource(o parkedfile.Options, formats *policy.Formats, source string) parkedfile.Options {
 	o.Formats = formats.For(source)
 	o.Producer.Secrets.Allow = formats.SecretsAllow(source)
+	accept := o.OCR.Accept
+	o.OCR = producer.OCRSettings(formats.OCR(source))
+	o.OCR.Accept = accept
 	return o
 }
 
@@ -150,6 +155,9 @@ func printParkedReport(w io.Writer, r *parkedfile.Report) {
 	}
 	fmt.Fprintf(w, "parked file %s: %s (source %s), version %d, parked as %s; from its %s (%d bytes)\n",
 		r.DeadLetterID, r.SourceNativeID, r.Source, r.Version, r.Class, r.Origin, r.Bytes)
+	if r.AcceptOCR {
+		fmt.Fprintln(w, "its OCR text is accepted as it is, below the source's bar")
+	}
 	if r.Withheld != "" {
 		fmt.Fprintf(w, "text withheld from the audit: it matches secret rule %s (its chunks are escalated)\n", r.Withheld)
 	} else if r.TextDiff != "" {

@@ -45,13 +45,14 @@ func runDLQReplay(ctx context.Context, env Env, args []string) error {
 	if id != "" || stage != "" {
 		return runParkedReplay(ctx, env, &c, &pf, scope, id, stage, reason, execute)
 	}
-	if !scope.Narrow() {
+	switch {
+	case pf.opts.OCR.Accept:
+		return usageErr("--accept-ocr stores a parked scan's OCR text: name its dead letter with --id, or --stage produce --error-class ocr_low_confidence")
+	case !scope.Narrow():
 		return usageErr("name a scope: at least one of --source, --error-class, --run, --since")
-	}
-	if scope.Limit < 1 || scope.Limit > replay.MaxLimit {
+	case scope.Limit < 1 || scope.Limit > replay.MaxLimit:
 		return usageErr("--limit must be 1..%d", replay.MaxLimit)
-	}
-	if execute && reason == "" {
+	case execute && reason == "":
 		return usageErr("--execute needs --reason: say why, for the audit trail")
 	}
 	pool, err := openPool(ctx, c.DatabaseURL)

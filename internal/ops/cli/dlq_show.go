@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -299,7 +300,11 @@ func printParkedCommands(w io.Writer, d *dlqDetail) {
 		return
 	}
 	fmt.Fprintln(w)
-	if d.Payload.KeptBytes != nil {
+	switch {
+	case d.Payload.KeptBytes != nil && d.ErrorClass == classify.ClassOCRLowConfidence:
+		fmt.Fprintf(w, "store its OCR text as it is, below the bar:\n  sluice dlq replay --id %s --accept-ocr --execute --reason \"...\"\n", d.DeadLetterID)
+		fmt.Fprintf(w, "or lower the source's ocr_min_confidence (or fix its ocr_languages) in the policy file and read it again:\n  sluice dlq replay --id %s --policy-file FILE --execute --reason \"...\"\n", d.DeadLetterID)
+	case d.Payload.KeptBytes != nil:
 		fmt.Fprintf(w, "replay it from its kept bytes once the cause is fixed (add --password for an encrypted PDF, or a raised --extract-* or --max-document-bytes limit):\n  sluice dlq replay --id %s --execute --reason \"...\"\n", d.DeadLetterID)
 	}
 	fmt.Fprintf(w, "or key its text in by hand:\n  sluice dlq correct --id %s --text FILE --execute --reason \"...\"\n", d.DeadLetterID)

@@ -40,6 +40,7 @@ type section struct {
 	Formats          []string   `yaml:"formats"`
 	SecretsAllow     []string   `yaml:"secrets_allow"`
 	Records          *Records   `yaml:"records"`
+	ocrKeys          `yaml:",inline"`
 }
 
 type backoff struct {

@@ -24,6 +24,10 @@ type Formats struct {
 	allow map[string][]string
 	// records is each source's record schema.
 	records map[string]Records
+	// defOCR and ocr are the default section's and each source's OCR
+	// keys (see OCR).
+	defOCR ocrKeys
+	ocr    map[string]ocrKeys
 }
 
 // Records is a source's record schema (its records setting): how each row
@@ -96,12 +100,20 @@ func ParseFormats(name string, data []byte, check func(string) error) (Formats, 
 	}
 	var root yaml.Node
 	_ = yaml.Unmarshal(data, &root) // decoded above; this only finds lines
-	out := Formats{def: f.Default.Formats, sources: map[string][]string{}, allow: map[string][]string{}, records: map[string]Records{}}
+	out := Formats{def: f.Default.Formats, sources: map[string][]string{}, allow: map[string][]string{}, records: map[string]Records{},
+		defOCR: f.Default.ocrKeys, ocr: map[string]ocrKeys{}}
 	var errs []error
 	if err := checkFormats(f.Default.Formats, check); err != nil {
 		errs = append(errs, located(name, lineOf(&root, "default", "formats"), "default", err))
 	}
+	f.Default.ocrKeys.check(func(key string, err error) {
+		errs = append(errs, located(name, lineOf(&root, "default", key), "default", err))
+	})
 	for source, sec := range f.Sources {
+		sec.ocrKeys.check(func(key string, err error) {
+			errs = append(errs, located(name, lineOf(&root, "sources", source, key), "source "+strconv.Quote(source), err))
+		})
+		out.ocr[source] = sec.ocrKeys
 		if sec.SecretsAllow != nil {
 			out.allow[source] = sec.SecretsAllow
 		}

@@ -387,3 +387,46 @@ func TestRecordsIsASourceSetting(t *testing.T) {
 		t.Errorf("the producer took a schema without text: %v", err)
 	}
 }
+
+// A source's OCR settings come from its section over the default
+// section over the defaults (0.80, document, eng), and a value that has
+// no meaning is refused with its file and line.
+func TestOCRSettingsPerSource(t *testing.T) {
+	t.Parallel()
+	f, err := policy.ParseFormats("p.yaml", []byte(`
+default:
+  ocr_languages: [eng, deu]
+sources:
+  branch-office:
+    ocr_min_confidence: 0.6
+    ocr_scope: page
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := policy.OCR{MinConfidence: 0.6, Scope: policy.OCRScopePage, Languages: []string{"eng", "deu"}}
+	if got := f.OCR("branch-office"); !reflect.DeepEqual(got, want) {
+		t.Errorf("branch-office: %+v, want %+v", got, want)
+	}
+	want = policy.OCR{MinConfidence: 0.80, Scope: policy.OCRScopeDocument, Languages: []string{"eng", "deu"}}
+	if got := f.OCR("permits"); !reflect.DeepEqual(got, want) {
+		t.Errorf("a source without a section: %+v, want %+v", got, want)
+	}
+	none, err := policy.ParseFormats("p.yaml", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = policy.OCR{MinConfidence: 0.80, Scope: policy.OCRScopeDocument, Languages: []string{"eng"}}
+	if got := none.OCR("permits"); !reflect.DeepEqual(got, want) {
+		t.Errorf("no file: %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"sources:\n  a:\n    ocr_min_confidence: 80\n", `p.yaml:3: source "a": ocr_min_confidence 80: use a fraction above 0 and at most 1`},
+		{"default:\n  ocr_scope: pages\n", `p.yaml:2: default: ocr_scope "pages": use document`},
+		{"sources:\n  a:\n    max_replays: 1\n    ocr_languages: []\n", `p.yaml:4: source "a": ocr_languages is empty`},
+	} {
+		if _, err := policy.ParseFormats("p.yaml", []byte(tc.yaml), nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

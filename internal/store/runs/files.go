@@ -29,6 +29,13 @@ type Files struct {
 	// Parked is how many were parked whole, as document-level dead
 	// letters.
 	Parked int `json:"parked"`
+	// OCR is how many of those read or parked were scans or images that
+	// OCR read; OCRLow how many of them were parked below their source's
+	// bar (ocr_low_confidence), waiting for a person to key, accept or
+	// re-read them; Keyed how many were stored from keyed text.
+	OCR    int `json:"ocr"`
+	OCRLow int `json:"ocr_low_confidence"`
+	Keyed  int `json:"keyed"`
 }
 
 // ExcludedTotal is the sum of Excluded.
@@ -57,7 +64,14 @@ func (f Files) String() string {
 	if len(parts) > 0 {
 		excluded = " (" + strings.Join(parts, ", ") + ")"
 	}
-	return fmt.Sprintf("%d seen, %d read, %d excluded%s, %d parked", f.Seen, f.Read, f.ExcludedTotal(), excluded, f.Parked)
+	out := fmt.Sprintf("%d seen, %d read, %d excluded%s, %d parked", f.Seen, f.Read, f.ExcludedTotal(), excluded, f.Parked)
+	if f.OCR > 0 {
+		out += fmt.Sprintf("; %d read by OCR, %d of them below the bar and waiting for a person (key, accept or re-read them: \"Scanned documents\" in docs/operations.md)", f.OCR, f.OCRLow)
+	}
+	if f.Keyed > 0 {
+		out += fmt.Sprintf("; %d stored from keyed text", f.Keyed)
+	}
+	return out
 }
 
 // RecordFiles records what the run did with its files.
@@ -71,8 +85,9 @@ func RecordFiles(ctx context.Context, pool *pgxpool.Pool, runID string, f Files)
 		return fmt.Errorf("record the files of run %s: %w", runID, err)
 	}
 	if _, err := pool.Exec(ctx, `
-		UPDATE ingest_runs SET files_seen = $2, files_read = $3, files_parked = $4, files_excluded = $5
-		WHERE run_id = $1`, runID, f.Seen, f.Read, f.Parked, raw); err != nil {
+		UPDATE ingest_runs SET files_seen = $2, files_read = $3, files_parked = $4, files_excluded = $5,
+			files_ocr = $6, files_ocr_low = $7, files_keyed = $8
+		WHERE run_id = $1`, runID, f.Seen, f.Read, f.Parked, raw, f.OCR, f.OCRLow, f.Keyed); err != nil {
 		return fmt.Errorf("record the files of run %s: %w", runID, err)
 	}
 	return nil
@@ -84,10 +99,11 @@ func RecordFiles(ctx context.Context, pool *pgxpool.Pool, runID string, f Files)
 func ReadFiles(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }, runID string) (*Files, error) {
-	var seen, read, parked *int
+	var seen, read, parked, ocr, low, keyed *int
 	var excluded []byte
-	err := q.QueryRow(ctx, `SELECT files_seen, files_read, files_parked, files_excluded FROM ingest_runs WHERE run_id = $1`, runID).
-		Scan(&seen, &read, &parked, &excluded)
+	err := q.QueryRow(ctx, `SELECT files_seen, files_read, files_parked, files_excluded, files_ocr, files_ocr_low, files_keyed
+		FROM ingest_runs WHERE run_id = $1`, runID).
+		Scan(&seen, &read, &parked, &excluded, &ocr, &low, &keyed)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("run %q: %w", runID, ErrNoRun)
 	}
@@ -97,7 +113,8 @@ func ReadFiles(ctx context.Context, q interface {
 	if seen == nil {
 		return nil, nil
 	}
-	f := &Files{Seen: *seen, Read: deref(read), Parked: deref(parked), Excluded: map[string]int{}}
+	f := &Files{Seen: *seen, Read: deref(read), Parked: deref(parked), Excluded: map[string]int{},
+		OCR: deref(ocr), OCRLow: deref(low), Keyed: deref(keyed)}
 	if len(excluded) > 0 {
 		if err := json.Unmarshal(excluded, &f.Excluded); err != nil {
 			return nil, fmt.Errorf("read the files of run %s: %w", runID, err)
@@ -111,4 +128,30 @@ func deref(p *int) int {
 		return 0
 	}
 	return *p
+}
+
+// KeyedBySource returns, for each source, how many parked documents its
+// runs stored from text a person keyed in (files_keyed), all runs
+// together; sources without any are left out.
+func KeyedBySource(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (map[string]int64, error) {
+	rows, err := q.Query(ctx, `SELECT source_id, sum(files_keyed) FROM ingest_runs WHERE files_keyed > 0 GROUP BY source_id`)
+	if err != nil {
+		return nil, fmt.Errorf("read the keyed documents: %w", err)
+	}
+	out := map[string]int64{}
+	for rows.Next() {
+		var source string
+		var n int64
+		if err := rows.Scan(&source, &n); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("read the keyed documents: %w", err)
+		}
+		out[source] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the keyed documents: %w", err)
+	}
+	return out, nil
 }

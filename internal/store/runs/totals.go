@@ -11,6 +11,9 @@ import (
 // Totals sums one source's runs.
 type Totals struct {
 	Runs, Documents, Published, Stored, Parked int
+	// OCR counts the files read by OCR, Keyed those stored from keyed
+	// text (files_ocr, files_keyed).
+	OCR, Keyed int
 }
 
 // TotalsBySource sums the runs started in [since, until) by source.
@@ -18,7 +21,8 @@ func TotalsBySource(ctx context.Context, q interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }, since, until time.Time) (map[string]Totals, error) {
 	rows, err := q.Query(ctx, `
-		SELECT source_id, count(*), sum(documents), sum(published), sum(stored), sum(parked)
+		SELECT source_id, count(*), sum(documents), sum(published), sum(stored), sum(parked),
+			coalesce(sum(files_ocr), 0), coalesce(sum(files_keyed), 0)
 		FROM ingest_runs WHERE started_at >= $1 AND started_at < $2
 		GROUP BY source_id`, since, until)
 	if err != nil {
@@ -27,7 +31,7 @@ func TotalsBySource(ctx context.Context, q interface {
 	out := map[string]Totals{}
 	var id string
 	var t Totals
-	if _, err := pgx.ForEachRow(rows, []any{&id, &t.Runs, &t.Documents, &t.Published, &t.Stored, &t.Parked}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &t.Runs, &t.Documents, &t.Published, &t.Stored, &t.Parked, &t.OCR, &t.Keyed}, func() error {
 		out[id] = t
 		return nil
 	}); err != nil {
