@@ -98,7 +98,12 @@ func signIn(t *testing.T, ctx context.Context, base, secret string) {
 		chromedp.WaitVisible(chromedp.CSS("#token")),
 		chromedp.SendKeys(chromedp.CSS("#token"), secret),
 		chromedp.Submit(chromedp.CSS("#token")),
-		waitFor(`!!document.querySelector("#shape")`),
+		waitFor(`!!document.querySelector("#shape") && document.readyState === "complete"`),
+		// A page script sees the new document before chromedp's own node
+		// tree does; a Click right after would query the old tree and fail
+		// with "Could not find node with given id". Waiting through
+		// chromedp's tree moves it to the signed-in page.
+		chromedp.WaitVisible(chromedp.CSS("#shape")),
 	)
 }
 
