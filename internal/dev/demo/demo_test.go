@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/dev/demo"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
 
 // The demo converges, reports no leak and no duplicate, changes the
@@ -26,7 +27,8 @@ import (
 // every service's /metrics carries the series operators and alerts
 // depend on, with the ones the demo must move above zero.
 func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
-	bin := buildBinaries(t)
+	t.Parallel()
+	bin := testenv.Binaries(t)
 	var stdout, stderr bytes.Buffer
 	scraped := map[string]string{}
 	err := demo.Run(context.Background(), demo.Config{
@@ -192,7 +194,8 @@ func sum(body, series string) (float64, bool) {
 // The demo runs on a 3-node cluster with R3 streams, every client given
 // all three URLs, and converges with nothing leaked or duplicated.
 func TestDemoOnCluster(t *testing.T) {
-	bin := buildBinaries(t)
+	t.Parallel()
+	bin := testenv.Binaries(t)
 	var stdout, stderr bytes.Buffer
 	err := demo.Run(context.Background(), demo.Config{
 		BinDir: bin, Documents: 30, Outage: 4 * time.Second, Timeout: 3 * time.Minute, Cluster: true,
@@ -210,23 +213,13 @@ func TestDemoOnCluster(t *testing.T) {
 	}
 }
 
-// buildBinaries builds every command into a directory of the test's.
-func buildBinaries(t *testing.T) string {
-	t.Helper()
-	bin := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "github.com/sluicehq/sluice/cmd/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // After a demo with --keep, the model change it rolled back is dropped,
 // so a document ingested into the running system gets exactly one vector
 // per chunk, from the served generation, and no other generation is kept
 // up to date behind the user's back.
 func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
-	bin := buildBinaries(t)
+	t.Parallel()
+	bin := testenv.Binaries(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr bytes.Buffer

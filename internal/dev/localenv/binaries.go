@@ -51,23 +51,32 @@ func NATSServerBinary(ctx context.Context) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	lock, err := os.OpenFile(bin+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	return bin, WithFileLock(bin+".lock", func() error {
+		if _, err := os.Stat(bin); err == nil {
+			return nil
+		}
+		tmp := bin + ".tmp"
+		if _, err := Go(ctx, root, "build", "-o", tmp, NATSServerModule); err != nil {
+			return fmt.Errorf("%w: build nats-server %s (needs the Go module proxy or a warm module cache): %w", ErrNoNATSServer, version, err)
+		}
+		return os.Rename(tmp, bin)
+	})
+}
+
+// WithFileLock runs fn holding an exclusive lock on the file at path,
+// which it creates if need be, so that processes running side by side
+// (the test binaries of one `go test` run) do fn one at a time.
+func WithFileLock(path string, fn func() error) error {
+	lock, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
+		return err
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	tmp := bin + ".tmp"
-	if _, err := Go(ctx, root, "build", "-o", tmp, NATSServerModule); err != nil {
-		return "", fmt.Errorf("%w: build nats-server %s (needs the Go module proxy or a warm module cache): %w", ErrNoNATSServer, version, err)
-	}
-	return bin, os.Rename(tmp, bin)
+	return fn()
 }
 
 // ErrNoSource is what SourceRoot returns when the working directory is not
