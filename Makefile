@@ -65,15 +65,21 @@ PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u))
 # 2-core machine (tests/chaos: 3 to 6 minutes), so that a slow machine
 # fails on a defect, not on time. The packages of pure computation
 # (PURE_PKGS: no goroutine, no sync, which archtest checks) and the corpus
-# generators' shape tests (!race) run without the race detector, which
-# slows their tokenizing tenfold and has nothing to find in them; their
-# concurrent use is raced in their callers' tests.
+# generators' shape tests and the benchmark's quick runs (UNRACED_TESTS,
+# in files built with !race, which archtest checks) run without the race
+# detector, which slows their tokenizing tenfold and their measured
+# pipeline several fold, and has nothing to find in them; their
+# concurrent use is raced in their callers' and their packages' tests.
 PURE_PKGS := internal/content/chunk internal/content/compliance internal/content/secrets
+UNRACED_PKGS := internal/dev/bench
+UNRACED_TESTS := TestDocsCorpusShape TestGenerateReuseCorpus TestQuickRunReportsEverySection TestQuickQuotaRunStaysWithinTheQuota
+empty :=
+space := $(empty) $(empty)
 MODULE := github.com/sluicehq/sluice
 test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) chromium extract-tools
 	$(GO) test -race -count=1 -timeout 20m $(filter-out $(addprefix $(MODULE)/,$(PURE_PKGS)),$(shell $(GO) list ./...))
 	$(GO) test -count=1 -timeout 10m $(addprefix ./,$(PURE_PKGS))
-	$(GO) test -count=1 -timeout 10m -run '^(TestDocsCorpusShape|TestGenerateReuseCorpus)$$' ./internal/dev/bench/
+	$(GO) test -count=1 -timeout 10m -run '^($(subst $(space),|,$(UNRACED_TESTS)))$$' $(addprefix ./,$(UNRACED_PKGS))
 	cd bench && $(GO) test -count=1 ./...
 
 ## chromium: the headless browser the console's browser tests drive (Debian's package)

@@ -1,3 +1,11 @@
+//go:build !race
+
+// The quick runs of the benchmark run without the race detector (`make
+// test` runs them in a pass of their own, beside the corpus generators'
+// shape tests): they measure the pipeline, which the detector slows
+// several fold, and the code they drive is raced in its own packages'
+// tests.
+
 package bench_test
 
 import (
@@ -13,17 +21,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/internal/dev/bench"
-	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
-
-// TestMain lets the test binary play the benchmark's child roles: the
-// naive workers re-execute the running binary.
-func TestMain(m *testing.M) {
-	if code, ok := bench.RunChild(); ok {
-		os.Exit(code)
-	}
-	testenv.Main(m)
-}
 
 // The quick mode runs every scenario end to end, River, a small scale run
 // and the latency-bound runs included, and writes a report with every

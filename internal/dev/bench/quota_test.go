@@ -1,3 +1,8 @@
+//go:build !race
+
+// A quick run of the benchmark, like quick_test.go's: built without
+// the race detector only.
+
 package bench_test
 
 import (
