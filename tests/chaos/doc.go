@@ -6,7 +6,8 @@
 //
 // The short tests run in `make test`. The long scenarios (the cluster,
 // power loss, network faults, a fleet sharing one quota, model and
-// chunking changes under load, deletes under outages) are in files built
+// chunking changes under load, deletes under outages, a provider that
+// answers in 45 s) are in files built
 // only with -tags chaos, which `make chaos` sets. It also runs TestChaos
 // for longer (-chaos.duration), with random kill -9 of every service, the
 // producer included, a nats-server kill, PostgreSQL outages and embedder
