@@ -2,8 +2,10 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -19,6 +21,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/internal/store/objects"
+	"github.com/sluicehq/sluice/internal/store/sources"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -152,6 +155,7 @@ type s3Sync struct {
 	formats policy.Formats
 	files   *FileMetrics
 	deletes *erase.Metrics
+	source  *SourceMetrics
 	crash   func(string)
 	stdout  io.Writer
 	stderr  io.Writer
@@ -181,17 +185,38 @@ func runS3(ctx context.Context, f *ServiceConfig, lookup func(string) (string, b
 		return err
 	}
 	defer rt.Close()
+	if err := declareS3(ctx, rt.Pool, cfg.SourceID, f.S3); err != nil {
+		return err
+	}
 	s := &s3Sync{f: f, cfg: cfg, rt: rt, client: client, loc: loc, formats: formats, files: NewFileMetrics(rt.Registry),
-		deletes: erase.NewMetrics(rt.Registry), crash: crashpoint.FromEnv(lookup), stdout: stdout, stderr: stderr}
+		deletes: erase.NewMetrics(rt.Registry), source: NewSourceMetrics(rt.Registry), crash: crashpoint.FromEnv(lookup), stdout: stdout, stderr: stderr}
 	rt.Started()
 	if f.Follow {
 		return s.follow(ctx, f.FollowPoll)
 	}
-	return s.run(ctx)
+	return s.run(ctx, time.Time{})
 }
 
-// run is one producer run over the objects under the prefix.
-func (s *s3Sync) run(ctx context.Context) error {
+// declareS3 records the S3 source in the sources table, as its runs
+// declare it, so that `sluice sources ls` shows its syncs. A source of
+// the name declared as another kind is refused.
+func declareS3(ctx context.Context, pool *pgxpool.Pool, name string, s S3Settings) error {
+	endpoint := s.Client.Endpoint
+	if u, err := url.Parse(endpoint); err == nil && u.User != nil {
+		u.User = nil
+		endpoint = u.String()
+	}
+	err := sources.RecordS3(ctx, pool, name, sources.S3{URL: s.URL, Endpoint: endpoint})
+	if errors.Is(err, sources.ErrOtherKind) {
+		return service.UsageError(fmt.Errorf("--source %s: %w: give the S3 prefix a source name of its own", name, err))
+	}
+	return err
+}
+
+// run is one producer run over the objects under the prefix, answering
+// changes the oldest of which the store announced at oldest (zero when
+// no event asked for the run). It records the sync on the source.
+func (s *s3Sync) run(ctx context.Context, oldest time.Time) error {
 	cfg, f := s.cfg, s.f
 	cfg.RunID = ""
 	p, err := New(cfg, s.rt.Pool, s.rt.JS, s.rt.Log)
@@ -219,8 +244,28 @@ func (s *s3Sync) run(ctx context.Context) error {
 			err = fmt.Errorf("s3 source: forget the objects gone: %w", ferr)
 		}
 	}
+	s.recordSync(ctx, sum, oldest, err)
 	if perr := printSummary(s.stdout, sum, time.Since(start), f.JSON); perr != nil && err == nil {
 		err = perr
 	}
 	return err
+}
+
+// recordSync records a run's end on the source: its time, its error or
+// why it stopped, and, when events asked for it and it succeeded, its
+// lag from the oldest of them to its end.
+func (s *s3Sync) recordSync(ctx context.Context, sum Summary, oldest time.Time, err error) {
+	name := s.cfg.SourceID
+	if err == nil && sum.Stopped != "" {
+		err = fmt.Errorf("run %s stopped (%s)", sum.RunID, sum.Stopped)
+	}
+	var lag *time.Duration
+	if err == nil && !oldest.IsZero() {
+		l := time.Since(oldest)
+		lag = &l
+		s.source.Lag.WithLabelValues(name).Set(l.Seconds())
+	}
+	if rerr := sources.RecordSync(context.WithoutCancel(ctx), s.rt.Pool, name, lag, err); rerr != nil {
+		s.rt.Log.Warn().Err(rerr).Str("source", name).Msg("could not record the sync")
+	}
 }

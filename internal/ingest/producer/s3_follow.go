@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/internal/platform/broker"
 	"github.com/sluicehq/sluice/internal/platform/wait"
+	"github.com/sluicehq/sluice/internal/store/sources"
 )
 
 // s3EventsBatch is how many event notifications one pull takes.
@@ -45,22 +46,40 @@ func (s *s3Sync) follow(ctx context.Context, poll time.Duration) error {
 		return fmt.Errorf("follow the events of %s: create the durable %s on %s (does the stream exist? run sluice nats setup): %w",
 			s.loc, broker.S3EventsDurable(s.cfg.SourceID), broker.S3EventsStream, err)
 	}
+	name := s.cfg.SourceID
 	for {
 		held := s.awaitEvents(ctx, cons, poll)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := s.run(ctx); err != nil {
+		if err := sources.Followed(ctx, s.rt.Pool, name); err != nil && ctx.Err() == nil {
+			s.rt.Log.Warn().Err(err).Msg("could not record the follower's wake-up")
+		}
+		s.source.Pending.WithLabelValues(name).Set(float64(len(held)))
+		if err := s.run(ctx, oldestEvent(held)); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			s.rt.Log.Warn().Err(err).Str("source", s.cfg.SourceID).Msg("S3 source run failed; its events stay unacknowledged and the next run tries again")
+			s.rt.Log.Warn().Err(err).Str("source", name).Msg("S3 source run failed; its events stay unacknowledged and the next run tries again")
 			continue
 		}
 		for _, m := range held {
 			_ = m.Ack()
 		}
+		s.source.Pending.WithLabelValues(name).Set(0)
 	}
+}
+
+// oldestEvent is when the oldest of the event notifications was captured
+// in S3_EVENTS, moments after its change; zero for none.
+func oldestEvent(held []jetstream.Msg) time.Time {
+	var oldest time.Time
+	for _, m := range held {
+		if md, err := m.Metadata(); err == nil && (oldest.IsZero() || md.Timestamp.Before(oldest)) {
+			oldest = md.Timestamp
+		}
+	}
+	return oldest
 }
 
 // awaitEvents returns as soon as the follower has something to do, with

@@ -15,6 +15,7 @@ import (
 	"github.com/sluicehq/sluice/internal/content/s3source"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/platform/crashpoint"
+	"github.com/sluicehq/sluice/internal/store/sources"
 	"github.com/sluicehq/sluice/pkg/messages"
 )
 
@@ -235,7 +236,8 @@ func TestS3SourceFollowsTheStoresEvents(t *testing.T) {
 	b := newS3BundleWith(t, true)
 	b.startServices()
 	b.put("docs/d0.txt", "document 0, before the follower")
-	args, env := b.s3Args([]string{"--follow", "--follow-poll", "1m"})
+	addr := freeAddr(t)
+	args, env := b.s3Args([]string{"--follow", "--follow-poll", "1m"}, "METRICS_ADDR="+addr)
 	b.startProducerWith(args, env...)
 	b.eventually(60*time.Second, "the first listing stored", func() bool { return b.storedText("docs/d0.txt") == "document 0, before the follower" })
 
@@ -244,6 +246,16 @@ func TestS3SourceFollowsTheStoresEvents(t *testing.T) {
 	b.put("docs/d1.txt", "document 1, put while following")
 	b.eventually(bound, "the put object embedded", func() bool { return b.storedText("docs/d1.txt") == "document 1, put while following" })
 	t.Logf("a put embedded in %s", time.Since(start).Round(time.Millisecond))
+	b.eventually(bound, "the event-driven run's lag exported", func() bool {
+		m := scrape(addr)
+		return strings.Contains(m, `sluice_source_changes_pending{source="docs"} 0`) && strings.Contains(m, `sluice_source_lag_seconds{source="docs"}`)
+	})
+	// Its runs declared the source: sluice sources ls shows it live, with
+	// its last sync and the lag from the event to the run's end.
+	if s, err := sources.Get(context.Background(), b.db.Pool, "docs"); err != nil || s.Kind != sources.KindS3 || !s.Live ||
+		s.LastSyncAt == nil || s.LastError != "" || s.Lag == nil || *s.Lag > bound || !strings.Contains(string(s.Settings), "s3://corpus/docs/") {
+		t.Errorf("the followed S3 source reads %+v (%s, %v); want kind s3, live, with its last sync and a lag under %s", s, s.Settings, err, bound)
+	}
 
 	start = time.Now()
 	b.remove("docs/d0.txt")

@@ -36,6 +36,10 @@ var ErrNotFound = errors.New("source not declared")
 // ErrExists is a source declared twice.
 var ErrExists = errors.New("source already declared")
 
+// ErrOtherKind is a name declared as a source of another kind than the
+// one a run reads.
+var ErrOtherKind = errors.New("source declared as another kind")
+
 // Querier is what the statements run on: a pool, a connection or a
 // transaction.
 type Querier interface {
@@ -83,6 +87,14 @@ type Table struct {
 	Filter string `json:"filter,omitempty"`
 }
 
+// S3 are an S3 source's settings, as its last run recorded them.
+type S3 struct {
+	// URL is the prefix read: s3://bucket/prefix.
+	URL string `json:"url"`
+	// Endpoint is the S3-compatible store's URL; empty for AWS.
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
 // columns lists Source's columns in the order scan reads them.
 const columns = `name, kind, settings, created_at, last_sync_at, coalesce(last_error, ''), lag_seconds, followed_at,
 	coalesce(followed_at > now() - make_interval(secs => $1), false)`
@@ -112,6 +124,30 @@ func Add(ctx context.Context, q Querier, name string, kind Kind, settings any) e
 		return fmt.Errorf("%w: %s", ErrExists, name)
 	}
 	return nil
+}
+
+// RecordS3 declares the S3 source name with its settings, or records the
+// settings of a run of the one declared: an S3 source is declared by its
+// runs. A source of that name of another kind is left alone and refused
+// with ErrOtherKind.
+func RecordS3(ctx context.Context, q Querier, name string, settings S3) error {
+	raw, err := json.Marshal(settings)
+	if err != nil {
+		return fmt.Errorf("record S3 source %s: %w", name, err)
+	}
+	tag, err := q.Exec(ctx, `INSERT INTO sources (name, kind, settings) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET settings = EXCLUDED.settings WHERE sources.kind = EXCLUDED.kind`, name, KindS3, raw)
+	if err != nil {
+		return fmt.Errorf("record S3 source %s: %w", name, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	s, err := Get(ctx, q, name)
+	if err != nil {
+		return fmt.Errorf("record S3 source %s: %w", name, err)
+	}
+	return fmt.Errorf("%w: %s is a %s source", ErrOtherKind, name, s.Kind)
 }
 
 // Remove forgets a declared source; ErrNotFound if none has that name.

@@ -3,6 +3,7 @@ package sources_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,36 @@ func TestDeclareSyncAndRemove(t *testing.T) {
 	}
 	if all, err := sources.List(ctx, op); err != nil || len(all) != 0 {
 		t.Fatalf("List = %v, %v; want none", all, err)
+	}
+}
+
+// An S3 source is declared by its first run, as the producer's role, and
+// its settings follow its later runs; a name declared as a table source
+// is refused and keeps its kind and settings.
+func TestS3SourceIsDeclaredByItsRuns(t *testing.T) {
+	t.Parallel()
+	db := testenv.NewDatabase(t)
+	ctx := context.Background()
+	prod := db.RolePool(t, migrations.ProducerRole)
+	for _, url := range []string{"s3://corpus/docs/", "s3://corpus/manuals/"} {
+		if err := sources.RecordS3(ctx, prod, "docs", sources.S3{URL: url, Endpoint: "http://127.0.0.1:7070"}); err != nil {
+			t.Fatalf("RecordS3 %s: %v", url, err)
+		}
+	}
+	got, err := sources.Get(ctx, prod, "docs")
+	if err != nil || got.Kind != sources.KindS3 || !strings.Contains(string(got.Settings), `"url": "s3://corpus/manuals/"`) {
+		t.Fatalf("Get = %+v (%s), %v; want an s3 source reading s3://corpus/manuals/", got, got.Settings, err)
+	}
+	op := db.RolePool(t, migrations.OperatorRole)
+	table := sources.Table{DSN: "env:APP_DSN", Table: "public.articles", ID: "id", Text: []string{"body"}}
+	if err := sources.Add(ctx, op, "articles", sources.KindTable, table); err != nil {
+		t.Fatal(err)
+	}
+	err = sources.RecordS3(ctx, prod, "articles", sources.S3{URL: "s3://corpus/"})
+	if !errors.Is(err, sources.ErrOtherKind) || !strings.Contains(err.Error(), "articles is a table source") {
+		t.Fatalf("RecordS3 over a table source: %v, want ErrOtherKind naming its kind", err)
+	}
+	if kept, err := sources.GetTable(ctx, op, "articles"); err != nil || kept.Table != "public.articles" {
+		t.Errorf("the table source after a refused S3 run: %+v, %v", kept, err)
 	}
 }
