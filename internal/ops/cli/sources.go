@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -15,9 +13,8 @@ import (
 
 	"github.com/sluicehq/sluice/internal/content/pgtable"
 	"github.com/sluicehq/sluice/internal/ops/reconcile"
-	"github.com/sluicehq/sluice/internal/store/manifest"
-	"github.com/sluicehq/sluice/internal/store/objects"
 	"github.com/sluicehq/sluice/internal/store/sources"
+	"github.com/sluicehq/sluice/internal/store/sources/view"
 )
 
 func sourcesCommands() map[string]command {
@@ -158,24 +155,6 @@ func runSourcesRemove(ctx context.Context, env Env, args []string) error {
 	return nil
 }
 
-// sourceRow is one source of `sluice sources ls`.
-type sourceRow struct {
-	Name string `json:"name"`
-	// Kind is table, s3, directory or jsonl; a source only seen in
-	// documents is directory when they came from files, jsonl otherwise.
-	Kind string `json:"kind"`
-	// Mode is live when a follower keeps it in step, batch otherwise.
-	Mode       string     `json:"mode"`
-	Declared   bool       `json:"declared"`
-	LastSyncAt *time.Time `json:"last_sync_at"`
-	// LagSeconds is the last sync's lag from change to publish.
-	LagSeconds *float64 `json:"lag_seconds"`
-	LastError  string   `json:"last_error,omitempty"`
-	Documents  int64    `json:"documents"`
-	Ready      int64    `json:"ready"`
-	Deleted    int64    `json:"deleted"`
-}
-
 func runSourcesList(ctx context.Context, env Env, args []string) error {
 	var c conn
 	l := newLoader(env, "sources ls", &c, false)
@@ -191,13 +170,13 @@ func runSourcesList(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
-	rows, err := listSources(ctx, pool)
+	rows, err := view.List(ctx, pool)
 	if err != nil {
 		return err
 	}
 	if c.JSON {
 		return printJSON(env.Stdout, struct {
-			Sources []sourceRow `json:"sources"`
+			Sources []view.Source `json:"sources"`
 		}{rows})
 	}
 	if len(rows) == 0 {
@@ -214,51 +193,6 @@ func runSourcesList(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", r.Name, r.Kind, r.Mode, tableTimePtr(r.LastSyncAt), lag, r.Documents, r.Ready, r.Deleted, cmp.Or(r.LastError, "-"))
 	}
 	return w.Flush()
-}
-
-// listSources joins the declared sources with those the documents name.
-func listSources(ctx context.Context, pool *pgxpool.Pool) ([]sourceRow, error) {
-	declared, err := sources.List(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := manifest.SourceCounts(ctx, pool)
-	if err != nil {
-		return nil, err
-	}
-	var out []sourceRow
-	for _, s := range declared {
-		r := sourceRow{Name: s.Name, Kind: string(s.Kind), Mode: "batch", Declared: true, LastSyncAt: utcPtr(s.LastSyncAt), LastError: s.LastError}
-		if s.Live {
-			r.Mode = "live"
-		}
-		if s.Lag != nil {
-			secs := s.Lag.Seconds()
-			r.LagSeconds = &secs
-		}
-		n := counts[s.Name]
-		r.Documents, r.Ready, r.Deleted = n.Live, n.Ready, n.Deleted
-		delete(counts, s.Name)
-		out = append(out, r)
-	}
-	s3, err := objects.Sources(ctx, pool, slices.Collect(maps.Keys(counts)))
-	if err != nil {
-		return nil, err
-	}
-	for name, n := range counts {
-		r := sourceRow{Name: name, Kind: string(sources.KindJSONL), Mode: "batch", Documents: n.Live, Ready: n.Ready, Deleted: n.Deleted}
-		switch {
-		case s3[name]:
-			r.Kind = string(sources.KindS3)
-		case n.Files:
-			r.Kind = string(sources.KindDirectory)
-		}
-		last := n.LastChange.UTC()
-		r.LastSyncAt = &last
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b sourceRow) int { return strings.Compare(a.Name, b.Name) })
-	return out, nil
 }
 
 // reconcileTable is `sluice reconcile --table-source NAME`.

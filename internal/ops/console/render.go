@@ -22,7 +22,7 @@ type page struct {
 }
 
 var pageFiles = []string{"overview.html", "list.html", "letter.html", "replay.html", "replayed.html", "corrected.html",
-	"runs.html", "run.html", "document.html", "audit.html", "batches.html", "login.html", "error.html"}
+	"runs.html", "run.html", "document.html", "audit.html", "batches.html", "sources.html", "login.html", "error.html"}
 
 var funcs = template.FuncMap{
 	"time": func(t any) string {

@@ -90,6 +90,7 @@ func (s *Server) routes() {
 	m.Handle("GET /runs", s.read(s.runsPage))
 	m.Handle("GET /runs/{id}", s.read(s.runPage))
 	m.Handle("GET /batches", s.read(s.batchesPage))
+	m.Handle("GET /sources", s.read(s.sourcesPage))
 	m.Handle("GET /audit", s.read(s.auditPage))
 	s.mux = m
 }
