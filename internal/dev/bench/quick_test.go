@@ -37,7 +37,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
 		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse," +
-			"migration,backfill-latency,bulk"}
+			"migration,backfill-latency,bulk,bulk-reuse"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -57,6 +57,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkReuse(t, &r)
 	checkModelChange(t, &r)
 	checkBulk(t, &r)
+	checkBulkReuse(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
@@ -67,7 +68,8 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"latency-bound / ideal (all defaults)", "latency-bound / ideal (latency-bound setting)", "## PostgreSQL storage per chunk",
 		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit,
 		"| migration |", "\nmigration: ", bench.RatioMigrationCPU, bench.RatioMigrationWall, "| backfill-latency |", "\nbackfill-latency: ",
-		bench.RatioBackfillLatencyP99, "| bulk |", "\nbulk: ", bench.RatioBulkRequests} {
+		bench.RatioBackfillLatencyP99, "| bulk |", "\nbulk: ", bench.RatioBulkRequests,
+		"| bulk-reuse |", "\nbulk-reuse: ", bench.RatioBulkReuseInputs} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -305,5 +307,20 @@ func checkBulk(t *testing.T, r *bench.Report) {
 	if b.LiveRequests != 0 || b.Admitted < float64(b.Chunks) || b.Batches < 1 || b.ProviderRequests < 4*b.Batches ||
 		b.RequestsPerChunk <= 0 || b.LiveRequestsPerChunk <= 0 || b.RequestsRatio <= 0 || b.ServiceCPUPer1k <= 0 || b.InputTokensPerChunk <= 0 {
 		t.Errorf("bulk %+v: want every chunk admitted, the live endpoint never asked, and requests per chunk beside the live load's", b)
+	}
+}
+
+// checkBulkReuse checks that bulk mode paid for each distinct text of
+// the reuse corpus once: its request lines are the corpus's distinct
+// texts, fewer than its chunks.
+func checkBulkReuse(t *testing.T, r *bench.Report) {
+	t.Helper()
+	b := r.BulkReuse
+	if b == nil {
+		t.Fatal("no bulk-reuse figures in the report")
+	}
+	if b.DistinctChunks <= 0 || b.DistinctChunks >= b.Chunks || b.RequestLines != float64(b.DistinctChunks) ||
+		b.InputsRatio != b.RequestLines/float64(b.Chunks) {
+		t.Errorf("bulk-reuse %+v: want one request line per distinct text, fewer than the chunks", b)
 	}
 }

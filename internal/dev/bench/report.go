@@ -53,6 +53,7 @@ var TargetRatios = []Ratio{
 	{Name: RatioSearchP99, Target: fmt.Sprintf("≤ %d ms", searchP99TargetMs)},
 	{Name: RatioReuseInputs, Target: "≤ 0.72"},
 	{Name: RatioReuseEdit, Target: "≤ 0.06"},
+	{Name: RatioBulkReuseInputs, Target: "≤ 0.72"},
 	{Name: RatioMigrationCPU, Target: "≤ 1"},
 	{Name: RatioBackfillLatencyP99, Target: "≤ " + strconv.FormatFloat(backfillLatencyTarget, 'f', -1, 64)},
 }
@@ -138,6 +139,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add(RatioMigrationVectors, vectors, 1, "", nil)
 	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
 	add(RatioBulkRequests, bulkRatio(r.Bulk), 1, "", nil)
+	add(RatioBulkReuseInputs, bulkReuseRatio(r.BulkReuse), 1, targetOf(RatioBulkReuseInputs), atMost(0.72))
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -206,6 +208,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeMigration(&b, r)
 	writeBackfillLatency(&b, r)
 	writeBulk(&b, r)
+	writeBulkReuse(&b, r)
 	writeCPU(&b, r)
 	writeRatios(&b, r)
 	writeStorage(&b, r)

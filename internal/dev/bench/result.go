@@ -66,6 +66,9 @@ type Report struct {
 	// Bulk is the bulk run beside the live load of the same corpus;
 	// absent without the bulk run.
 	Bulk *BulkStats `json:"bulk,omitempty"`
+	// BulkReuse is the bulk load of the reuse corpus; absent without
+	// the bulk-reuse run.
+	BulkReuse *BulkReuseStats `json:"bulk_reuse,omitempty"`
 	// Errors lists the runs that failed; their scenarios have no figures.
 	Errors []string `json:"errors,omitempty"`
 }

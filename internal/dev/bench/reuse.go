@@ -190,11 +190,10 @@ func checkReconciled(ctx context.Context, db *database, broker *localenv.NATS, w
 
 // reuseScenario generates the reuse corpus and returns its scenario.
 func (r *runner) reuseScenario() (scenario, error) {
-	c, err := r.reuseCorpusFiles(r.cfg.Chunks)
+	c, err := r.reuseCorpus()
 	if err != nil {
 		return scenario{}, err
 	}
-	r.reuse = &c.stats
 	st := c.stats
 	return scenario{name: ScenarioReuse, dims: 384, chunks: st.Chunks,
 		description: fmt.Sprintf("384 dims, %d documents of about %d chunks, %d of %d chunks repeated; then one paragraph of each edited",

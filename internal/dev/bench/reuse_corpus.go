@@ -188,6 +188,20 @@ var paragraphEdits = []func(rng *rand.Rand, para string) string{
 
 // reuseCorpusFiles writes the reuse corpus of at least chunks chunks and
 // its edited twin into the run's work directory.
+// reuseCorpus returns the reuse corpus of the invocation's size, which
+// the reuse and bulk-reuse scenarios share, generating it on first use.
+func (r *runner) reuseCorpus() (*reuseCorpus, error) {
+	if r.reuseFiles != nil {
+		return r.reuseFiles, nil
+	}
+	c, err := r.reuseCorpusFiles(r.cfg.Chunks)
+	if err != nil {
+		return nil, err
+	}
+	r.reuseFiles, r.reuse = c, &c.stats
+	return c, nil
+}
+
 func (r *runner) reuseCorpusFiles(chunks int) (*reuseCorpus, error) {
 	c := &reuseCorpus{path: filepath.Join(r.work, fmt.Sprintf("reuse-%d.jsonl", chunks)),
 		editedPath: filepath.Join(r.work, fmt.Sprintf("reuse-%d-edited.jsonl", chunks))}

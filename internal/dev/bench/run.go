@@ -69,6 +69,7 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	report.Migration = migrationStats(report)
 	report.BackfillLatency = backfillLatencyStats(report)
 	report.Bulk = bulkStats(report)
+	report.BulkReuse = bulkReuseStats(report, r.reuse)
 	report.Ratios = ratios(report, cfg)
 	report.Errors = errs
 	if err := writeJSON(cfg.Out, report); err != nil {
@@ -247,6 +248,13 @@ func (r *runner) plan(ctx context.Context) ([]scenario, []string) {
 	}
 	if cfg.selected(ScenarioBulk) {
 		out = append(out, r.bulkScenario())
+	}
+	if cfg.selected(ScenarioBulkReuse) {
+		if s, err := r.bulkReuseScenario(); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", ScenarioBulkReuse, err))
+		} else {
+			out = append(out, s)
+		}
 	}
 	if cfg.selected(ScenarioScale) {
 		pipe(ScenarioScale, fmt.Sprintf("as pipeline-384 at %d chunks", cfg.ScaleChunks), pipelineSpec{dims: 384, chunks: cfg.ScaleChunks, storage: true, vacuum: true})

@@ -37,8 +37,10 @@ type runner struct {
 	// docsPath is where it is.
 	docs     *DocsStats
 	docsPath string
-	// reuse describes the reuse run's corpus, once generated.
-	reuse *ReuseCorpusStats
+	// reuse describes the reuse corpus, once generated, and reuseFiles
+	// are its files.
+	reuse      *ReuseCorpusStats
+	reuseFiles *reuseCorpus
 
 	mu      sync.Mutex
 	corpora map[string]string
