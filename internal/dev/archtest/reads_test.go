@@ -44,16 +44,6 @@ var readersBesideOwner = map[string]map[string]string{
 		"documents":       "not yet moved",
 		"ingest_manifest": "not yet moved",
 	},
-	"internal/ops/cli": {
-		"ingest_manifest": "not yet moved",
-		"ingest_runs":     "not yet moved",
-	},
-	"internal/ops/console": {
-		"deletion_requests":  "not yet moved",
-		"document_deletions": "not yet moved",
-		"ingest_manifest":    "not yet moved",
-		"ingest_runs":        "not yet moved",
-	},
 	"internal/ops/reconcile": {
 		"chunk_embeddings": "not yet moved",
 		"dead_letters":     "not yet moved",

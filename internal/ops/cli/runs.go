@@ -7,10 +7,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/internal/store/runs"
 )
 
@@ -112,40 +110,17 @@ func runRuns(ctx context.Context, env Env, args []string) error {
 // listRuns reads the newest runs and counts their manifest rows live: the
 // ingest_runs counters are updated in batches and lag the manifest.
 func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, limit int) ([]runRow, error) {
-	rows, err := pool.Query(ctx, `
-		WITH r AS (
-			SELECT * FROM ingest_runs
-			WHERE $1 = '' OR source_id = $1
-			ORDER BY started_at DESC, run_id DESC
-			LIMIT $2
-		)
-		SELECT r.run_id, r.source_id, r.started_at, r.finished_at, r.status, r.documents,
-		       r.published, r.stored, r.parked, r.halted_reason, r.heartbeat_at, m.pending, m.stored, m.parked
-		FROM r
-		CROSS JOIN LATERAL (
-			SELECT count(*) FILTER (WHERE status = $3) AS pending,
-			       count(*) FILTER (WHERE status = $4) AS stored,
-			       count(*) FILTER (WHERE status = $5) AS parked
-			FROM ingest_manifest WHERE run_id = r.run_id
-		) m
-		ORDER BY r.started_at DESC, r.run_id DESC`, source, limit, manifest.Pending, manifest.Stored, manifest.Parked)
+	list, err := runs.List(ctx, pool, runs.Filter{Source: source, Limit: limit})
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, err
 	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (runRow, error) {
-		var r runRow
-		err := row.Scan(&r.RunID, &r.SourceID, &r.StartedAt, &r.FinishedAt, &r.Status, &r.Documents,
-			&r.Published, &r.Stored, &r.Parked, &r.HaltedReason, &r.HeartbeatAt, &r.Manifest.Pending, &r.Manifest.Stored, &r.Manifest.Parked)
-		r.StartedAt, r.FinishedAt, r.HeartbeatAt = r.StartedAt.UTC(), utcPtr(r.FinishedAt), utcPtr(r.HeartbeatAt)
-		return r, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+	out := make([]runRow, len(list))
+	for i, r := range list {
+		out[i] = runRow{RunID: r.RunID, SourceID: r.SourceID, StartedAt: r.StartedAt.UTC(), FinishedAt: utcPtr(r.FinishedAt),
+			Status: string(r.Status), Documents: r.Documents, Published: r.Published, Stored: r.Stored, Parked: r.Parked,
+			HaltedReason: r.HaltedReason, HeartbeatAt: utcPtr(r.HeartbeatAt)}
 	}
-	if runs == nil {
-		runs = []runRow{}
-	}
-	return runs, readRunDetails(ctx, pool, runs)
+	return out, readRunDetails(ctx, pool, out)
 }
 
 // printRuns prints the runs, then why each halted, cancelled, failed or

@@ -58,10 +58,11 @@ func runRunsCancel(ctx context.Context, env Env, args []string) error {
 // its source's, whichever run admitted its chunks. Without a client it
 // only marks those the provider has, for the bulk poller to cancel there.
 func cancelBulk(ctx context.Context, env Env, c runControl, client *batchapi.Client) error {
-	var source string
-	if err := c.pool.QueryRow(ctx, `SELECT source_id FROM ingest_runs WHERE run_id = $1`, c.runID).Scan(&source); err != nil {
+	run, err := runs.Read(ctx, c.pool, c.runID)
+	if err != nil {
 		return fmt.Errorf("run %s cancelled, but reading its source: %w", c.runID, err)
 	}
+	source := run.SourceID
 	done, err := bulk.NewCanceller(c.pool, client, bulk.Deps{}).Cancel(ctx, source)
 	if n := done.Cancelled + done.AtProvider + done.Marked; n == 0 && err == nil {
 		fmt.Fprintf(env.Stderr, "source %s has no unfinished bulk batches\n", source)

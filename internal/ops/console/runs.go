@@ -3,14 +3,12 @@ package console
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/internal/store/deadletter"
+	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 	"github.com/sluicehq/sluice/internal/store/runs"
 )
@@ -62,58 +60,55 @@ func (r runRow) Rejection() float64 {
 	return runs.RejectionRatio(int(r.ManifestStored), int(r.ManifestParked))
 }
 
-var runColumns = `
-		SELECT r.run_id, r.source_id, r.status, r.started_at, r.finished_at, r.heartbeat_at, r.documents, r.published, r.stored,
-		       r.parked, r.halted_reason, m.pending, m.stored, m.parked,
-		       (SELECT count(*) FROM document_deletions x JOIN deletion_requests q USING (request_id) WHERE q.run_id = r.run_id),
-		       ARRAY(SELECT x.source_native_id FROM document_deletions x JOIN deletion_requests q USING (request_id)
-		             WHERE q.run_id = r.run_id ORDER BY x.source_native_id LIMIT ` + strconv.Itoa(runDeletedShown) + `)
-		FROM ingest_runs r
-		CROSS JOIN LATERAL (
-			SELECT count(*) FILTER (WHERE status = ` + manifest.SQLPending + `) AS pending,
-			       count(*) FILTER (WHERE status = ` + manifest.SQLStored + `) AS stored,
-			       count(*) FILTER (WHERE status = ` + manifest.SQLParked + `) AS parked
-			FROM ingest_manifest WHERE run_id = r.run_id
-		) m`
-
-func scanRun(row pgx.CollectableRow) (runRow, error) {
-	var r runRow
-	err := row.Scan(&r.RunID, &r.Source, &r.Status, &r.StartedAt, &r.FinishedAt, &r.HeartbeatAt, &r.Documents, &r.Published, &r.Stored,
-		&r.Parked, &r.HaltedReason, &r.Pending, &r.ManifestStored, &r.ManifestParked,
-		&r.Deleted, &r.DeletedIDs)
-	return r, err
+// newRunRow is run r as the Runs pages show it, before its live counts.
+func newRunRow(r runs.Run) runRow {
+	return runRow{RunID: r.RunID, Source: r.SourceID, Status: string(r.Status), StartedAt: r.StartedAt, FinishedAt: r.FinishedAt,
+		HeartbeatAt: r.HeartbeatAt, Documents: r.Documents, Published: r.Published, Stored: r.Stored, Parked: r.Parked,
+		HaltedReason: r.HaltedReason}
 }
 
 // listRuns reads the newest runs (only running ones with running).
 func listRuns(ctx context.Context, pool *pgxpool.Pool, source string, running bool, limit int) ([]runRow, error) {
-	rows, err := pool.Query(ctx, runColumns+`
-		WHERE ($1 = '' OR r.source_id = $1) AND (NOT $2 OR r.status = 'running')
-		ORDER BY r.started_at DESC, r.run_id DESC LIMIT $3`, source, running, limit)
+	list, err := runs.List(ctx, pool, runs.Filter{Source: source, Running: running, Limit: limit})
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	runs, err := pgx.CollectRows(rows, scanRun)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	if err := countDeadLetters(ctx, pool, runs); err != nil {
 		return nil, err
 	}
-	return runs, nil
+	out := make([]runRow, len(list))
+	for i, r := range list {
+		out[i] = newRunRow(r)
+	}
+	if err := countRuns(ctx, pool, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// countDeadLetters sets each run's DeadLetters, its unresolved ones.
-func countDeadLetters(ctx context.Context, pool *pgxpool.Pool, runs []runRow) error {
-	ids := make([]string, len(runs))
-	for i, r := range runs {
+// countRuns sets what each run's row in ingest_runs does not hold: its
+// chunks counted live in the manifest, its unresolved dead letters
+// (DeadLetters) and the documents it deleted.
+func countRuns(ctx context.Context, pool *pgxpool.Pool, list []runRow) error {
+	ids := make([]string, len(list))
+	for i, r := range list {
 		ids[i] = r.RunID
+	}
+	chunks, err := manifest.ChunksByRun(ctx, pool, ids)
+	if err != nil {
+		return err
 	}
 	open, err := deadletter.OpenByRun(ctx, pool, ids)
 	if err != nil {
 		return err
 	}
-	for i := range runs {
-		runs[i].DeadLetters = open[runs[i].RunID]
+	deleted, err := erase.DeletesByRun(ctx, pool, ids, runDeletedShown)
+	if err != nil {
+		return err
+	}
+	for i := range list {
+		r := &list[i]
+		c := chunks[r.RunID]
+		r.Pending, r.ManifestStored, r.ManifestParked = c.Pending, c.Stored, c.Parked
+		r.DeadLetters = open[r.RunID]
+		r.Deleted, r.DeletedIDs = deleted[r.RunID].Count, deleted[r.RunID].NativeIDs
 	}
 	return nil
 }
@@ -126,20 +121,18 @@ type runDetail struct {
 	ByClass []classCount
 }
 
+// readRun reads run id with its live counts, the files it met and its
+// unresolved dead letters by class; errNotFound for an unknown run.
 func readRun(ctx context.Context, pool *pgxpool.Pool, id string) (*runDetail, error) {
-	rows, err := pool.Query(ctx, runColumns+` WHERE r.run_id = $1`, id)
-	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-	r, err := pgx.CollectExactlyOneRow(rows, scanRun)
-	if errors.Is(err, pgx.ErrNoRows) {
+	r, err := runs.Read(ctx, pool, id)
+	if errors.Is(err, runs.ErrNoRun) {
 		return nil, errNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
+		return nil, err
 	}
-	one := []runRow{r}
-	if err := countDeadLetters(ctx, pool, one); err != nil {
+	one := []runRow{newRunRow(r)}
+	if err := countRuns(ctx, pool, one); err != nil {
 		return nil, err
 	}
 	d := &runDetail{runRow: one[0]}
