@@ -133,6 +133,9 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 		keepBytes      = `INSERT INTO file_bytes (sha256, bytes, size) VALUES (repeat('a', 64), 'x', 1)`
 		readKeptBytes  = `SELECT bytes FROM file_bytes`
 		purgeBytes     = `DELETE FROM file_bytes WHERE false`
+		// An S3 source is declared by its runs, a table source by the
+		// operator.
+		declareSource = `INSERT INTO sources (name, kind) VALUES ('probe', 's3')`
 	)
 	// Bulk mode's ledger: the consumer runs it, the operator reads it and
 	// cancels, the console reads the batches' counts; the erasing roles
@@ -155,7 +158,7 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 	}{
 		{migrations.ProducerRole,
 			[]string{keepBytes, purgeBytes, writeCut, readCutText, readCutKeys, eraseCut, readGens, queueOwed, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, pruneVectors, resolveLetter, newDocument, runs,
-				findGenDocs, eraseGenDoc, takeOwed, eraseParked, eraseBulkDoc},
+				findGenDocs, eraseGenDoc, takeOwed, eraseParked, eraseBulkDoc, declareSource},
 			[]string{readKeptBytes, readEscalated, readVectors, reuseVectors, writeVectors, readOutbox, publishOutbox, pruneOutbox,
 				reclassify, eraseLetters, markReplayed, appendAudit, dispatched, readHistory, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, dropGen, buildGenIndex, dropGenIndex,
@@ -167,41 +170,42 @@ func TestEachRoleHasOnlyWhatItNeeds(t *testing.T) {
 				openBulk, admitBulk, readBulk, readBulkText, cancelBulk, applyBulk, uploadBulk, claimText, sweepClaims, takeClaims, readClaims},
 			[]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readEscalated, eraseSecret, eraseOutbox, askDeletion, readOutbox, publishOutbox, pruneOutbox, eraseLetters, newDocument,
 				appendAudit, dispatched, readHistory, purgeHistory, reveal,
-				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers}},
+				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex, forgetMembers, declareSource}},
 		{migrations.RelayRole,
 			[]string{readOutbox, publishOutbox, pruneOutbox},
 			append([]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readCutText, readCutKeys, eraseCut, queue, keepSecret, eraseOutbox, askDeletion, readEscalated, readVectors, reuseVectors, readLetters, resolveLetter, newDocument, appendAudit,
 				dispatched, readHistory, purgeHistory, runs, reveal,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
-				readBulk, readBulkText, forgetMembers, claimText, sweepClaims, readClaims}, bulkWrites...)},
+				readBulk, readBulkText, forgetMembers, claimText, sweepClaims, readClaims, declareSource}, bulkWrites...)},
 		{migrations.ReplayerRole,
 			[]string{purgeBytes, keepSecret, readEscalated, eraseSecret, queue, readVectors, reuseVectors, writeVectors, readLetters, resolveLetter,
 				reclassify, readHistory, purgeHistory, readGens, readGenText, findGenDocs, eraseGenDoc, queueOwed, claimText, sweepClaims, takeClaims, readClaims},
 			append([]string{keepBytes, readKeptBytes, writeCut, readCutText, readCutKeys, eraseCut, readOutbox, publishOutbox, pruneOutbox, eraseLetters, eraseOutbox, askDeletion, newDocument, appendAudit, dispatched, reveal,
 				createGen, retireGen, auditGen, buildGenIndex, dropGenIndex,
 				writeGen, takeOwed, readBackfill, parkInGen, retryGen, markReady, lockGen,
-				readBulk, readBulkText, forgetMembers}, bulkWrites...)},
+				readBulk, readBulkText, forgetMembers, declareSource}, bulkWrites...)},
 		{migrations.OperatorRole,
 			[]string{keepBytes, readKeptBytes, purgeBytes, readCutText, readCutKeys, eraseCut, reveal, readEscalated, queue, readVectors, readOutbox, readLetters, resolveLetter, markReplayed, appendAudit,
 				dispatched, readHistory, runs, newDocument, eraseSecret, pruneVectors, eraseOutbox, askDeletion,
 				readGens, createGen, retireGen, auditGen, readGenText, findGenDocs, eraseGenDoc, dropGen, dropGenIndex,
-				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims},
+				takeOwed, readBackfill, newPass, retryGen, readBulk, readBulkText, cancelBulk, eraseBulkDoc, readClaims, sweepClaims, declareSource},
 			[]string{writeCut, keepSecret, writeVectors, publishOutbox, pruneOutbox, eraseLetters,
 				purgeHistory, writeGen, queueOwed, lockOwed, replan, parkInGen, markReady, lockGen, openBulk, admitBulk, applyBulk, uploadBulk,
 				claimText, takeClaims}},
 		{migrations.ConsoleRole,
-			[]string{readCutKeys, readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk},
-			append([]string{keepBytes, readKeptBytes, purgeBytes, writeCut, readCutText, eraseCut, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
+			[]string{readCutKeys, readEscalated, readLetters, markReplayed, appendAudit, dispatched, readHistory, findGenDocs, readGens, readGenKeys, readBackfill, readBulk,
+				readKeptBytes},
+			append([]string{keepBytes, purgeBytes, writeCut, readCutText, eraseCut, keepSecret, eraseSecret, eraseOutbox, askDeletion, queue, readVectors, reuseVectors, writeVectors, pruneVectors, readOutbox, resolveLetter,
 				reclassify, eraseLetters, newDocument, runs, purgeHistory, reveal,
 				createGen, retireGen, auditGen, readGenText, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
 				writeGen, queueOwed, takeOwed, newPass, parkInGen, retryGen, markReady, lockGen, readBulkText, forgetMembers,
-				claimText, sweepClaims, readClaims}, bulkWrites...)},
+				claimText, sweepClaims, readClaims, declareSource}, bulkWrites...)},
 		{migrations.ReadonlyRole,
 			[]string{readKeptBytes, readCutText, readCutKeys, readLetters, readHistory, readOutbox, readVectors, readGens, readGenText, readBackfill, readBulk, readBulkText, readClaims},
 			append([]string{keepBytes, purgeBytes, writeCut, eraseCut, readEscalated, keepSecret, eraseOutbox, askDeletion, queue, resolveLetter, newDocument, appendAudit, dispatched, purgeHistory, runs, reveal,
 				createGen, retireGen, auditGen, eraseGenDoc, dropGen, buildGenIndex, dropGenIndex,
-				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers}, bulkWrites...)},
+				writeGen, queueOwed, takeOwed, parkInGen, retryGen, markReady, lockGen, forgetMembers, declareSource}, bulkWrites...)},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			t.Parallel()

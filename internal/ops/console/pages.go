@@ -168,6 +168,8 @@ type letterData struct {
 	TextAsked bool
 	// Document is the dead letter's document, nil if it has none.
 	Document *document
+	// Kept is the file the dead letter keeps, nil if none.
+	Kept *keptFile
 }
 
 func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
@@ -191,8 +193,13 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
+	kept, err := readKeptFile(r.Context(), s.pool, l)
+	if err != nil {
+		s.internal(w, r, err)
+		return
+	}
 	l.view(asked && p.Operator(), p.Operator())
-	s.render(w, r, http.StatusOK, "letter.html", page{Title: "Dead letter " + l.ID, Nav: "list", Data: letterData{letter: l, TextAsked: asked, Document: doc}})
+	s.render(w, r, http.StatusOK, "letter.html", page{Title: "Dead letter " + l.ID, Nav: "list", Data: letterData{letter: l, TextAsked: asked, Document: doc, Kept: kept}})
 }
 
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {

@@ -81,6 +81,7 @@ func (s *Server) routes() {
 	m.Handle("GET /fragment/overview", s.read(s.overviewFragment))
 	m.Handle("GET /dead-letters", s.read(s.listPage))
 	m.Handle("GET /dead-letters/{id}", s.read(s.letterPage))
+	m.Handle("GET /dead-letters/{id}/file", s.read(s.keptFileBody))
 	m.Handle("POST /dead-letters/{id}/correct", s.action(true, s.correct))
 	m.Handle("POST /replay/dry-run", s.action(true, s.replayDialog))
 	m.Handle("POST /replay", s.action(true, s.replayExecute))
