@@ -25,17 +25,59 @@ func (b *testBundle) keepScan(t *testing.T, id string) []byte {
 	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 8, 4))); err != nil {
 		t.Fatal(err)
 	}
+	b.keepFile(t, id, "alpha/scan.png", buf.Bytes())
+	return buf.Bytes()
+}
+
+// keepFile makes dead letter id an ocr_low_confidence file named native
+// that keeps data.
+func (b *testBundle) keepFile(t *testing.T, id, native string, data []byte) {
+	t.Helper()
 	ctx := context.Background()
 	var docID string
-	if err := b.db.Pool.QueryRow(ctx, `UPDATE dead_letters SET source_native_id = 'alpha/scan.png', error_class = 'ocr_low_confidence'
-		WHERE dead_letter_id = $1 RETURNING doc_id`, id).Scan(&docID); err != nil {
+	if err := b.db.Pool.QueryRow(ctx, `UPDATE dead_letters SET source_native_id = $2, error_class = 'ocr_low_confidence'
+		WHERE dead_letter_id = $1 RETURNING doc_id`, id, native).Scan(&docID); err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	if err := deadletter.KeepFile(ctx, b.db.Pool, deadletter.FileRef{DeadLetterID: id, DocID: docID, SHA256: hex.EncodeToString(sum[:])}, buf.Bytes()); err != nil {
+	sum := sha256.Sum256(data)
+	if err := deadletter.KeepFile(ctx, b.db.Pool, deadletter.FileRef{DeadLetterID: id, DocID: docID, SHA256: hex.EncodeToString(sum[:])}, data); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+}
+
+// fetchFile gets dead letter id's kept file as an operator.
+func (b *testBundle) fetchFile(t *testing.T, id string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, b.srv.URL+"/dead-letters/"+id+"/file", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+operatorSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body
+}
+
+// A hostile file kept by a dead letter, an HTML page with a script named
+// like an image, is never rendered: the file is served by its content,
+// not its name, as a sandboxed download that the browser may not sniff,
+// so the page's image of it shows nothing and its script never runs.
+func TestHostileKeptFileIsADownload(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const id = "dl-alpha-003"
+	hostile := []byte("<!DOCTYPE html><html><body><script>fetch('/replay',{method:'POST'})</script></body></html>")
+	b.keepFile(t, id, "alpha/page.png", hostile)
+	resp, got := b.fetchFile(t, id)
+	h := resp.Header
+	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, hostile) || h.Get("Content-Type") != "application/octet-stream" ||
+		h.Get("Content-Disposition") != "attachment" || !strings.HasPrefix(h.Get("Content-Security-Policy"), "sandbox") {
+		t.Errorf("a kept HTML file: %d, headers %v; want its bytes as a sandboxed download", resp.StatusCode, h)
+	}
 }
 
 // A dead letter that keeps its file shows an operator the file, inline
@@ -55,17 +97,7 @@ func TestKeptFileIsShownToOperatorsOnly(t *testing.T) {
 			t.Errorf("the dead letter's page as operator: %d, lacks %s\n%s", code, want, body)
 		}
 	}
-	req, err := http.NewRequest(http.MethodGet, b.srv.URL+"/dead-letters/"+id+"/file", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+operatorSecret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	resp, got := b.fetchFile(t, id)
 	h := resp.Header
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, scan) || h.Get("Content-Type") != "image/png" ||
 		h.Get("X-Content-Type-Options") != "nosniff" || !strings.HasPrefix(h.Get("Content-Security-Policy"), "sandbox") {
