@@ -196,10 +196,18 @@ func TestScansAreStoredOrQuarantinedUntilAPersonDecides(t *testing.T) {
 	}
 }
 
-// keyScan keys the text of the scan parked as id in by hand.
+// keyScan keys the text of the scan parked as id in by hand, starting
+// from what OCR recognised in it, as a keyer edits it.
 func (s *system) keyScan(id string) {
 	s.t.Helper()
-	file := writeFile(s.t, "keyed.txt", "Keyed from the paper copy: permit 4411 approved.")
+	if code, out, _ := s.sluice("dlq", "show", id); code != 0 || !strings.Contains(out, "--ocr-text > FILE") || !strings.Contains(out, "file.recognised_text") {
+		s.t.Errorf("dlq show of a scan below the bar: %d %q; want the recognised text's size and how to print it", code, out)
+	}
+	code, recognised, errOut := s.sluice("dlq", "show", id, "--ocr-text")
+	if code != 0 || len(strings.Fields(recognised)) < 5 {
+		s.t.Fatalf("dlq show --ocr-text: %d %q %s; want the words OCR recognised", code, recognised, errOut)
+	}
+	file := writeFile(s.t, "keyed.txt", recognised+"\nKeyed from the paper copy: permit 4411 approved.")
 	code, out, errOut := s.sluice("dlq", "correct", "--id", id, "--text", file, "--reason", "keyed by the records clerk", "--execute")
 	if code != 0 || !strings.Contains(out, "stored as a new version") {
 		s.t.Fatalf("keyed text: %d\n%s%s", code, out, errOut)

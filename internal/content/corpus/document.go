@@ -69,6 +69,10 @@ type Document struct {
 	// confidence and time, whether the document was then read or parked
 	// below its bar; nil when OCR read none.
 	OCR []extract.PageOCR
+	// Recognised is, for a scan parked below its bar, the text OCR read
+	// from it, its pages joined as a read document's are; kept with the
+	// parked file's bytes for the person who keys its text in.
+	Recognised string
 	// Codec is the encoding the bytes were decoded from: "utf-8",
 	// "windows-1252", "utf-16le" or "utf-16be"; empty when undecodable.
 	Codec string

@@ -116,6 +116,7 @@ func (w *walk) extract(doc Document, path string) (Document, error) {
 		doc.Status, doc.Err = StatusInvalid, fmt.Errorf("extract %s from %s: %w", doc.Detected.Format, doc.NativeID, err)
 		if e, ok := errors.AsType[*extract.Error](err); ok {
 			doc.OCR = e.Scanned
+			doc.Recognised, _ = joinSections(e.Recognised)
 		}
 		return doc, nil
 	}

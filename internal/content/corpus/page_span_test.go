@@ -179,6 +179,9 @@ func TestScanChunksCarryTheirPageConfidence(t *testing.T) {
 	if low.Status != StatusInvalid || c.Class != classify.ClassOCRLowConfidence || !strings.Contains(low.Err.Error(), "pages 2 (0.") || len(low.OCR) != 2 {
 		t.Errorf("below the bar by page: status %s, class %s, OCR %+v, err %v", low.Status, c.Class, low.OCR, low.Err)
 	}
+	if !strings.Contains(low.Recognised, scantest.Sentence2) || !strings.Contains(low.Recognised, "\n\n") {
+		t.Errorf("below the bar, recognised %q: want both pages' text, joined as a read document's", low.Recognised)
+	}
 	if acc := read(extract.OCR{Scope: extract.ScopePage, Accept: true}); acc.Status != StatusOK || acc.Metadata["ocr_accepted"] != true {
 		t.Errorf("accepted: status %s, metadata %v, err %v", acc.Status, acc.Metadata, acc.Err)
 	}

@@ -71,7 +71,10 @@ func (t tool) runInput(ctx context.Context, stdin []byte, env []string, name str
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	cmd := exec.CommandContext(runCtx, prlimit, append([]string{"--as=" + strconv.FormatInt(t.maxMemory, 10), "--", bin}, args...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, killed whole on a timeout; and killed with
+	// the process that started it, so that a worker killed mid-page
+	// leaves no tool running on.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = killGrace
 	if stdin != nil {

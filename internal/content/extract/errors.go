@@ -39,6 +39,10 @@ type Error struct {
 	// Scanned lists, for ocr_low_confidence, every page OCR read, with
 	// its score and time; nil otherwise.
 	Scanned []PageOCR
+	// Recognised is, for ocr_low_confidence, the text OCR read from each
+	// page, kept with the parked file so that a person keying its text
+	// in edits it rather than typing from nothing; nil otherwise.
+	Recognised []Section
 	// Err is the underlying cause, nil if none.
 	Err error
 }

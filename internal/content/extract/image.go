@@ -62,6 +62,9 @@ func finishOCR(doc *Document, o OCR) (*Document, error) {
 		return nil, failf(classify.ClassNoTextLayer, "OCR found no text")
 	}
 	if err := o.judge(doc.OCR); err != nil {
+		if e, ok := errors.AsType[*Error](err); ok {
+			e.Recognised = doc.Sections
+		}
 		return nil, err
 	}
 	doc.OCRAccepted = o.Accept && lowPages(doc.OCR, o.MinConfidence, o.Scope) != nil

@@ -51,6 +51,9 @@ func TestOCRScans(t *testing.T) {
 		if len(e.OCR) != 1 || e.OCR[0].Page != 1 || e.OCR[0].Confidence >= 0.8 {
 			t.Fatalf("pages %+v, want page 1 below 0.8", e.OCR)
 		}
+		if len(e.Recognised) != 1 || e.Recognised[0].Location.Page != 1 || len(strings.Fields(e.Recognised[0].Text)) < 5 {
+			t.Errorf("recognised %+v, want page 1's words, for the person who keys it", e.Recognised)
+		}
 	})
 	t.Run("accept keeps low-confidence text", func(t *testing.T) {
 		t.Parallel()

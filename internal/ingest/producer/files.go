@@ -100,6 +100,16 @@ func (t *FileTally) recorded(f fileOutcome) {
 	t.count(OutcomeRead, "")
 }
 
+// after returns the counts as they will be once files are recorded,
+// counting nothing yet: the batch's transaction records them.
+func (t *FileTally) after(files []fileOutcome) runs.Files {
+	next := FileTally{counts: t.counts}
+	for _, f := range files {
+		next.recorded(f)
+	}
+	return next.Counts()
+}
+
 // forget takes back n whole-file documents the walk yielded but the run
 // did not record, because it stopped. A tally the walk does not report to
 // (a Reader built without OnFile) has seen nothing, and has nothing to

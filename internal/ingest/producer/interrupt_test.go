@@ -87,15 +87,7 @@ func TestAKilledProducersRunEndsInterrupted(t *testing.T) {
 		t.Errorf("interrupted run's reason %q does not say what it published", reason)
 	}
 
-	rerun := b.startProducer(corpus)
-	select {
-	case <-rerun.Exited():
-	case <-time.After(40 * time.Second):
-		t.Fatalf("the second run did not finish:\n%s", rerun.LogTail(3000))
-	}
-	if err := rerun.Wait(); err != nil {
-		t.Fatalf("the second run: %v\n%s", err, rerun.LogTail(3000))
-	}
+	b.finish(b.startProducer(corpus), 40*time.Second)
 	b.eventually(30*time.Second, "the second run to complete", func() bool {
 		return b.count(`SELECT count(*) FROM ingest_runs WHERE run_id <> $1 AND status = 'completed' AND finished_at IS NOT NULL`, runID) == 1
 	})
@@ -175,6 +167,20 @@ func (b *interruptBundle) startProducerWith(args []string, env ...string) *local
 	b.producers = append(b.producers, p)
 	b.t.Cleanup(func() { _ = p.Kill() })
 	return p
+}
+
+// finish waits up to timeout for the producer p to exit, and fails the
+// test unless it succeeded.
+func (b *interruptBundle) finish(p *localenv.Process, timeout time.Duration) {
+	b.t.Helper()
+	select {
+	case <-p.Exited():
+	case <-time.After(timeout):
+		b.t.Fatalf("the producer's run did not finish:\n%s", p.LogTail(3000))
+	}
+	if err := p.Wait(); err != nil {
+		b.t.Fatalf("the producer's run: %v\n%s", err, p.LogTail(3000))
+	}
 }
 
 // startServices runs, in process, a consumer, the outbox relay with its

@@ -20,8 +20,9 @@ import (
 // replay when they can be.
 type fileToKeep struct {
 	// path opens the file (Producer.OpenFile); sha256 is what the walk
-	// read, "" when it did not read it to its end.
-	path, sha256 string
+	// read, "" when it did not read it to its end; recognised is what
+	// OCR read of a scan parked below its bar.
+	path, sha256, recognised string
 }
 
 // park adds dl, the dead letter of unreadable document d, to the plan,
@@ -34,11 +35,12 @@ func (pl *plan) park(dl messages.DeadLetter, d corpus.Document) {
 	if pl.keep == nil {
 		pl.keep = map[string]fileToKeep{}
 	}
-	pl.keep[dl.DocID] = fileToKeep{path: d.File, sha256: d.SHA256}
+	pl.keep[dl.DocID] = fileToKeep{path: d.File, sha256: d.SHA256, recognised: d.Recognised}
 }
 
 // keepFiles keeps, in tx, the bytes of the parked files of the plan
-// (deadletter.KeepFile) and records in each one's dead letter whether
+// (deadletter.KeepFile), with the text OCR recognised in a scan, and
+// records in each one's dead letter whether
 // they were kept, and if not why. One file is held in memory at a time.
 func (p *Producer) keepFiles(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	for i, dl := range pl.parked {
@@ -53,7 +55,7 @@ func (p *Producer) keepFiles(ctx context.Context, tx pgx.Tx, pl *plan) error {
 		data, sum, reason := p.readToKeep(k)
 		pf.Kept, pf.NotKeptReason = messages.NotKeptFile, reason
 		if reason == "" {
-			if err := deadletter.KeepFile(ctx, tx, deadletter.FileRef{DeadLetterID: dl.DeadLetterID, DocID: dl.DocID, SHA256: sum}, data); err != nil {
+			if err := deadletter.KeepFile(ctx, tx, deadletter.FileRef{DeadLetterID: dl.DeadLetterID, DocID: dl.DocID, SHA256: sum, Recognised: k.recognised}, data); err != nil {
 				return err
 			}
 			pf.Kept, pf.SHA256 = messages.KeptFile, sum

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/internal/content/secrets"
 	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 	"github.com/sluicehq/sluice/pkg/classify"
 	"github.com/sluicehq/sluice/pkg/messages"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
@@ -400,8 +401,10 @@ func (p *Producer) unreadable(docID string, d corpus.Document, version int64, no
 
 // record writes the batch's documents and manifest rows, and the dead
 // letters of unreadable documents, marks its unchanged documents read
-// by the run, and records the recut generations' cuts of both, and the
-// source's ledger (Recorded), in one transaction.
+// by the run, and records the recut generations' cuts of both, the
+// run's file counts with the batch's files, and the source's ledger
+// (Recorded), in one transaction: a run killed later counts exactly the
+// files of the batches it recorded.
 func (p *Producer) record(ctx context.Context, pl *plan, docs []corpus.Document) error {
 	if len(pl.docs) == 0 && len(pl.unchanged) == 0 && p.Recorded == nil {
 		return nil
@@ -409,6 +412,11 @@ func (p *Producer) record(ctx context.Context, pl *plan, docs []corpus.Document)
 	return pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		if err := manifest.MarkRead(ctx, tx, p.cfg.RunID, pl.unchanged); err != nil {
 			return err
+		}
+		if len(pl.files) > 0 {
+			if err := runs.RecordFiles(ctx, tx, p.cfg.RunID, p.Files.after(pl.files)); err != nil {
+				return err
+			}
 		}
 		if err := p.recordDocuments(ctx, tx, pl); err != nil {
 			return err

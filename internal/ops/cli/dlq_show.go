@@ -69,6 +69,10 @@ type payloadView struct {
 	// KeptBytes is the size of a parked file's bytes kept for a replay;
 	// nil when none are kept (never, or purged by retention).
 	KeptBytes *int64 `json:"kept_bytes,omitempty"`
+	// RecognisedBytes is the size of the text OCR recognised in a scan
+	// parked below its bar, kept beside its bytes (print it with
+	// --ocr-text); 0 when none is kept.
+	RecognisedBytes int64 `json:"recognised_text_bytes,omitempty"`
 	// DecodeError says why it does not, when it does not.
 	DecodeError string `json:"decode_error,omitempty"`
 	// Preview is the first previewBytes bytes of an undecodable payload,
@@ -106,9 +110,10 @@ var errDeadLetterNotFound = errors.New("dead letter not found")
 func runDLQShow(ctx context.Context, env Env, args []string) error {
 	var c conn
 	l := newLoader(env, "dlq show", &c, false)
-	var withText, reveal bool
+	var withText, reveal, ocrText bool
 	var reason string
 	l.Bool(&withText, "text", "", false, "also print the chunk text (or a raw payload preview); it may be sensitive")
+	l.Bool(&ocrText, "ocr-text", "", false, "print only the text OCR recognised in a scan parked below its bar, to edit and key in with sluice dlq correct --text")
 	l.Bool(&reveal, "reveal-escalated", "", false, "also print an escalation's secret text (recorded in escalated_text_audit with --reason)")
 	l.String(&reason, "reason", "", "", "why the escalated text is read (required with --reveal-escalated)")
 	pos, err := parseInterspersed(l, args)
@@ -126,6 +131,9 @@ func runDLQShow(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	defer pool.Close()
+	if ocrText {
+		return printRecognised(ctx, env, pool, pos[0])
+	}
 	d, err := readDeadLetter(ctx, pool, pos[0], withText)
 	if errors.Is(err, errDeadLetterNotFound) {
 		return fmt.Errorf("dead letter %q not found: list ids with sluice dlq ls --all", pos[0])
@@ -187,7 +195,7 @@ func readDeadLetter(ctx context.Context, pool *pgxpool.Pool, id string, withText
 			return nil, err
 		}
 		if ok {
-			d.Payload.KeptBytes = &k.Size
+			d.Payload.KeptBytes, d.Payload.RecognisedBytes = &k.Size, k.RecognisedBytes
 		}
 	}
 	return d, nil
@@ -307,7 +315,27 @@ func printParkedCommands(w io.Writer, d *dlqDetail) {
 	case d.Payload.KeptBytes != nil:
 		fmt.Fprintf(w, "replay it from its kept bytes once the cause is fixed (add --password for an encrypted PDF, or a raised --extract-* or --max-document-bytes limit):\n  sluice dlq replay --id %s --execute --reason \"...\"\n", d.DeadLetterID)
 	}
+	if d.Payload.RecognisedBytes > 0 {
+		fmt.Fprintf(w, "or key its text in by hand, starting from what OCR recognised:\n  sluice dlq show %s --ocr-text > FILE\n", d.DeadLetterID)
+		fmt.Fprintf(w, "  (edit FILE against the page: the console shows it to operators)\n  sluice dlq correct --id %s --text FILE --execute --reason \"...\"\n", d.DeadLetterID)
+		return
+	}
 	fmt.Fprintf(w, "or key its text in by hand:\n  sluice dlq correct --id %s --text FILE --execute --reason \"...\"\n", d.DeadLetterID)
+}
+
+// printRecognised prints the text OCR recognised in dead letter id's
+// scan, and nothing else, so that it can be saved, edited and keyed in.
+func printRecognised(ctx context.Context, env Env, pool *pgxpool.Pool, id string) error {
+	text, err := deadletter.ReadRecognised(ctx, pool, id)
+	if errors.Is(err, deadletter.ErrNoRecognisedText) {
+		return fmt.Errorf("dead letter %q keeps no recognised text: only a scan parked as %s with its bytes kept does (see sluice dlq show %s)",
+			id, classify.ClassOCRLowConfidence, id)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(env.Stdout, text)
+	return err
 }
 
 // payloadRows describes the payload for the key/value table.
@@ -316,12 +344,16 @@ func payloadRows(p *payloadView) [][2]string {
 		return [][2]string{{"payload", "none"}}
 	}
 	if f := p.ParkedFile; f != nil {
-		return [][2]string{
+		rows := [][2]string{
 			{"payload", fmt.Sprintf("parked file, %d bytes: the file was parked whole, before chunking", p.Bytes)},
 			{"file.path", cell(f.Path)}, {"file.bytes", strconv.FormatInt(f.Bytes, 10)},
 			{"file.format", cell(f.Format)}, {"file.mime", cell(f.MIME)}, {"file.sha256", cell(f.SHA256)},
 			{"file.status", cell(f.Status)}, {"file.kept", keptCell(p)},
 		}
+		if p.RecognisedBytes > 0 {
+			rows = append(rows, [2]string{"file.recognised_text", fmt.Sprintf("%d bytes kept (--ocr-text prints it)", p.RecognisedBytes)})
+		}
+		return rows
 	}
 	if p.ChunkJob == nil {
 		return [][2]string{

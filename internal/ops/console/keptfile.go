@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -20,25 +22,62 @@ type keptFile struct {
 	deadletter.KeptFile
 	// Image is set when the page shows the file inline.
 	Image bool
+	// Recognised is, for an operator, the text OCR recognised in a scan
+	// parked below its bar, which the page offers to edit beside the
+	// page image; empty when none is kept, and for a viewer.
+	Recognised string
 }
 
 // inlineImages are the names of the files a browser shows as an image.
 var inlineImages = []string{".png", ".jpg", ".jpeg", ".gif", ".webp"}
 
-// readKeptFile returns what dead letter l keeps of its file; nil when it
-// keeps none (never kept, or purged with its payload).
-func readKeptFile(ctx context.Context, pool *pgxpool.Pool, l *letter) (*keptFile, error) {
+// readKeptFile returns what dead letter l keeps of its file, with the
+// text OCR recognised in it when operator; nil when it keeps none
+// (never kept, or purged with its payload).
+func readKeptFile(ctx context.Context, pool *pgxpool.Pool, l *letter, operator bool) (*keptFile, error) {
 	k, ok, err := deadletter.KeptFileOf(ctx, pool, l.ID)
 	if err != nil || !ok {
 		return nil, err
 	}
-	ext := strings.ToLower(path.Ext(l.NativeID))
-	for _, e := range inlineImages {
-		if ext == e {
-			return &keptFile{KeptFile: k, Image: true}, nil
+	kept := &keptFile{KeptFile: k, Image: slices.Contains(inlineImages, strings.ToLower(path.Ext(l.NativeID)))}
+	if operator && k.RecognisedBytes > 0 {
+		kept.Recognised, err = deadletter.ReadRecognised(ctx, pool, l.ID)
+		if errors.Is(err, deadletter.ErrNoRecognisedText) {
+			err = nil // purged since the size was read
 		}
 	}
-	return &keptFile{KeptFile: k}, nil
+	return kept, err
+}
+
+// keyedTextBody gives an operator back the text they keyed in on a
+// scan's dead-letter page, edited from what OCR recognised, as a file to
+// store with sluice dlq correct --text: the console's role reads dead
+// letters and corrects chunks, but does not write documents, so the
+// document itself is stored by the CLI, under the operator's own role.
+func (s *Server) keyedTextBody(w http.ResponseWriter, r *http.Request) {
+	text := strings.ReplaceAll(r.PostFormValue("text"), "\r\n", "\n")
+	if strings.TrimSpace(text) == "" {
+		s.fail(w, r, http.StatusBadRequest, "Give the text: correct what OCR recognised against the page, then download it.")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="`+keyedFileName(r.PathValue("id"))+`"`)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	_, _ = io.WriteString(w, text)
+}
+
+// keyedFileName is the name of the file keyedTextBody serves for dead
+// letter id: its letters, digits and dashes only.
+func keyedFileName(id string) string {
+	safe := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return -1
+	}, id)
+	return "keyed-" + safe + ".txt"
 }
 
 // keptFileBody serves an operator the bytes a dead letter keeps of its

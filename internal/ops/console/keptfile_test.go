@@ -5,10 +5,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"html"
 	"image"
 	"image/png"
 	"io"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,13 +28,16 @@ func (b *testBundle) keepScan(t *testing.T, id string) []byte {
 	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 8, 4))); err != nil {
 		t.Fatal(err)
 	}
-	b.keepFile(t, id, "alpha/scan.png", buf.Bytes())
+	b.keepFile(t, id, "alpha/scan.png", buf.Bytes(), recognised)
 	return buf.Bytes()
 }
 
+// recognised is what OCR read, below the bar, of the scans keepScan keeps.
+const recognised = "Perm1t 44l1 appr0ved <b>by</b> the clerk"
+
 // keepFile makes dead letter id an ocr_low_confidence file named native
-// that keeps data.
-func (b *testBundle) keepFile(t *testing.T, id, native string, data []byte) {
+// that keeps data and the text OCR recognised in it.
+func (b *testBundle) keepFile(t *testing.T, id, native string, data []byte, recognised string) {
 	t.Helper()
 	ctx := context.Background()
 	var docID string
@@ -40,7 +46,7 @@ func (b *testBundle) keepFile(t *testing.T, id, native string, data []byte) {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(data)
-	if err := deadletter.KeepFile(ctx, b.db.Pool, deadletter.FileRef{DeadLetterID: id, DocID: docID, SHA256: hex.EncodeToString(sum[:])}, data); err != nil {
+	if err := deadletter.KeepFile(ctx, b.db.Pool, deadletter.FileRef{DeadLetterID: id, DocID: docID, SHA256: hex.EncodeToString(sum[:]), Recognised: recognised}, data); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -71,7 +77,7 @@ func TestHostileKeptFileIsADownload(t *testing.T) {
 	b := setup(t)
 	const id = "dl-alpha-003"
 	hostile := []byte("<!DOCTYPE html><html><body><script>fetch('/replay',{method:'POST'})</script></body></html>")
-	b.keepFile(t, id, "alpha/page.png", hostile)
+	b.keepFile(t, id, "alpha/page.png", hostile, "")
 	resp, got := b.fetchFile(t, id)
 	h := resp.Header
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(got, hostile) || h.Get("Content-Type") != "application/octet-stream" ||
@@ -127,5 +133,54 @@ func TestBrowserShowsAKeptScan(t *testing.T) {
 	run(t, ctx, "open the scan's dead letter",
 		chromedp.Navigate(b.srv.URL+"/dead-letters/dl-alpha-001"),
 		waitFor(`document.querySelector("#kept-file-image")?.complete === true && document.querySelector("#kept-file-image").naturalWidth === 8`),
+		waitFor(`document.querySelector("#key-text")?.value === `+strconv.Quote(recognised)),
 	)
+}
+
+// An operator keys a scan's text in beside its page: the page offers
+// what OCR recognised, below the bar, to correct, and gives the
+// corrected text back as a file to store with sluice dlq correct. A
+// viewer sees neither the text nor the form, and is refused the file.
+func TestScanTextIsKeyedBesideItsPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const id = "dl-alpha-001"
+	b.keepScan(t, id)
+
+	code, body := b.get(t, "/dead-letters/"+id, operatorSecret)
+	for _, want := range []string{`id="key-form"`, html.EscapeString(recognised) + "</textarea>",
+		"sluice dlq correct --id " + id + " --text FILE"} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("the scan's page as operator: %d, lacks %s\n%s", code, want, body)
+		}
+	}
+	code, body = b.get(t, "/dead-letters/"+id, viewerSecret)
+	if code != http.StatusOK || strings.Contains(body, "key-form") || strings.Contains(body, "44l1") {
+		t.Errorf("the scan's page as viewer: %d; want neither the recognised text nor the form\n%s", code, body)
+	}
+
+	keyed := url.Values{"text": {"Permit 4411 approved by the clerk.\r\nSigned."}}
+	req, err := http.NewRequest(http.MethodPost, b.srv.URL+"/dead-letters/"+id+"/keyed-text", strings.NewReader(keyed.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+operatorSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	h := resp.Header
+	if resp.StatusCode != http.StatusOK || string(got) != "Permit 4411 approved by the clerk.\nSigned." ||
+		h.Get("Content-Disposition") != `attachment; filename="keyed-`+id+`.txt"` || h.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("the keyed text: %d %q, headers %v; want it back with LF line ends, as a download", resp.StatusCode, got, h)
+	}
+	if code, _ := b.post(t, "/dead-letters/"+id+"/keyed-text", viewerSecret, keyed); code != http.StatusForbidden {
+		t.Errorf("the keyed text as viewer: %d, want 403", code)
+	}
+	if code, _ := b.post(t, "/dead-letters/"+id+"/keyed-text", operatorSecret, url.Values{"text": {" "}}); code != http.StatusBadRequest {
+		t.Errorf("empty keyed text: %d, want 400", code)
+	}
 }

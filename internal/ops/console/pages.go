@@ -193,7 +193,7 @@ func (s *Server) letterPage(w http.ResponseWriter, r *http.Request) {
 		s.internal(w, r, err)
 		return
 	}
-	kept, err := readKeptFile(r.Context(), s.pool, l)
+	kept, err := readKeptFile(r.Context(), s.pool, l, p.Operator())
 	if err != nil {
 		s.internal(w, r, err)
 		return

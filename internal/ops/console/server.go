@@ -83,6 +83,7 @@ func (s *Server) routes() {
 	m.Handle("GET /dead-letters/{id}", s.read(s.letterPage))
 	m.Handle("GET /dead-letters/{id}/file", s.read(s.keptFileBody))
 	m.Handle("POST /dead-letters/{id}/correct", s.action(true, s.correct))
+	m.Handle("POST /dead-letters/{id}/keyed-text", s.action(true, s.keyedTextBody))
 	m.Handle("POST /replay/dry-run", s.action(true, s.replayDialog))
 	m.Handle("POST /replay", s.action(true, s.replayExecute))
 	m.Handle("POST /replay/pause", s.action(true, s.pause))

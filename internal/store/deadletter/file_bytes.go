@@ -21,6 +21,10 @@ type FileRef struct {
 	DeadLetterID, DocID string
 	// SHA256 is the hex SHA-256 of the bytes.
 	SHA256 string
+	// Recognised is the text OCR read from a scan parked below its bar
+	// (ocr_low_confidence), kept beside its bytes for the person who
+	// keys its text in; empty for any other file.
+	Recognised string
 }
 
 // KeepFile keeps data, the bytes of the file parked as ref's dead
@@ -45,9 +49,10 @@ func KeepFile(ctx context.Context, q manifest.Querier, ref FileRef, data []byte)
 	case err != nil:
 		return fmt.Errorf("keep the bytes of %s: %w", ref.DocID, err)
 	}
-	if _, err := q.Exec(ctx, `INSERT INTO file_bytes_refs (dead_letter_id, doc_id, sha256) VALUES ($1, $2, $3)
-		ON CONFLICT (dead_letter_id) DO UPDATE SET doc_id = EXCLUDED.doc_id, sha256 = EXCLUDED.sha256, created_at = now()`,
-		ref.DeadLetterID, ref.DocID, ref.SHA256); err != nil {
+	if _, err := q.Exec(ctx, `INSERT INTO file_bytes_refs (dead_letter_id, doc_id, sha256, recognised_text) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (dead_letter_id) DO UPDATE SET doc_id = EXCLUDED.doc_id, sha256 = EXCLUDED.sha256,
+			recognised_text = EXCLUDED.recognised_text, created_at = now()`,
+		ref.DeadLetterID, ref.DocID, ref.SHA256, nullIfEmpty(ref.Recognised)); err != nil {
 		return fmt.Errorf("keep the bytes of %s: %w", ref.DocID, err)
 	}
 	return nil
@@ -57,14 +62,18 @@ func KeepFile(ctx context.Context, q manifest.Querier, ref FileRef, data []byte)
 type KeptFile struct {
 	SHA256 string
 	Size   int64
+	// RecognisedBytes is the size of the text OCR recognised in it, kept
+	// beside it (ReadRecognised); 0 when none is.
+	RecognisedBytes int64
 }
 
 // KeptFileOf returns what dead letter id keeps of its file's bytes;
 // false when it keeps none (never kept, or purged).
 func KeptFileOf(ctx context.Context, q Reader, id string) (KeptFile, bool, error) {
 	var k KeptFile
-	err := q.QueryRow(ctx, `SELECT b.sha256, b.size FROM file_bytes_refs r JOIN file_bytes b USING (sha256)
-		WHERE r.dead_letter_id = $1`, id).Scan(&k.SHA256, &k.Size)
+	err := q.QueryRow(ctx, `SELECT b.sha256, b.size, coalesce(octet_length(r.recognised_text), 0)
+		FROM file_bytes_refs r JOIN file_bytes b USING (sha256)
+		WHERE r.dead_letter_id = $1`, id).Scan(&k.SHA256, &k.Size, &k.RecognisedBytes)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return KeptFile{}, false, nil
 	}
@@ -163,4 +172,51 @@ func ParkedFiles(ctx context.Context, q Reader, f Filter, limit int) ([]string, 
 		return nil, fmt.Errorf("select parked files: %w", err)
 	}
 	return ids, nil
+}
+
+// KeptFileRefs counts, for each document whose parked files' bytes are
+// kept, their references: the erasure check names a deleted document
+// that still has any.
+func KeptFileRefs(ctx context.Context, q manifest.Querier) (map[string]int, error) {
+	rows, err := q.Query(ctx, `SELECT doc_id, count(*)::int FROM file_bytes_refs GROUP BY doc_id`)
+	if err != nil {
+		return nil, fmt.Errorf("count kept files: %w", err)
+	}
+	refs := map[string]int{}
+	var id string
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		refs[id] = n
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("count kept files: %w", err)
+	}
+	return refs, nil
+}
+
+// ErrNoRecognisedText is a dead letter that keeps no recognised text:
+// it is not a scan parked below its bar, it was parked before the text
+// was kept, or retention purged it with the bytes.
+var ErrNoRecognisedText = errors.New("no recognised text is kept")
+
+// ReadRecognised returns the text OCR recognised in the scan dead letter
+// id keeps (FileRef.Recognised); ErrNoRecognisedText when it keeps none.
+func ReadRecognised(ctx context.Context, q Reader, id string) (string, error) {
+	var text *string
+	err := q.QueryRow(ctx, `SELECT recognised_text FROM file_bytes_refs WHERE dead_letter_id = $1`, id).Scan(&text)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows) || err == nil && text == nil:
+		return "", ErrNoRecognisedText
+	case err != nil:
+		return "", fmt.Errorf("read the recognised text of %s: %w", id, err)
+	}
+	return *text, nil
+}
+
+// nullIfEmpty is s, or NULL when s is empty.
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

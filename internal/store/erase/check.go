@@ -3,12 +3,15 @@ package erase
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/store/deadletter"
 	"github.com/sluicehq/sluice/internal/store/manifest"
 )
 
@@ -50,13 +53,14 @@ const GenerationLeakPrefix = "generation_embeddings.g"
 // leakTables are the places a deleted document's data could be, in the
 // order a leak names them.
 var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "ingest_manifest.job", "ingest_manifest.live",
-	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "outbox.payload", "bulk_members", "generation_chunks"}
+	"escalated_chunks", "dead_letters.payload", "dead_letters.open", "dead_letter_payloads", "file_bytes_refs", "outbox.payload", "bulk_members",
+	"generation_chunks"}
 
 // leaksSQL finds, for every deleted document, what is left of it: a
 // vector or chunk text of any index generation, a manifest row with job bytes or not superseded
 // at the tombstone's version, escalated text, a dead letter with its
-// payload or still open, a payload kept by reference, a bulk member's
-// text.
+// payload or still open, a payload kept by reference, a parked file's
+// kept bytes (with the text OCR recognised in it), a bulk member's text.
 const leaksSQL = `
 WITH gone AS (SELECT doc_id, version FROM documents WHERE status = ` + manifest.SQLDocDeleted + `)
 SELECT doc_id, what, n FROM (
@@ -90,26 +94,61 @@ SELECT doc_id, what, n FROM (
 ) leaks ORDER BY doc_id, what`
 
 // Check returns every deleted document of which PostgreSQL still holds
-// a vector, chunk text, job bytes, a payload or an open dead letter:
-// none, once every erasure has committed and nothing wrote any back.
+// a vector, chunk text, job bytes, a payload, a kept file or an open
+// dead letter: none, once every erasure has committed and nothing wrote
+// any back.
 func Check(ctx context.Context, q manifest.Querier) ([]Leak, error) {
 	rows, err := q.Query(ctx, leaksSQL)
 	if err != nil {
 		return nil, fmt.Errorf("check erasures: %w", err)
 	}
-	var leaks []Leak
+	found := map[string]map[string]int{}
 	var id, what string
 	var n int
 	if _, err := pgx.ForEachRow(rows, []any{&id, &what, &n}, func() error {
-		if len(leaks) == 0 || leaks[len(leaks)-1].DocID != id {
-			leaks = append(leaks, Leak{DocID: id, Where: map[string]int{}})
-		}
-		leaks[len(leaks)-1].Where[what] = n
+		add(found, id, what, n)
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("check erasures: %w", err)
 	}
+	if err := keptFileLeaks(ctx, q, found); err != nil {
+		return nil, err
+	}
+	leaks := make([]Leak, 0, len(found))
+	for _, id := range slices.Sorted(maps.Keys(found)) {
+		leaks = append(leaks, Leak{DocID: id, Where: found[id]})
+	}
 	return leaks, nil
+}
+
+// keptFileLeaks adds to found the deleted documents whose parked files'
+// bytes (and recognised text) are still kept.
+func keptFileLeaks(ctx context.Context, q manifest.Querier, found map[string]map[string]int) error {
+	kept, err := deadletter.KeptFileRefs(ctx, q)
+	if err != nil || len(kept) == 0 {
+		return err
+	}
+	rows, err := q.Query(ctx, `SELECT doc_id FROM documents WHERE doc_id = ANY($1) AND status = `+manifest.SQLDocDeleted,
+		slices.Collect(maps.Keys(kept)))
+	if err != nil {
+		return fmt.Errorf("check erasures: %w", err)
+	}
+	gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("check erasures: %w", err)
+	}
+	for _, id := range gone {
+		add(found, id, "file_bytes_refs", kept[id])
+	}
+	return nil
+}
+
+// add records that n rows of what still hold deleted document id's data.
+func add(found map[string]map[string]int, id, what string, n int) {
+	if found[id] == nil {
+		found[id] = map[string]int{}
+	}
+	found[id][what] = n
 }
 
 // Redrive erases again what is left of the deleted documents ids, in one

@@ -2,6 +2,8 @@ package erase_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -351,6 +353,14 @@ func TestCheckFindsAnErasureLeakAndRedriveFinishesIt(t *testing.T) {
 	if _, err := last.Upsert(b.ctx, b.pool, []vectorstore.Record{b.recordOf(last, id, 0, 5)}); err != nil {
 		t.Fatal(err)
 	}
+	// And as if a replay had parked the scan again, keeping its bytes
+	// and what OCR recognised in it.
+	scan := []byte("a scan of a.txt")
+	sum := sha256.Sum256(scan)
+	ref := deadletter.FileRef{DeadLetterID: "dl-scan", DocID: id, SHA256: hex.EncodeToString(sum[:]), Recognised: "permit 4411"}
+	if err := deadletter.KeepFile(b.ctx, b.pool, ref, scan); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := b.pool.Exec(b.ctx, `UPDATE documents SET status = 'deleted' WHERE doc_id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
@@ -360,8 +370,9 @@ func TestCheckFindsAnErasureLeakAndRedriveFinishesIt(t *testing.T) {
 	}
 	gen := fmt.Sprintf("%s%d", erase.GenerationLeakPrefix, last.Generation())
 	if len(leaks) != 1 || leaks[0].DocID != id || leaks[0].Where["chunk_embeddings"] != 1 || leaks[0].Where[gen] != 1 ||
-		!strings.Contains(leaks[0].String(), "1 in chunk_embeddings") || !strings.Contains(leaks[0].String(), "1 in "+gen) {
-		t.Fatalf("check = %v, want %s with 1 vector in generation 1 and 1 in %s", leaks, id, gen)
+		leaks[0].Where["file_bytes_refs"] != 1 || !strings.Contains(leaks[0].String(), "1 in chunk_embeddings") ||
+		!strings.Contains(leaks[0].String(), "1 in "+gen) || !strings.Contains(leaks[0].String(), "1 in file_bytes_refs") {
+		t.Fatalf("check = %v, want %s with 1 vector in generation 1 and 1 in %s, and its kept scan", leaks, id, gen)
 	}
 	if n, err := erase.Redrive(b.ctx, b.pool, "reconcile", []string{id}); err != nil || n != 1 {
 		t.Fatalf("redrive = %d, %v", n, err)

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Files is what a run did with the files its walk met: every file is
@@ -74,8 +74,11 @@ func (f Files) String() string {
 	return out
 }
 
-// RecordFiles records what the run did with its files.
-func RecordFiles(ctx context.Context, pool *pgxpool.Pool, runID string, f Files) error {
+// RecordFiles records what the run did with its files so far: with each
+// batch, in its transaction, and once more as the run ends.
+func RecordFiles(ctx context.Context, q interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, runID string, f Files) error {
 	excluded := f.Excluded
 	if excluded == nil {
 		excluded = map[string]int{}
@@ -84,7 +87,7 @@ func RecordFiles(ctx context.Context, pool *pgxpool.Pool, runID string, f Files)
 	if err != nil {
 		return fmt.Errorf("record the files of run %s: %w", runID, err)
 	}
-	if _, err := pool.Exec(ctx, `
+	if _, err := q.Exec(ctx, `
 		UPDATE ingest_runs SET files_seen = $2, files_read = $3, files_parked = $4, files_excluded = $5,
 			files_ocr = $6, files_ocr_low = $7, files_keyed = $8
 		WHERE run_id = $1`, runID, f.Seen, f.Read, f.Parked, raw, f.OCR, f.OCRLow, f.Keyed); err != nil {
