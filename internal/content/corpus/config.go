@@ -19,6 +19,9 @@ const (
 	DefaultMaxLineBytes = 16 << 20
 	// DefaultStdinName is the default Config.StdinName.
 	DefaultStdinName = "stdin"
+	// DefaultExtractWorkers is how many files of a document format a
+	// walk extracts at once: OCR and PDF tools use one core each.
+	DefaultExtractWorkers = 2
 	// Stdin is the input name that reads standard input.
 	Stdin = "-"
 )
@@ -55,6 +58,13 @@ type Config struct {
 	// Extractor reads the files of a document format (PDF, Office, ...).
 	// Defaults to nil: such files are parked as unsupported_format.
 	Extractor Extractor
+
+	// ExtractWorkers is how many files of a document format the walk
+	// extracts at once: consecutive ones are read ahead by that many
+	// workers, each its own tool process within the Extractor's limits,
+	// and yielded in walk order. The Extractor must be safe for
+	// concurrent use. Defaults to DefaultExtractWorkers.
+	ExtractWorkers int
 
 	// Records, when set, reads the record files (CSV, TSV, JSON, JSONL,
 	// XLSX, ODS) record by record under the schema: each record is a
@@ -112,6 +122,9 @@ func (c *Config) applyDefaults() {
 	if c.OnFile == nil {
 		c.OnFile = func(FileEvent) {}
 	}
+	if c.ExtractWorkers == 0 {
+		c.ExtractWorkers = DefaultExtractWorkers
+	}
 }
 
 // Validate reports configuration that cannot work, saying how to fix it.
@@ -130,6 +143,9 @@ func (c Config) Validate() error {
 		case Stdin:
 			stdin++
 		}
+	}
+	if c.ExtractWorkers < 0 {
+		errs = append(errs, fmt.Errorf("extract workers %d: give 1 or more (0 for the default, %d)", c.ExtractWorkers, DefaultExtractWorkers))
 	}
 	if stdin > 1 {
 		errs = append(errs, errors.New("stdin (-) is named more than once: it can be read only once"))

@@ -28,41 +28,51 @@ import (
 func (w *walk) file(path, shown, id string, named bool) error {
 	f, err := os.Open(path)
 	if err != nil {
-		w.cfg.OnFile(FileEvent{Path: shown})
+		if err := w.onFile(FileEvent{Path: shown}); err != nil {
+			return err
+		}
 		return w.emit(unreadable(id, shown, err))
 	}
-	defer f.Close()
+	owned := true // false once a worker extracting the file closes it
+	defer func() {
+		if owned {
+			f.Close()
+		}
+	}()
 	size := int64(-1)
 	if info, err := f.Stat(); err == nil && info.Mode().IsRegular() {
 		size = info.Size()
 	}
 	if w.cfg.MaxFileBytes > 0 && size > w.cfg.MaxFileBytes {
-		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedSize})
-		return nil
+		return w.onFile(FileEvent{Path: shown, Excluded: ExcludedSize})
 	}
 	head, err := readHead(f)
 	if err != nil {
-		w.cfg.OnFile(FileEvent{Path: shown})
+		if err := w.onFile(FileEvent{Path: shown}); err != nil {
+			return err
+		}
 		return w.emit(unreadable(id, shown, err))
 	}
 	det := extract.Detect(filepath.Base(shown), head)
 	if len(w.cfg.Formats) > 0 && !slices.Contains(w.cfg.Formats, string(det.Format)) {
-		w.cfg.OnFile(FileEvent{Path: shown, Excluded: ExcludedFormat})
-		return nil
-	}
-	if w.cfg.Records != nil && readsRecords(det.Format) {
-		w.cfg.OnFile(FileEvent{Path: shown, Records: true})
-		return w.records(path, shown, id, det)
+		return w.onFile(FileEvent{Path: shown, Excluded: ExcludedFormat})
 	}
 	rest := io.MultiReader(bytes.NewReader(head), f)
-	if (named && w.cfg.JSONL || isJSONLName(shown)) && (textual(det) || det.Format == extract.FormatBinary) {
-		// Records are checked line by line: a line that is not text is
-		// parked alone, as it always was.
-		w.cfg.OnFile(FileEvent{Path: shown, Records: true})
-		return w.jsonl(id, rest)
+	if w.cfg.Records != nil && readsRecords(det.Format) || (named && w.cfg.JSONL || isJSONLName(shown)) && (textual(det) || det.Format == extract.FormatBinary) {
+		return w.recordFile(path, shown, id, det, rest)
 	}
-	w.cfg.OnFile(FileEvent{Path: shown})
 	meta := map[string]any{"path": id, "format": string(det.Format)}
+	doc := Document{NativeID: id, File: shown, Detected: det, Metadata: meta, Size: max(size, 0), Status: StatusUnsupported}
+	if !textual(det) && size >= 0 {
+		meta["bytes"] = size
+	}
+	if !textual(det) && det.Extractable() && w.cfg.Extractor != nil {
+		owned = false
+		return w.extractAhead(FileEvent{Path: shown}, doc, path, f, rest)
+	}
+	if err := w.onFile(FileEvent{Path: shown}); err != nil {
+		return err
+	}
 	if textual(det) {
 		doc := w.stream(id, shown, meta, &det, rest, size)
 		if errors.Is(doc.Err, ErrTooLarge) {
@@ -71,20 +81,22 @@ func (w *walk) file(path, shown, id string, named bool) error {
 		}
 		return w.emit(doc)
 	}
-	doc := Document{NativeID: id, File: shown, Detected: det, Metadata: meta, Size: max(size, 0), Status: StatusUnsupported}
-	if size >= 0 {
-		meta["bytes"] = size
-	}
-	if det.Extractable() && w.cfg.Extractor != nil {
-		var err error
-		if doc, err = w.extract(doc, path); err != nil {
-			return err
-		}
-	} else {
-		doc.Err = &UnsupportedError{Detected: det, NoExtractor: det.Extractable()}
-	}
+	doc.Err = &UnsupportedError{Detected: det, NoExtractor: det.Extractable()}
 	doc.SHA256 = hashAll(rest)
 	return w.emit(doc)
+}
+
+// recordFile yields the records of a file read record by record: under
+// the source's record schema, or as JSONL, whose lines are checked one
+// by one (a line that is not text is parked alone).
+func (w *walk) recordFile(path, shown, id string, det extract.Detection, rest io.Reader) error {
+	if err := w.onFile(FileEvent{Path: shown, Records: true}); err != nil {
+		return err
+	}
+	if w.cfg.Records != nil && readsRecords(det.Format) {
+		return w.records(path, shown, id, det)
+	}
+	return w.jsonl(id, rest)
 }
 
 // readHead reads the first extract.HeadSize bytes of r, or all of a

@@ -71,30 +71,46 @@ func (r *Reader) Walk(ctx context.Context, fn func(Document) error) error {
 			return fmt.Errorf("corpus: input %q: %w", in, err)
 		}
 	}
-	w := &walk{ctx: ctx, fn: fn, cfg: r.cfg, include: r.include, exclude: r.exclude}
+	w := newWalk(ctx, fn, r.cfg)
+	defer w.cancel()
+	w.include, w.exclude = r.include, r.exclude
 	for _, in := range r.cfg.Inputs {
 		if err := w.input(in); err != nil {
-			return err
+			return w.end(err)
 		}
 	}
-	return nil
+	return w.end(nil)
 }
 
 // walk is the state of one Walk.
 type walk struct {
 	ctx              context.Context
+	cancel           context.CancelFunc
 	fn               func(Document) error
 	cfg              Config
 	include, exclude []Glob
+	// ahead are the files being extracted ahead of the walk, oldest
+	// first (extractAhead).
+	ahead []*pending
+}
+
+// newWalk starts a walk yielding to fn; call its end, then its cancel.
+func newWalk(ctx context.Context, fn func(Document) error, cfg Config) *walk {
+	ctx, cancel := context.WithCancel(ctx)
+	return &walk{ctx: ctx, cancel: cancel, fn: fn, cfg: cfg}
 }
 
 func (w *walk) input(in string) error {
 	if in == Stdin {
 		if w.cfg.JSONL {
-			w.cfg.OnFile(FileEvent{Path: Stdin, Records: true})
+			if err := w.onFile(FileEvent{Path: Stdin, Records: true}); err != nil {
+				return err
+			}
 			return w.jsonl(w.cfg.StdinName, w.cfg.Stdin)
 		}
-		w.cfg.OnFile(FileEvent{Path: Stdin})
+		if err := w.onFile(FileEvent{Path: Stdin}); err != nil {
+			return err
+		}
 		meta := map[string]any{"path": Stdin}
 		return w.emit(w.stream(w.cfg.StdinName, Stdin, meta, nil, w.cfg.Stdin, -1))
 	}
@@ -108,8 +124,17 @@ func (w *walk) input(in string) error {
 	return w.file(in, in, filepath.Base(in), true)
 }
 
-// emit yields doc, unless ctx is done.
+// emit yields doc after the files in flight before it, unless ctx is
+// done.
 func (w *walk) emit(doc Document) error {
+	if err := w.drain(); err != nil {
+		return err
+	}
+	return w.yield(doc)
+}
+
+// yield gives doc to the walk's function, unless ctx is done.
+func (w *walk) yield(doc Document) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
@@ -133,6 +158,7 @@ func finish(doc Document, text string) Document {
 // Include and Exclude are not read.
 func File(ctx context.Context, cfg Config, path, shown, id string, fn func(Document) error) error {
 	cfg.applyDefaults()
-	w := &walk{ctx: ctx, fn: fn, cfg: cfg}
-	return w.file(path, shown, id, false)
+	w := newWalk(ctx, fn, cfg)
+	defer w.cancel()
+	return w.end(w.file(path, shown, id, false))
 }

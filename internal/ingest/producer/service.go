@@ -61,6 +61,9 @@ type ServiceConfig struct {
 	// Extract bounds the extraction of each PDF, Office, OpenDocument,
 	// EPUB and gzip file (corpus.LimitedExtractor).
 	Extract extract.Limits
+	// ExtractWorkers is how many such files are extracted at once
+	// (corpus.Config.ExtractWorkers).
+	ExtractWorkers int
 	// S3 is the S3 source read instead of inputs, when its URL is set.
 	S3 S3Settings
 }
@@ -94,6 +97,7 @@ func (f *ServiceConfig) Register(l *config.Loader) {
 	l.Bool(&f.Follow, "follow", "", false, "with --table-source or --s3: keep running, applying the source's changes as they are committed (a table's) or notified (an S3 store's events)")
 	l.Duration(&f.FollowPoll, "follow-poll", "FOLLOW_POLL", DefaultFollowPoll, "with --follow: the longest wait for a change notification before draining (a table) or listing (an S3 prefix) anyway")
 	registerLimits(l, &f.Extract)
+	l.Int(&f.ExtractWorkers, "extract-workers", "EXTRACT_WORKERS", corpus.DefaultExtractWorkers, "files of a document format (PDF, scans, Office, ...) extracted at once, each by its own tool process within the --extract-* limits; yielded in walk order")
 	registerS3(l, &f.S3)
 }
 
@@ -242,7 +246,7 @@ func (f *ServiceConfig) reader(inputs []string, stdin io.Reader, cfg Config, for
 	ocr := OCRSettings(formats.OCR(cfg.SourceID))
 	reader, err := corpus.NewReader(corpus.Config{Inputs: inputs, JSONL: f.JSONL, Stdin: stdin, StdinName: f.StdinID,
 		Include: f.Include, Exclude: f.Exclude, MaxFileBytes: int64(f.MaxFileBytes), Formats: formats.For(cfg.SourceID),
-		Records: recordSchema(formats, cfg.SourceID), Extractor: corpus.LimitedExtractor{Limits: f.Extract, OCR: ocr}, OnFile: tally.Observe})
+		Records: recordSchema(formats, cfg.SourceID), Extractor: corpus.LimitedExtractor{Limits: f.Extract, OCR: ocr}, ExtractWorkers: f.ExtractWorkers, OnFile: tally.Observe})
 	return reader, ocr, err
 }
 
