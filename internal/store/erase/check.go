@@ -59,8 +59,9 @@ var leakTables = []string{"chunk_embeddings", "chunk_embeddings_previous", "inge
 // leaksSQL finds, for every deleted document, what is left of it: a
 // vector or chunk text of any index generation, a manifest row with job bytes or not superseded
 // at the tombstone's version, escalated text, a dead letter with its
-// payload or still open, a payload kept by reference, a parked file's
-// kept bytes (with the text OCR recognised in it), a bulk member's text.
+// payload or still open, a payload kept by reference, a bulk member's
+// text. A parked file's kept bytes are looked for apart (keptFileLeaks),
+// through their owner.
 const leaksSQL = `
 WITH gone AS (SELECT doc_id, version FROM documents WHERE status = ` + manifest.SQLDocDeleted + `)
 SELECT doc_id, what, n FROM (
