@@ -55,6 +55,8 @@ var limitWriters = map[string]func(*bench.Report, bench.Ratio) string{
 	bench.RatioSearchP99:    searchLimit,
 	bench.RatioReuseInputs:  reuseLimit,
 	bench.RatioMigrationCPU: migrationLimit,
+	bench.RatioPDFPerCore:   extractionLimit,
+	bench.RatioOCRPerCore:   extractionLimit,
 }
 
 // docsLimit sets the documents' CPU against the four parts over the same
@@ -193,4 +195,24 @@ func repRates(run *bench.RunResult) string {
 		s += num(rep.ChunksPerSec) + " chunks/s"
 	}
 	return s
+}
+
+// extractionLimit sets the CPU a page takes through the workers against
+// the extractor alone.
+func extractionLimit(r *bench.Report, q bench.Ratio) string {
+	kind := map[string]string{bench.RatioPDFPerCore: "pdf", bench.RatioOCRPerCore: "ocr"}[q.Name]
+	for _, e := range r.Extraction {
+		m := e.Median
+		if e.Kind != kind || m.AloneCPUMsPerPage <= 0 || m.WorkersCPUMsPerPage <= 0 {
+			continue
+		}
+		s := fmt.Sprintf("**%s: %.2f.** A page took %.1f CPU ms alone (%s), %.1f with %d of those at once, and %.1f through the %d workers.",
+			q.Name, q.Value, m.AloneCPUMsPerPage, e.Alone, m.ParallelCPUMsPerPage, e.Cores, m.WorkersCPUMsPerPage, e.Workers)
+		if e.Kind == "ocr" {
+			s += " The difference is mostly the Tesseract process started for each file, which loads its language data again: " +
+				"the price of a page that can be killed and whose memory is capped."
+		}
+		return s
+	}
+	return ""
 }

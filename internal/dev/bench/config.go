@@ -46,7 +46,7 @@ var allScenarios = []string{
 	ScenarioCeilings, ScenarioPipeline384, ScenarioPipeline768, ScenarioPoison,
 	ScenarioPipelineDocs, ScenarioStorm429, ScenarioSyncAlways, ScenarioNaive, ScenarioRiver, ScenarioScale, ScenarioScaleOut,
 	ScenarioLatency, ScenarioSearch, ScenarioQuota, ScenarioReuse, ScenarioMigration, ScenarioBackfillLatency, ScenarioBulk,
-	ScenarioBulkReuse,
+	ScenarioBulkReuse, ScenarioExtract,
 }
 
 // Config configures a benchmark invocation.

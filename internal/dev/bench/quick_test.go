@@ -37,7 +37,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	args := []string{"--quick", "--out", out, "--scale-chunks", "600",
 		"--only", "ceilings,pipeline-384,pipeline-768,pipeline-docs,poison,storm-429,sync-always,naive,river,scale,scale-out,latency-100ms,search,reuse," +
-			"migration,backfill-latency,bulk,bulk-reuse"}
+			"migration,backfill-latency,bulk,bulk-reuse,extract"}
 	if err := bench.Main(ctx, args, &stdout, &stderr); err != nil {
 		t.Fatalf("sluice-bench %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -58,6 +58,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 	checkModelChange(t, &r)
 	checkBulk(t, &r)
 	checkBulkReuse(t, &r)
+	checkExtraction(t, &r)
 	md := stdout.String()
 	for _, want := range []string{"## Ceilings", "## Runs", "## Ratios", "| pipeline-384 |", "| pipeline-768 |",
 		"| poison |", "| storm-429 |", "| sync-always |", "sync_interval always / default", "| naive |", "| river |", "| scale |", "pipeline / combined ceiling",
@@ -69,7 +70,7 @@ func TestQuickRunReportsEverySection(t *testing.T) {
 		"| scale | chunk_embeddings |", "## Vector index and search", "| reuse |", "\nreuse: ", bench.RatioReuseInputs, bench.RatioReuseEdit,
 		"| migration |", "\nmigration: ", bench.RatioMigrationCPU, bench.RatioMigrationWall, "| backfill-latency |", "\nbackfill-latency: ",
 		bench.RatioBackfillLatencyP99, "| bulk |", "\nbulk: ", bench.RatioBulkRequests,
-		"| bulk-reuse |", "\nbulk-reuse: ", bench.RatioBulkReuseInputs} {
+		"| bulk-reuse |", "\nbulk-reuse: ", bench.RatioBulkReuseInputs, "## Extraction", "\nextract pdf: ", "\nextract ocr: ", bench.RatioPDFPerCore, bench.RatioOCRPerCore} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown report lacks %q:\n%s", want, md)
 		}
@@ -322,5 +323,29 @@ func checkBulkReuse(t *testing.T, r *bench.Report) {
 	if b.DistinctChunks <= 0 || b.DistinctChunks >= b.Chunks || b.RequestLines != float64(b.DistinctChunks) ||
 		b.InputsRatio != b.RequestLines/float64(b.Chunks) {
 		t.Errorf("bulk-reuse %+v: want one request line per distinct text, fewer than the chunks", b)
+	}
+}
+
+// checkExtraction checks that both kinds of file were read every way,
+// by as many tool processes at once as there are workers;
+// checkRatios checks the ratios.
+func checkExtraction(t *testing.T, r *bench.Report) {
+	t.Helper()
+	var kinds []string
+	for _, e := range r.Extraction {
+		kinds = append(kinds, e.Kind)
+		m := e.Median
+		if e.Skipped != "" || e.Words < 10*e.Pages || m.AlonePagesPerSec <= 0 || m.ParallelPagesPerSec <= 0 || m.WorkersPagesPerSec <= 0 ||
+			m.AlonePeakRSSMiB <= 0 || m.WorkerPeakRSSMiB <= 0 {
+			t.Errorf("extract %s: figures missing: %+v", e.Kind, e)
+		}
+		// A pdftotext lives for tens of milliseconds and may end between
+		// two looks; a Tesseract for seconds, one a worker at a time.
+		if m.Concurrent < 1 || m.Concurrent > e.Workers || (e.Kind == "ocr" && m.Concurrent != e.Workers) {
+			t.Errorf("extract %s: %d %s processes seen at once, want one a worker (%d)", e.Kind, m.Concurrent, e.Tool, e.Workers)
+		}
+	}
+	if got := strings.Join(kinds, ","); got != "pdf,ocr" {
+		t.Errorf("extraction kinds %s, want pdf,ocr", got)
 	}
 }

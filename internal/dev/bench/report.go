@@ -55,6 +55,8 @@ var TargetRatios = []Ratio{
 	{Name: RatioReuseEdit, Target: "≤ 0.06"},
 	{Name: RatioBulkReuseInputs, Target: "≤ 0.72"},
 	{Name: RatioMigrationCPU, Target: "≤ 1"},
+	{Name: RatioPDFPerCore, Target: "≥ " + strconv.FormatFloat(pdfPerCoreTarget, 'f', -1, 64)},
+	{Name: RatioOCRPerCore, Target: "≥ " + strconv.FormatFloat(ocrPerCoreTarget, 'f', -1, 64)},
 	{Name: RatioBackfillLatencyP99, Target: "≤ " + strconv.FormatFloat(backfillLatencyTarget, 'f', -1, 64)},
 }
 
@@ -140,6 +142,9 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
 	add(RatioBulkRequests, bulkRatio(r.Bulk), 1, "", nil)
 	add(RatioBulkReuseInputs, bulkReuseRatio(r.BulkReuse), 1, targetOf(RatioBulkReuseInputs), atMost(0.72))
+	if cfg.selected(ScenarioExtract) {
+		out = append(out, extractionRatios(r.Extraction)...)
+	}
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}
@@ -213,6 +218,7 @@ func writeMarkdown(w io.Writer, r *Report) error {
 	writeRatios(&b, r)
 	writeStorage(&b, r)
 	writeVectorSearch(&b, r)
+	writeExtraction(&b, r)
 	if len(r.Errors) > 0 {
 		b.WriteString("\n## Errors\n\n")
 		for _, e := range r.Errors {

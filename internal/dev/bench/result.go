@@ -48,6 +48,10 @@ type Report struct {
 	// VectorSearch is the vector index, search latency and recall at the
 	// search sizes; absent when the search scenario was not selected.
 	VectorSearch *VectorSearch `json:"vector_search,omitempty"`
+	// Extraction is the files of a document format read by the
+	// extraction workers beside the extractor alone, by kind; absent
+	// when the extract scenario was not selected.
+	Extraction []Extraction `json:"extraction,omitempty"`
 	// DocsCorpus is the corpus of the pipeline-docs run; absent without
 	// that run.
 	DocsCorpus *DocsStats `json:"docs_corpus,omitempty"`

@@ -56,6 +56,8 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (*Report, er
 	errs = append(errs, runErrs...)
 	report.VectorSearch, runErrs = r.vectorSearch(ctx)
 	errs = append(errs, runErrs...)
+	report.Extraction, runErrs = r.extraction(ctx)
+	errs = append(errs, runErrs...)
 	report.setCeilings(ceilingReps, cfg.Chunks)
 	for i, s := range scenarios {
 		results[i].Scenario, results[i].Description, results[i].Dims, results[i].Chunks = s.name, s.description, s.dims, s.chunks

@@ -3,7 +3,8 @@
 // dpi with pdftoppm, as a scanner would image them, then degraded in Go
 // (noise, blur, low resolution) with a seeded generator so that every
 // run sees the same pixels; image-only PDFs of them, and TIFF bombs.
-// Tests of extraction and of the producer use it; no product code does.
+// Tests of extraction and of the producer, the demo and the benchmark
+// use it; no product code does.
 package scantest
 
 import (
@@ -41,21 +42,32 @@ func PagesPDF() string {
 	return filepath.Join(filepath.Dir(file), "..", "testdata", "pages.pdf")
 }
 
-// RenderPage renders one page of a PDF in grey at 300 dpi.
+// RenderPage renders one page of a PDF in grey at 300 dpi, failing t if
+// it cannot.
 func RenderPage(t testing.TB, pdf string, page int) *image.Gray {
 	t.Helper()
-	n := fmt.Sprint(page)
-	out, err := exec.Command("pdftoppm", "-r", fmt.Sprint(DPI), "-f", n, "-l", n, "-gray", "-png", pdf).Output()
-	if err != nil {
-		t.Fatalf("pdftoppm: %v", err)
-	}
-	img, err := png.Decode(bytes.NewReader(out))
+	img, err := Render(pdf, page)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return img
+}
+
+// Render renders one page of a PDF in grey at 300 dpi with pdftoppm, for
+// the tools that make scans outside a test (the demo, the benchmark).
+func Render(pdf string, page int) (*image.Gray, error) {
+	n := fmt.Sprint(page)
+	out, err := exec.Command("pdftoppm", "-r", fmt.Sprint(DPI), "-f", n, "-l", n, "-gray", "-png", pdf).Output()
+	if err != nil {
+		return nil, fmt.Errorf("pdftoppm page %d of %s: %w", page, pdf, err)
+	}
+	img, err := png.Decode(bytes.NewReader(out))
+	if err != nil {
+		return nil, fmt.Errorf("pdftoppm page %d of %s: %w", page, pdf, err)
+	}
 	g := image.NewGray(img.Bounds())
 	draw.Draw(g, g.Bounds(), img, image.Point{}, draw.Src)
-	return g
+	return g, nil
 }
 
 // textBand returns the rows of img that hold ink, with a margin.
