@@ -501,10 +501,12 @@ func (p *Producer) recordManifest(ctx context.Context, tx pgx.Tx, pl *plan) erro
 // stored again: they become superseded. Every unresolved dead letter of
 // an older version is resolved as superseded, so it is neither replayed
 // nor counted as ready to replay; the new version gets dead letters of its
-// own if it fails. A document whose new version is empty or unreadable
-// has nothing left to search: its old vectors go at once. One with a new
-// version to embed keeps its old version searchable until the new one is
-// complete (see the pipeline's completion). A first version has nothing
+// own if it fails. A document whose new version is empty has nothing left
+// to search: its old vectors go at once. One whose new version failed (a
+// file that no longer extracts, a chunk parked before it was sent) keeps
+// its old version searchable, as one with a new version to embed does
+// until the new one is complete (see the pipeline's completion): a failed
+// version never removes the served one. A first version has nothing
 // older to clear, so a batch of new documents costs no statement here.
 func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	var ids []string
@@ -530,7 +532,7 @@ func supersede(ctx context.Context, tx pgx.Tx, pl *plan) error {
 	}
 	var gone []string
 	for _, d := range pl.docs {
-		if d.status != manifest.DocPending && d.version > 1 {
+		if d.status == manifest.DocEmpty && d.version > 1 {
 			gone = append(gone, d.docID)
 		}
 	}

@@ -211,6 +211,10 @@ type Summary struct {
 	// Invalid are documents of the input that could not be read as
 	// documents (an unreadable file, an invalid or truncated JSONL line).
 	Invalid int `json:"documents_invalid"`
+	// unnamed are the Invalid documents that are not whole files: a JSONL
+	// line or a record whose own id may be what could not be read, so
+	// that a document missing from the input may still be in it.
+	unnamed int
 	// Deleted are documents the run deleted: named by a tombstone, or,
 	// with Sync, not in its input.
 	Deleted int `json:"documents_deleted"`
@@ -354,6 +358,9 @@ func (p *Producer) read(ctx context.Context, r corpus.Walker, sum *Summary) erro
 			tombstones = append(tombstones, doc.NativeID)
 		case corpus.StatusInvalid:
 			sum.Invalid++
+			if doc.File == "" {
+				sum.unnamed++
+			}
 			batch = append(batch, doc)
 		default:
 			batch = append(batch, doc)
@@ -369,13 +376,15 @@ func (p *Producer) read(ctx context.Context, r corpus.Walker, sum *Summary) erro
 	return err
 }
 
-// end records how the run ended, err included, and what it did with the
-// files it met, and returns err joined with any failure to record them.
+// end records what the run did with the files it met, then how the run
+// ended, err included, and returns err joined with any failure to record
+// them. The files come first: once publishing ends the run may settle
+// completed, and a completed run's counts are final (runs.Unaccounted).
 func (p *Producer) end(ctx context.Context, sum *Summary, err error) error {
 	sum.Files, sum.ExcludedFiles = p.Files.Counts(), p.Files.Excluded()
-	uerr := runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(*sum), sum.ParkedDocs, err)
+	uerr := runs.RecordFiles(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, sum.Files)
 	if uerr == nil {
-		uerr = runs.RecordFiles(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, sum.Files)
+		uerr = runs.EndPublishing(context.WithoutCancel(ctx), p.pool, p.cfg.RunID, progressOf(*sum), sum.ParkedDocs, err)
 	}
 	if sum.Owed > 0 {
 		p.log.Warn().Int("chunks", sum.Owed).Msg("NATS did not confirm every chunk; they are recorded as owed and the outbox-relay publishes them once NATS answers")

@@ -81,10 +81,14 @@ func (p *Producer) deleteDocs(ctx context.Context, ids []string, reason string, 
 // sync deletes the source's documents this run did not read, once the
 // run read its whole input without error; a run that would delete more
 // than MaxDeleteFraction of the source is refused with ErrTooManyDeletes.
+// A file that failed to read is parked under its own name, which the run
+// saw, so it is not deleted and does not stop the sync; a JSONL line or a
+// record that failed may be a document whose id could not be read, so
+// one stops it.
 func (p *Producer) sync(ctx context.Context, sum *Summary) error {
-	if sum.Invalid > 0 {
-		sum.SyncSkipped = fmt.Sprintf("%d documents could not be read", sum.Invalid)
-		p.log.Warn().Int("unreadable", sum.Invalid).Msg("sync deletes nothing: part of the input could not be read, so a document missing from it may still exist")
+	if sum.unnamed > 0 {
+		sum.SyncSkipped = fmt.Sprintf("%d records could not be read, so their documents cannot be told apart from deleted ones", sum.unnamed)
+		p.log.Warn().Int("unreadable", sum.unnamed).Msg("sync deletes nothing: part of the input could not be read, so a document missing from it may still exist")
 		return nil
 	}
 	unseen, live, err := manifest.CountUnseen(ctx, p.pool, p.cfg.SourceID, p.cfg.RunID)

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/internal/content/extract/scantest"
 	"github.com/sluicehq/sluice/internal/platform/crashpoint"
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/runs"
@@ -39,6 +42,20 @@ func (b *interruptBundle) noLeaks() {
 	}
 }
 
+// syncedCorpus writes n documents, syncs them as the source and waits
+// until every chunk is stored; it returns their directory.
+func (b *interruptBundle) syncedCorpus(n int) string {
+	b.t.Helper()
+	dir := writeCorpus(b.t, n)
+	if ok, log := b.runProducer([]string{"--sync", dir}); !ok {
+		b.t.Fatalf("first sync failed:\n%s", log)
+	}
+	b.eventually(60*time.Second, "every chunk stored", func() bool {
+		return b.count(`SELECT count(*) FROM chunk_embeddings`) == n
+	})
+	return dir
+}
+
 // A sync deletes the source's documents its run did not read, only when
 // it read the whole input: a missing input or a truncated JSONL line
 // deletes nothing, and a sync over the max-delete guard is refused with
@@ -49,13 +66,7 @@ func TestSyncDeletesOnlyAfterACompleteRead(t *testing.T) {
 	t.Parallel()
 	b := newInterruptBundle(t)
 	b.startServices()
-	dir := writeCorpus(t, 10)
-	if ok, log := b.runProducer([]string{"--sync", dir}); !ok {
-		t.Fatalf("first sync failed:\n%s", log)
-	}
-	b.eventually(60*time.Second, "every chunk stored", func() bool {
-		return b.count(`SELECT count(*) FROM chunk_embeddings`) == 10
-	})
+	dir := b.syncedCorpus(10)
 
 	for _, name := range []string{"d000.txt", "d001.txt"} {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil {
@@ -179,4 +190,77 @@ func TestKilledSyncIsFinishedByTheNextRun(t *testing.T) {
 		t.Fatalf("%d deleted after the re-run, want 450", n)
 	}
 	b.noLeaks()
+}
+
+// A file that exists but fails to read is parked, not missing: a sync
+// deletes the documents whose files are gone, never the parked one, whose
+// earlier version stays served. Only input whose documents cannot be
+// named (a JSONL line without a readable id) keeps a sync from deleting.
+func TestSyncDeletesBesideAParkedFile(t *testing.T) {
+	t.Parallel()
+	b := newInterruptBundle(t)
+	b.startServices()
+	dir := b.syncedCorpus(10)
+	if err := os.Remove(filepath.Join(dir, "d001.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// d000.txt becomes a truncated PDF, which fails extraction: parked.
+	truncated, err := os.ReadFile(filepath.Join(filepath.Dir(scantest.PagesPDF()), "truncated.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "d000.txt"), truncated, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok, log := b.runProducer([]string{"--sync", dir})
+	if !ok {
+		t.Fatalf("sync failed:\n%s", log)
+	}
+	if n := b.deleted(); n != 1 {
+		t.Fatalf("sync deleted %d documents, want d001.txt alone beside the parked d000.txt:\n%s", n, log)
+	}
+	parked := messages.DocID("docs", "d000.txt")
+	// The dead letter reaches its table through the outbox and its relay.
+	b.eventually(30*time.Second, "the unreadable d000.txt's dead letter", func() bool {
+		return b.count(`SELECT count(*) FROM dead_letters WHERE doc_id = $1 AND resolved_at IS NULL`, parked) == 1
+	})
+	b.servesVersion(parked, 1, "the parked d000.txt")
+	d, err := erase.Show(context.Background(), b.db.Pool, parked)
+	if err != nil || !strings.Contains(d.Serving(), "search serves version 1: version 2 failed") {
+		t.Errorf("docs show of the parked d000.txt says %q (%v), want that version 1 is served while version 2 failed", d.Serving(), err)
+	}
+	b.noLeaks()
+
+	// Fixed at the source: the new version replaces the served one once
+	// stored, and the failed version's dead letter is resolved.
+	if err := os.WriteFile(filepath.Join(dir, "d000.txt"), []byte("document 0 rewritten, about sluice gates"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ok, log := b.runProducer([]string{"--sync", dir}); !ok {
+		t.Fatalf("sync after the fix failed:\n%s", log)
+	}
+	b.eventually(60*time.Second, "the fixed d000.txt served at version 3", func() bool {
+		return b.count(`SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1 AND version = 3`, parked) == 1
+	})
+	b.servesVersion(parked, 3, "the fixed d000.txt")
+	if n := b.count(`SELECT count(*) FROM dead_letters WHERE doc_id = $1 AND resolved_at IS NULL`, parked); n != 0 {
+		t.Errorf("the fixed d000.txt still has %d open dead letters, want its failed version's resolved as superseded", n)
+	}
+}
+
+// servesVersion fails the test unless search serves exactly one chunk of
+// docID, at version, by the rule search applies (vectorstore's served
+// rows: a ready document's version, else its live version).
+func (b *interruptBundle) servesVersion(docID string, version int64, what string) {
+	b.t.Helper()
+	var served []int64
+	rows, err := b.db.Pool.Query(context.Background(), `
+		SELECT c.version FROM chunk_embeddings c JOIN documents d USING (doc_id)
+		WHERE d.doc_id = $1 AND ((d.status = 'ready' AND c.version = d.version) OR (d.status <> 'ready' AND c.version = d.live_version))`, docID)
+	if err == nil {
+		served, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+	}
+	if err != nil || len(served) != 1 || served[0] != version {
+		b.t.Errorf("%s: search serves chunks of versions %v (%v), want one of version %d", what, served, err, version)
+	}
 }

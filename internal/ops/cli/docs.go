@@ -190,6 +190,9 @@ func runDocsShow(ctx context.Context, env Env, args []string) error {
 	w := env.Stdout
 	fmt.Fprintf(w, "%s (source %s, native id %s)\n  version %d, status %s, updated %s\n", d.DocID, d.SourceID, d.NativeID,
 		d.Version, d.Status, d.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z"))
+	if s := d.Serving(); s != "" {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
 	for _, x := range d.Deletes {
 		by := x.By
 		if x.RunID != "" {

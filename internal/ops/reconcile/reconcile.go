@@ -20,6 +20,7 @@ import (
 	"github.com/sluicehq/sluice/internal/store/erase"
 	"github.com/sluicehq/sluice/internal/store/generation"
 	"github.com/sluicehq/sluice/internal/store/manifest"
+	"github.com/sluicehq/sluice/internal/store/runs"
 	"github.com/sluicehq/sluice/pkg/vectorstore"
 )
 
@@ -79,6 +80,11 @@ type Report struct {
 	// holds chunk text. Looked for only with Config.Provider; --redrive
 	// deletes them.
 	BulkOrphanFiles []string `json:"bulk_orphan_files,omitempty"`
+	// UnaccountedRuns are runs that ended completed with files their
+	// walks met and did not read, park or exclude (runs.Unaccounted): a
+	// file dropped without a word. A defect, not a state; it has no
+	// repair but running the producer on the source again.
+	UnaccountedRuns []string `json:"runs_with_files_unaccounted,omitempty"`
 	// StaleTextClaims counts the claims on texts older than
 	// StaleClaimAge (invariant 13): a pipeline releases its claims when
 	// its batch ends, and sweeps those of dead processes once past their
@@ -118,7 +124,8 @@ func (l Leaks) Total() int { return l.StoredWithoutVector + l.ParkedWithoutDeadL
 // Problems is the number of problems found.
 func (r *Report) Problems() int {
 	n := r.Leaked.Total() + r.Duplicated + r.Unpublished + r.Lost + r.Stranded + r.OpenDeadLetters + len(r.Unerased) + len(r.Overdrawn) +
-		len(r.BackfillStranded) + r.BulkStranded + int(r.StaleTextClaims) + len(r.BulkOrphanFiles)
+		len(r.BackfillStranded) + r.BulkStranded + int(r.StaleTextClaims) + len(r.BulkOrphanFiles) +
+		len(r.UnaccountedRuns)
 	if r.NotOneActive != "" {
 		n++
 	}
@@ -146,6 +153,7 @@ func (r *Report) Named() []string {
 		{"pending in settled bulk batches", r.BulkStranded},
 		{"bulk request files no batch uses at the provider", len(r.BulkOrphanFiles)},
 		{"text claims older than " + StaleClaimAge.String(), int(r.StaleTextClaims)},
+		{"completed runs with files unaccounted for", len(r.UnaccountedRuns)},
 	} {
 		if p.n > 0 {
 			out = append(out, fmt.Sprintf("%d %s", p.n, p.name))
@@ -193,20 +201,27 @@ func Run(ctx context.Context, pool *pgxpool.Pool, js jetstream.JetStream, opts C
 	c := &checker{pool: pool, js: js, opts: opts, pub: publish.NewPublisher(pool, js, publish.PublisherConfig{}),
 		rep: &Report{Chunks: map[string]int{}, Redriven: map[string]int{}}}
 	for _, step := range []func(context.Context) error{
-		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets, c.bulk, c.textClaims,
+		c.countChunks, c.leaks, c.openDeadLetters, c.stranded, c.unpublished, c.lost, c.unerased, c.generations, c.budgets, c.bulk, c.textClaims, c.files,
 	} {
 		if err := step(ctx); err != nil {
 			return c.rep, err
 		}
 	}
 	// A duplicate, a wrong number of active generations, an active
-	// generation that owes chunks, an overdrawn budget or a member
-	// stranded in a settled bulk batch cannot be
-	// repaired by re-driving; every other problem is repaired unless a
-	// repair failed.
+	// generation that owes chunks, an overdrawn budget, a member
+	// stranded in a settled bulk batch or a run with files unaccounted
+	// for cannot be repaired by re-driving; every other problem is
+	// repaired unless a repair failed.
 	c.rep.OK = c.rep.Problems() == 0 || (opts.Redrive && len(c.rep.Failures) == 0 && c.rep.Duplicated == 0 && c.rep.NotOneActive == "" &&
-		c.rep.ActiveOwes == "" && len(c.rep.Overdrawn) == 0 && c.rep.BulkStranded == 0)
+		c.rep.ActiveOwes == "" && len(c.rep.Overdrawn) == 0 && c.rep.BulkStranded == 0 && len(c.rep.UnaccountedRuns) == 0)
 	return c.rep, nil
+}
+
+// files lists the completed runs whose files do not add up.
+func (c *checker) files(ctx context.Context) error {
+	ids, err := runs.Unaccounted(ctx, c.pool)
+	c.rep.UnaccountedRuns = ids
+	return err
 }
 
 type checker struct {

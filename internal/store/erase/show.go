@@ -15,14 +15,19 @@ import (
 // show: its current version and status, each delete of it, and what of
 // its data is left now.
 type Document struct {
-	DocID     string     `json:"doc_id"`
-	SourceID  string     `json:"source_id"`
-	NativeID  string     `json:"source_native_id"`
-	Version   int64      `json:"version"`
-	Status    string     `json:"status"`
-	RunID     string     `json:"run_id,omitempty"`
-	UpdatedAt time.Time  `json:"updated_at"`
-	DeletedAt *time.Time `json:"deleted_at,omitempty"`
+	DocID    string `json:"doc_id"`
+	SourceID string `json:"source_id"`
+	NativeID string `json:"source_native_id"`
+	Version  int64  `json:"version"`
+	Status   string `json:"status"`
+	// LiveVersion is the version search serves while Version is not
+	// ready: the one before a version being embedded, or before one that
+	// failed, which stays served until a version succeeds. Absent when
+	// none is (a first version, or one emptied or deleted).
+	LiveVersion *int64     `json:"live_version,omitempty"`
+	RunID       string     `json:"run_id,omitempty"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	DeletedAt   *time.Time `json:"deleted_at,omitempty"`
 	// Deletes are the document's deletes, oldest first.
 	Deletes []Deletion `json:"deletes"`
 	// Left is what is left of the document's data now.
@@ -45,6 +50,19 @@ type Deletion struct {
 	DeadLetters int       `json:"dead_letters_resolved"`
 }
 
+// Serving says which earlier version search serves, when it serves one
+// in place of Version; empty when it serves Version or nothing.
+func (d Document) Serving() string {
+	if d.LiveVersion == nil || *d.LiveVersion >= d.Version || d.Status == string(manifest.DocReady) {
+		return ""
+	}
+	if d.Status == string(manifest.DocFailed) {
+		return fmt.Sprintf("search serves version %d: version %d failed (sluice dlq ls --source %s), and the served version stays until a version succeeds",
+			*d.LiveVersion, d.Version, d.SourceID)
+	}
+	return fmt.Sprintf("search serves version %d until version %d is stored", *d.LiveVersion, d.Version)
+}
+
 // Left counts a document's data as it stands: vectors (of every index
 // generation), other rows with its text (retained vectors, escalated
 // text, manifest job bytes) and dead-letter payloads.
@@ -60,7 +78,7 @@ var ErrNoDocument = errors.New("no such document")
 // Show returns what PostgreSQL says of document docID.
 func Show(ctx context.Context, q manifest.Querier, docID string) (Document, error) {
 	rows, err := q.Query(ctx, `
-		SELECT doc_id, source_id, source_native_id, version, status, coalesce(run_id, ''), updated_at, deleted_at,
+		SELECT doc_id, source_id, source_native_id, version, status, live_version, coalesce(run_id, ''), updated_at, deleted_at,
 		       (SELECT count(*) FROM chunk_embeddings WHERE doc_id = $1)
 		     + (SELECT count(*) FROM generation_embeddings WHERE doc_id = $1),
 		       (SELECT count(*) FROM chunk_embeddings_previous WHERE doc_id = $1)
@@ -74,7 +92,7 @@ func Show(ctx context.Context, q manifest.Querier, docID string) (Document, erro
 	}
 	d, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (Document, error) {
 		var d Document
-		err := r.Scan(&d.DocID, &d.SourceID, &d.NativeID, &d.Version, &d.Status, &d.RunID, &d.UpdatedAt, &d.DeletedAt,
+		err := r.Scan(&d.DocID, &d.SourceID, &d.NativeID, &d.Version, &d.Status, &d.LiveVersion, &d.RunID, &d.UpdatedAt, &d.DeletedAt,
 			&d.Left.Vectors, &d.Left.TextRows, &d.Left.Payloads)
 		return d, err
 	})

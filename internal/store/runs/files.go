@@ -158,3 +158,28 @@ func KeyedBySource(ctx context.Context, q interface {
 	}
 	return out, nil
 }
+
+// Unaccounted returns the runs, at most 100, that ended completed while
+// the files their walks met do not add up to those read, parked and
+// excluded: a file a run met and did nothing visible with. A run records
+// its last counts before it ends publishing, so a completed run's are
+// final; a run interrupted or failed may have met files it never got
+// to, and is not held to it.
+func Unaccounted(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT run_id FROM ingest_runs
+		WHERE status IN ($1, $2) AND files_seen IS NOT NULL
+		  AND files_seen <> files_read + files_parked
+		      + (SELECT coalesce(sum(n::int), 0) FROM jsonb_each_text(files_excluded) AS e(reason, n))
+		ORDER BY run_id LIMIT 100`, Completed, CompletedWithFailures)
+	if err != nil {
+		return nil, fmt.Errorf("runs with files unaccounted: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("runs with files unaccounted: %w", err)
+	}
+	return ids, nil
+}
