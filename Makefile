@@ -43,12 +43,12 @@ $(VERSITYGW_BIN): tools/versitygw/go.mod tools/versitygw/go.sum
 	cd tools/versitygw && $(GO) build -o $(VERSITYGW_BIN) github.com/versity/versitygw/cmd/versitygw
 
 ## demo: the whole pipeline on a generated corpus with poison documents and an embedder outage
-demo: build
+demo: build extract-tools
 	$(BIN)/sluice-dev demo $(DEMO_FLAGS)
 
 ## bench: the pipeline against its ceiling, a naive build and a River peer (BENCH_FLAGS=--quick for a smoke run); results in bench/results/latest.json, rendered into docs/benchmarks.md
 BENCH_FLAGS ?=
-bench: build
+bench: build extract-tools
 	cd bench && $(GO) build -o $(BIN)/ ./cmd/sluice-river-peer
 	$(BIN)/sluice-bench --bin-dir $(BIN) $(BENCH_FLAGS)
 	cd bench && $(GO) run ./cmd/benchdoc
@@ -111,7 +111,7 @@ fuzz:
 
 ## chaos: the fault suite at length, with the race detector: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, the cluster scenarios (the leader killed twice, a minute apart), and the long scenarios built only with -tags chaos (a fleet sharing one quota, model and chunking changes under load, deletes under outages)
 CHAOS_DURATION ?= 90s
-chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP)
+chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) extract-tools
 	$(GO) test -race -tags chaos -count=1 -timeout 40m -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)

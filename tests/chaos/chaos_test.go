@@ -51,8 +51,8 @@ func (l *faultLog) String() string {
 	return fmt.Sprintf("%d faults (%s)", total, strings.Join(kinds, ", "))
 }
 
-// TestChaos runs live load (producers still running, a slow and flaky
-// embed-sim) while faults land at random for -chaos.duration: kill -9 of
+// TestChaos runs live load (producers still running over text, PDFs,
+// DOCX files and scans, a slow and flaky embed-sim) while faults land at random for -chaos.duration: kill -9 of
 // every service, the producer included; kill -9 of nats-server; immediate
 // PostgreSQL stops, one a 15 s outage (5 s in the short run); embedder
 // outages and hangs on top of random 429s; an operator deletes a random
@@ -104,8 +104,11 @@ func TestChaos(t *testing.T) {
 	ctx, stop := context.WithTimeout(context.Background(), *chaosDuration)
 	defer stop()
 
-	// Live load: producers keep publishing new corpora; a run killed or
-	// refused by an outage is run again, as its scheduler would.
+	// Live load: producers keep publishing new corpora, each with a PDF
+	// and a DOCX and every third with a scan that OCR reads, so that a
+	// producer is killed while its extraction workers run too; a run
+	// killed or refused by an outage is run again, as its scheduler
+	// would.
 	var docs atomic.Int64
 	var producers sync.WaitGroup
 	var runningProducer atomic.Pointer[proc]
@@ -114,6 +117,7 @@ func TestChaos(t *testing.T) {
 		for i := 0; ctx.Err() == nil; i++ {
 			n := 10 + prng.IntN(15)
 			dir := f.writeCorpus(fmt.Sprintf("c%03d", i), n, 20+prng.IntN(40))
+			n += f.writeDocuments(dir, i)
 			docs.Add(int64(n))
 			for attempt := 0; ; attempt++ {
 				p := f.produce(fmt.Sprintf("src%d", i%3), dir)

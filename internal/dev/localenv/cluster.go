@@ -245,7 +245,8 @@ func replicasCurrent(what string, ci *jetstream.ClusterInfo) error {
 	}
 	for _, r := range ci.Replicas {
 		if r.Offline || !r.Current {
-			return fmt.Errorf("%s: replica %s not current", what, r.Name)
+			return fmt.Errorf("%s: replica %s not current (offline %t, %d operations behind, last seen %s ago; leader %s)",
+				what, r.Name, r.Offline, r.Lag, r.Active.Round(time.Millisecond), ci.Leader)
 		}
 	}
 	return nil
