@@ -60,11 +60,15 @@ func TestDocumentPageShowsADelete(t *testing.T) {
 		t.Errorf("GET /documents/%s shows payload text:\n%s", id, body)
 	}
 
-	// A document not deleted says so, and shows no delete.
+	// A document not deleted says so, and shows no delete; a version of
+	// it that failed says which version search serves instead.
+	if _, err := b.db.Pool.Exec(ctx, `UPDATE documents SET version = 2, live_version = 1 WHERE doc_id = $1`, alphaDoc(1)); err != nil {
+		t.Fatal(err)
+	}
 	code, body = b.get(t, "/documents/"+alphaDoc(1), viewerSecret)
 	if code != http.StatusOK || !strings.Contains(body, `<td id="doc-status">failed</td>`) || !strings.Contains(body, "Never deleted.") ||
-		strings.Contains(body, `id="deleted"`) {
-		t.Errorf("GET /documents/%s: %d, want it failed and never deleted in:\n%s", alphaDoc(1), code, body)
+		strings.Contains(body, `id="deleted"`) || !strings.Contains(body, `<td id="doc-serving">search serves version 1: version 2 failed`) {
+		t.Errorf("GET /documents/%s: %d, want it failed, version 1 served, and never deleted in:\n%s", alphaDoc(1), code, body)
 	}
 	if code, _ := b.get(t, "/documents/no-such-doc", viewerSecret); code != http.StatusNotFound {
 		t.Errorf("GET /documents/no-such-doc: %d, want 404", code)
