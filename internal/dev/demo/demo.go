@@ -83,7 +83,8 @@ const dims = 384
 var services = []string{"producer", "consumer", "outbox-relay", "dlq-replayer", "embed-sim"}
 
 // Run runs the demo and prints its report. It returns an error when the
-// system did not converge or reconcile found a leak or a duplicate.
+// system did not converge, reconcile found a leak or a duplicate, or a
+// document file or a scan did not end as Poison expects.
 func Run(ctx context.Context, o Config) error {
 	o.applyDefaults()
 	for _, b := range services {
@@ -102,7 +103,7 @@ func Run(ctx context.Context, o Config) error {
 	}
 	s := &stack{o: o, dir: env.Root(), dbURL: in.ownerURL, nats: in.nats}
 	defer s.stop()
-	if err := s.start(); err != nil {
+	if err := s.startServices(); err != nil {
 		return err
 	}
 	pool, err := pgxpool.New(ctx, in.ownerURL)
@@ -134,7 +135,8 @@ func Run(ctx context.Context, o Config) error {
 }
 
 // ingestAndSync ingests the corpus until it converges, deletes some of it
-// with a sync run, reconciles and writes the report of the three.
+// with a sync run, reconciles, reads what became of the document files
+// and the scans and writes the report of it all.
 func (s *stack) ingestAndSync(ctx context.Context, pool *pgxpool.Pool) error {
 	st, took, err := s.ingest(ctx, pool)
 	if err != nil {
@@ -151,12 +153,26 @@ func (s *stack) ingestAndSync(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return err
 	}
-	writeReport(s.o.Stdout, st, sy, rep, took, s)
+	fi, err := s.readFiles(ctx, pool)
+	if err != nil {
+		return err
+	}
+	sc, err := s.readScans(ctx, pool)
+	if err != nil {
+		return err
+	}
+	writeReport(s.o.Stdout, st, sy, rep, sc, fi, took, s)
 	if !rep.OK {
 		return errors.New("reconcile found leaked, duplicated or stale chunks")
 	}
 	if sy.Deleted != SyncDeletes || sy.Left != (erase.Left{}) || sy.Leaks != 0 {
 		return fmt.Errorf("the sync run deleted %d documents, want %d, and left %+v of them (%d erasure leaks)", sy.Deleted, SyncDeletes, sy.Left, sy.Leaks)
+	}
+	if err := fi.check(); err != nil {
+		return fmt.Errorf("the document files did not end as expected: %w", err)
+	}
+	if err := sc.check(); err != nil {
+		return fmt.Errorf("the scans did not end as expected: %w", err)
 	}
 	return nil
 }
@@ -205,29 +221,55 @@ func startInfra(ctx context.Context, env *localenv.Env, o Config) (*infra, error
 	return &infra{ownerURL: dbURL, nats: nats}, nil
 }
 
-// ingest runs the producer over a generated corpus and waits for the
-// system to converge; took is the time from the producer's start.
+// corpusSource is the source of the demo's corpus.
+const corpusSource = "demo"
+
+// ingest runs the producer over a generated corpus, and over the scans as
+// their own source, and waits for the system to converge; took is the
+// time from the first producer's start.
 func (s *stack) ingest(ctx context.Context, pool *pgxpool.Pool) (st status, took time.Duration, err error) {
-	corpusDir := filepath.Join(s.dir, "corpus")
+	corpusDir, scansDir := filepath.Join(s.dir, "corpus"), filepath.Join(s.dir, ScanSource)
 	files, err := WriteCorpus(corpusDir, s.o.Documents, 7)
 	if err != nil {
 		return st, 0, err
 	}
-	s.say("ingesting %d documents (%d of them poison) with an embedder outage of %s …", files, len(Poison), s.o.Outage)
+	if err := writeBoundPDF(corpusDir); err != nil {
+		return st, 0, err
+	}
+	files++
+	scans, err := writeScans(scansDir)
+	if err != nil {
+		return st, 0, err
+	}
+	// Only now, the inputs written (the scans take seconds to render), so
+	// that the outage meets the first deliveries.
+	if err := s.startSim(); err != nil {
+		return st, 0, err
+	}
+	s.say("ingesting %d documents (%d of them poison, document files or scans) with an embedder outage of %s …", files+scans, len(Poison), s.o.Outage)
 	start := time.Now()
-	env, err := s.env("producer", "")
-	if err != nil {
+	if err := s.produce("producer", corpusSource, corpusDir); err != nil {
 		return st, 0, err
 	}
-	prod, err := s.startProc("producer", "producer", env, "--source", "demo", "--json", corpusDir)
-	if err != nil {
-		return st, 0, err
-	}
-	if err := waitOneShot(prod); err != nil {
+	if err := s.produce("producer-scans", ScanSource, scansDir); err != nil {
 		return st, 0, err
 	}
 	st, err = s.converge(ctx, pool)
 	return st, time.Since(start), err
+}
+
+// produce runs the producer once, as the process name, over dir as
+// source.
+func (s *stack) produce(name, source, dir string) error {
+	env, err := s.env("producer", "")
+	if err != nil {
+		return err
+	}
+	p, err := s.startProc("producer", name, env, "--source", source, "--json", dir)
+	if err != nil {
+		return err
+	}
+	return waitOneShot(p)
 }
 
 // keep prints how to reach the running system, serves the console, and
@@ -388,13 +430,6 @@ func (s *stack) env(binary, metricsAddr string) ([]string, error) {
 		fmt.Sprintf("CHUNK_SIZE=%d", chunk.DefaultSize), fmt.Sprintf("CHUNK_OVERLAP=%d", chunk.DefaultOverlap),
 		"CHUNK_UNIT="+string(chunk.DefaultUnit),
 	), nil
-}
-
-func (s *stack) start() error {
-	if err := s.startServices(); err != nil {
-		return err
-	}
-	return s.startSim()
 }
 
 // startSim starts embed-sim with the demo's fault profile: a sprinkle of

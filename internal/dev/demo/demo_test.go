@@ -3,6 +3,7 @@ package demo_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/sluicehq/sluice/internal/content/extract/scantest"
 	"github.com/sluicehq/sluice/internal/dev/demo"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
@@ -45,7 +47,10 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	}
 	report := stdout.String()
 	t.Log(report)
-	for _, want := range []string{"0 leaked, 0 duplicated", "deleted       3 (removed at the source, then a sync run): 0 vectors, 0 text rows, 0 payloads left", "escalations   1", "unsupported_format 1", "context_length_exceeded 1", "policy_violation 1", "DRILL PASSED"} {
+	for _, want := range []string{"0 leaked, 0 duplicated", "deleted       3 (removed at the source, then a sync run): 0 vectors, 0 text rows, 0 payloads left", "escalations   1", "unsupported_format 1", "context_length_exceeded 1", "policy_violation 1", "ocr_low_confidence 1",
+		"encrypted 1", "extract_memory 1", "files         " + demo.BombDOCX + ": parked as extract_memory\n", demo.LockedPDF + ": parked as encrypted\n",
+		demo.ReportPDF + ": document ready\n", demo.BoundPDF + ": document ready\n", demo.MinutesDOCX + ": document ready\n",
+		"a search for \"" + scantest.Sentence1 + "\" finds poison/report", "scans         scans/" + demo.CleanScan + ": document ready, found at rank ", "scans/" + demo.LowScan + ": parked as ocr_low_confidence, ", " --ocr-text ", " dlq correct --id ", " --accept-ocr ", "DRILL PASSED"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -192,7 +197,8 @@ func sum(body, series string) (float64, bool) {
 }
 
 // The demo runs on a 3-node cluster with R3 streams, every client given
-// all three URLs, and converges with nothing leaked or duplicated.
+// all three URLs, and converges with nothing leaked or duplicated; every
+// command its report prints with NATS names the three URLs.
 func TestDemoOnCluster(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Binaries(t)
@@ -208,16 +214,27 @@ func TestDemoOnCluster(t *testing.T) {
 	if !strings.Contains(report, "0 leaked, 0 duplicated") {
 		t.Errorf("report lacks a clean reconcile:\n%s", report)
 	}
-	if n := strings.Count(report, "nats://"); n != 3 {
-		t.Errorf("the report's reconcile command names %d NATS URLs, want the cluster's 3:\n%s", n, report)
+	commands := 0
+	for _, line := range strings.Split(report, "\n") {
+		if !strings.Contains(line, "--nats-url") {
+			continue
+		}
+		commands++
+		if n := strings.Count(line, "nats://"); n != 3 {
+			t.Errorf("a command of the report names %d NATS URLs, want the cluster's 3: %s", n, line)
+		}
+	}
+	if commands == 0 {
+		t.Errorf("the report prints no command with --nats-url:\n%s", report)
 	}
 }
 
 // After a demo with --keep, the model change it rolled back is dropped,
 // so a document ingested into the running system gets exactly one vector
 // per chunk, from the served generation, and no other generation is kept
-// up to date behind the user's back.
-func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
+// up to date behind the user's back; and the commands the report prints
+// to key in the low scan's text store the keyed text.
+func TestDemoKeptEmbedsNewDocumentsOnceAndKeysScans(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Binaries(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -229,7 +246,7 @@ func TestDemoKeptEmbedsNewDocumentsOnce(t *testing.T) {
 		Stdout: &stdout, Stderr: &stderr,
 		OnKept: func(k demo.Kept) {
 			defer cancel()
-			kept = ingestOnce(t, ctx, k, stdout.String())
+			kept = errors.Join(ingestOnce(t, ctx, k, stdout.String()), keyScan(t, ctx, k, stdout.String()))
 		},
 	})
 	if err != nil {
@@ -297,4 +314,75 @@ func ingestOnce(t *testing.T, ctx context.Context, k demo.Kept, report string) e
 		return fmt.Errorf("the new document's %d chunks: %d with other than one vector, %d vectors in later generations; %d generations kept up to date, want 1", chunks, perChunk, other, kept)
 	}
 	return nil
+}
+
+// keyScan runs the commands the kept demo printed to key in the low
+// scan's text: it saves what OCR recognised, types the page's text over
+// it as the person keying it would, and stores it. The scan's document
+// then becomes ready with the keyed text, its dead letter resolved.
+func keyScan(t *testing.T, ctx context.Context, k demo.Kept, report string) error {
+	var show, correct string
+	for _, line := range strings.Split(report, "\n") {
+		switch line = strings.TrimSpace(line); {
+		case strings.Contains(line, " dlq show ") && strings.HasSuffix(line, "> "+demo.KeyedFile):
+			show = line
+		case strings.Contains(line, " dlq correct --id "):
+			correct = line
+		}
+	}
+	if show == "" || correct == "" {
+		return fmt.Errorf("the kept demo printed no commands to key in the low scan's text:\n%s", report)
+	}
+	dir := t.TempDir()
+	if err := runIn(ctx, dir, show); err != nil {
+		return err
+	}
+	keyed := filepath.Join(dir, demo.KeyedFile)
+	if b, err := os.ReadFile(keyed); err != nil || len(strings.Fields(string(b))) == 0 {
+		return fmt.Errorf("%s saved no recognised text (%q, %v)", show, b, err)
+	}
+	const page2 = "This is page 2 of the sample report. " + scantest.Sentence2
+	if err := os.WriteFile(keyed, []byte(page2+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := runIn(ctx, dir, correct); err != nil {
+		return err
+	}
+	return awaitKeyed(ctx, k, page2)
+}
+
+// runIn runs a command line the demo printed with sh, in dir.
+func runIn(ctx context.Context, dir, command string) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %v\n%s", command, err, out)
+	}
+	return nil
+}
+
+// awaitKeyed waits for the low scan's document to be ready with text,
+// and its dead letter resolved, for a minute at most.
+func awaitKeyed(ctx context.Context, k demo.Kept, text string) error {
+	pool, err := pgxpool.New(ctx, k.OwnerURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	var status, stored string
+	var open int
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := pool.QueryRow(ctx, `
+			SELECT d.status, coalesce((SELECT string_agg(e.text, ' ') FROM chunk_embeddings e WHERE e.doc_id = d.doc_id), ''),
+			       (SELECT count(*) FROM dead_letters l WHERE l.doc_id = d.doc_id AND l.resolved_at IS NULL)
+			FROM documents d WHERE d.source_id = $1 AND d.source_native_id = $2`, demo.ScanSource, demo.LowScan).Scan(&status, &stored, &open)
+		if err == nil && status == "ready" && strings.TrimSpace(stored) == text && open == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the keyed scan did not become ready with its keyed text within a minute: %s, %q stored, %d open dead letters (%v)", status, stored, open, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

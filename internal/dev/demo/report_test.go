@@ -38,3 +38,28 @@ func TestRunnable(t *testing.T) {
 		t.Errorf("another sluice on PATH: runnable = %q, want the demo's own path", got)
 	}
 }
+
+// The demo fails when a scan ends otherwise than Poison expects: the
+// clean one not stored or not found by its text, the low one not parked
+// as ocr_low_confidence with what OCR recognised.
+func TestScansCheck(t *testing.T) {
+	t.Parallel()
+	good := scanned{Clean: "ready", Rank: 1, Low: "ocr_low_confidence", LowID: "dl_1", Recognised: "Tables oa"}
+	if err := good.check(); err != nil {
+		t.Fatalf("check of %+v: %v", good, err)
+	}
+	for name, change := range map[string]func(*scanned){
+		"clean scan failed":       func(s *scanned) { s.Clean = "failed" },
+		"clean scan missing":      func(s *scanned) { s.Clean = "" },
+		"clean scan not found":    func(s *scanned) { s.Rank = 0 },
+		"low scan stored":         func(s *scanned) { s.Low, s.LowID, s.Recognised = "", "", "" },
+		"low scan parked as else": func(s *scanned) { s.Low = "no_text_layer" },
+		"no recognised text kept": func(s *scanned) { s.Recognised = "" },
+	} {
+		sc := good
+		change(&sc)
+		if err := sc.check(); err == nil {
+			t.Errorf("%s: check of %+v passed", name, sc)
+		}
+	}
+}

@@ -59,14 +59,14 @@ func (s *stack) syncDeletes(ctx context.Context, pool *pgxpool.Pool, corpusDir s
 	if err != nil {
 		return synced{}, err
 	}
-	prod, err := s.startProc("producer", "producer-sync", env, "--source", "demo", "--sync", "--json", corpusDir)
+	prod, err := s.startProc("producer", "producer-sync", env, "--source", corpusSource, "--sync", "--json", corpusDir)
 	if err != nil {
 		return synced{}, err
 	}
 	if err := waitOneShot(prod); err != nil {
 		return synced{}, fmt.Errorf("sync run: %w", err)
 	}
-	deleted, err := erase.List(ctx, pool, "demo", true, 10*SyncDeletes)
+	deleted, err := erase.List(ctx, pool, corpusSource, true, 10*SyncDeletes)
 	if err != nil {
 		return synced{}, err
 	}
