@@ -111,7 +111,7 @@ fuzz:
 
 ## chaos: the fault suite at length, with the race detector: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, the cluster scenarios (the leader killed twice, a minute apart), and the long scenarios built only with -tags chaos (a fleet sharing one quota, model and chunking changes under load, deletes under outages)
 CHAOS_DURATION ?= 90s
-chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(PGVECTOR_SETUP) extract-tools
+chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) extract-tools
 	$(GO) test -race -tags chaos -count=1 -timeout 40m -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)

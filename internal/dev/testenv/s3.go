@@ -37,6 +37,7 @@ type S3Gateway struct {
 	// request a line.
 	AccessLog string
 	proc      *localenv.Process
+	cmd       localenv.Command
 }
 
 // S3Option adjusts a gateway.
@@ -83,22 +84,37 @@ func NewS3Gateway(t testing.TB, opts ...S3Option) *S3Gateway {
 		args = append(args, "--event-nats-url", o.natsURL, "--event-nats-topic", o.topic)
 	}
 	args = append(args, "posix", g.Root)
-	g.proc, err = localenv.Start(localenv.Command{Name: "versitygw", Path: bin, Args: args, Log: filepath.Join(dir, "versitygw.log")})
-	if err != nil {
+	g.cmd = localenv.Command{Name: "versitygw", Path: bin, Args: args, Log: filepath.Join(dir, "versitygw.log")}
+	if err := g.start(); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	t.Cleanup(func() { _ = g.proc.Kill() })
+	return g
+}
+
+// start starts the gateway and waits until it answers.
+func (g *S3Gateway) start() error {
+	var err error
+	if g.proc, err = localenv.Start(g.cmd); err != nil {
+		return err
+	}
 	client := &http.Client{Timeout: 2 * time.Second}
-	if err := g.proc.WaitReady(30*time.Second, func() error {
+	return g.proc.WaitReady(30*time.Second, func() error {
 		resp, err := client.Get(g.Endpoint)
 		if err != nil {
 			return err
 		}
 		return resp.Body.Close()
-	}); err != nil {
-		t.Fatalf("testenv: %v", err)
+	})
+}
+
+// Restart kills the gateway with SIGKILL, requests in flight included,
+// and starts it again on the same port and backend.
+func (g *S3Gateway) Restart() error {
+	if err := g.proc.Kill(); err != nil {
+		return err
 	}
-	return g
+	return g.start()
 }
 
 // Bucket creates bucket name in the posix backend: a directory under
