@@ -142,9 +142,7 @@ func ratios(r *Report, cfg Config) []Ratio {
 	add(RatioBackfillLatencyP99, backfillLatencyRatio(r.BackfillLatency), 1, targetOf(RatioBackfillLatencyP99), atMost(backfillLatencyTarget))
 	add(RatioBulkRequests, bulkRatio(r.Bulk), 1, "", nil)
 	add(RatioBulkReuseInputs, bulkReuseRatio(r.BulkReuse), 1, targetOf(RatioBulkReuseInputs), atMost(0.72))
-	if cfg.selected(ScenarioExtract) {
-		out = append(out, extractionRatios(r.Extraction)...)
-	}
+	out = append(out, extractionRatios(r.Extraction)...)
 	if slices.Contains(cfg.searchSizes(), 1_000_000) {
 		out = append(out, searchRatio(r.VectorSearch))
 	}

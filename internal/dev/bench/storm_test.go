@@ -43,7 +43,7 @@ func TestTargetRatios(t *testing.T) {
 		{Rows: 1_000_000, Distribution: distUniform, MinEfSearch: 320, Sweep: []EfSearchResult{{EfSearch: 320, Recall: 0.96, P99Ms: 40}}},
 		{Rows: 1_000_000, Distribution: distTopics, MinEfSearch: 80, Sweep: []EfSearchResult{
 			{EfSearch: 40, Recall: 0.9, P99Ms: 8}, {EfSearch: 80, Recall: 0.97, P99Ms: 12}, {EfSearch: 160, Recall: 0.99, P99Ms: 30}}},
-	}}}
+	}}, Extraction: []Extraction{{Kind: "pdf", PerCore: 1.05}, {Kind: "ocr", PerCore: 0.85}}}
 	r.StormIdeal = stormIdeal(r)
 	if r.StormIdeal == nil || r.StormIdeal.ChunksPerSec != 1_000 || r.StormIdeal.Observed429Rate != 0.2 {
 		t.Fatalf("storm ideal %+v, want 1,000 chunks/s from 60 of 300 requests answered 429", r.StormIdeal)
@@ -60,6 +60,8 @@ func TestTargetRatios(t *testing.T) {
 		RatioSingleChunkCPU: {1.5, false},
 		RatioDocsCPU:        {1.9, true},
 		RatioSearchP99:      {12, true},
+		RatioPDFPerCore:     {1.05, true},
+		RatioOCRPerCore:     {0.85, false},
 	} {
 		q := got[name]
 		if math.Abs(q.Value-want.value) > 1e-9 || q.Met == nil || *q.Met != want.met {
