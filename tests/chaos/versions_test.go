@@ -23,8 +23,10 @@ func poisonFaults(t *testing.T, dir, marker string) string {
 }
 
 // A new version of a document supersedes the old one cleanly: dead
-// letters of superseded chunks are resolved, and a shrunk, empty or
-// unreadable new version leaves no old chunk searchable.
+// letters of superseded chunks are resolved, and a shrunk or empty new
+// version leaves no old chunk searchable. An unreadable new version is
+// parked and leaves the version before it served, whole: a failed
+// version never removes the served one.
 func TestSupersessionLeavesNoDebris(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -82,8 +84,12 @@ func TestSupersessionLeavesNoDebris(t *testing.T) {
 	}
 	f.runProducer("ver", corpus)
 	f.converge(2*time.Minute, 1)
-	if n := f.count(`SELECT count(*) FROM chunk_embeddings`); n != 0 {
-		t.Errorf("%d chunks searchable after the document became unreadable", n)
+	if n := f.count(`SELECT count(*) FROM chunk_embeddings c JOIN documents d USING (doc_id)
+		WHERE d.status = 'failed' AND c.version = d.live_version AND c.text LIKE 'third version%'`); n != 1 {
+		t.Errorf("%d chunks of the third version served after a fourth failed to read, want its 1", n)
+	}
+	if n := f.count(`SELECT count(*) FROM chunk_embeddings`); n != 1 {
+		t.Errorf("%d chunks stored after the document became unreadable, want the served version's 1", n)
 	}
 }
 
