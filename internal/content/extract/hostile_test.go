@@ -1,75 +1,24 @@
 package extract_test
 
 import (
-	"archive/zip"
-	"bytes"
-	"compress/flate"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/internal/content/extract"
+	"github.com/sluicehq/sluice/internal/content/extract/hostiletest"
 	"github.com/sluicehq/sluice/pkg/classify"
 )
-
-// zipBomb returns a DOCX whose document.xml inflates to gib GiB of zeros
-// from about a megabyte per GiB, its header claiming claim bytes. The deflate
-// stream repeats one block that writes 1 MiB of zeros from a window of
-// zeros, so it is built without compressing the whole.
-func zipBomb(t *testing.T, gib int, claim uint64) []byte {
-	t.Helper()
-	var stream bytes.Buffer
-	fw, err := flate.NewWriter(&stream, flate.BestCompression)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zeros := make([]byte, 1<<20)
-	mustWrite := func() {
-		if _, err := fw.Write(zeros); err != nil {
-			t.Fatal(err)
-		}
-		if err := fw.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mustWrite()
-	first := stream.Len()
-	mustWrite()
-	block := bytes.Clone(stream.Bytes()[first:])
-	for range gib<<10 - 2 {
-		stream.Write(block)
-	}
-	if err := fw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	if _, err := zw.Create("[Content_Types].xml"); err != nil {
-		t.Fatal(err)
-	}
-	w, err := zw.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CompressedSize64: uint64(stream.Len()), UncompressedSize64: claim})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Write(stream.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func TestZipBombStopsAtMaxUncompressed(t *testing.T) {
 	t.Parallel()
 	// 10 GiB from about 10 MB; inflating must stop at the limit, long
 	// before the whole is read, whatever the header claims.
-	bomb := zipBomb(t, 10, 10<<30)
+	bomb := hostiletest.ZipBomb(t, 10, 10<<30)
 	t.Logf("%d-byte zip inflating to 10 GiB", len(bomb))
 	if d := extract.Detect("bomb.docx", bomb); d.Format != extract.FormatDOCX {
 		t.Fatalf("Detect = %+v", d)
@@ -86,7 +35,7 @@ func TestZipBombStopsAtMaxUncompressed(t *testing.T) {
 // inflates to is caught at the claimed size: the entry is corrupt.
 func TestZipBombWithALyingHeader(t *testing.T) {
 	t.Parallel()
-	bomb := zipBomb(t, 1, 1024)
+	bomb := hostiletest.ZipBomb(t, 1, 1024)
 	_, err := extract.Extract(context.Background(), extract.Source{Data: bomb}, extract.FormatDOCX, extract.Limits{MaxUncompressed: 8 << 20})
 	wantClass(t, err, classify.ClassCorrupt)
 }
@@ -107,14 +56,7 @@ func TestZipWithTooManyEntriesIsTooLarge(t *testing.T) {
 // having produced nothing.
 func TestBillionLaughsDoesNotExpand(t *testing.T) {
 	t.Parallel()
-	var dtd strings.Builder
-	dtd.WriteString(`<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">`)
-	for i := 1; i <= 9; i++ {
-		fmt.Fprintf(&dtd, `<!ENTITY lol%d "%s">`, i, strings.Repeat(fmt.Sprintf("&lol%d;", i-1), 10))
-	}
-	dtd.WriteString(`]>`)
-	doc := dtd.String() + `<w:document xmlns:w="w"><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>`
-	data := zipOf(t, "[Content_Types].xml", contentTypes, "word/document.xml", strings.ReplaceAll(doc, "lol1\"", "lol1\""))
+	data := hostiletest.BillionLaughs(t)
 	_, err := extract.Extract(context.Background(), extract.Source{Data: data}, extract.FormatDOCX, extract.Limits{})
 	e := wantClass(t, err, classify.ClassCorrupt)
 	if !strings.Contains(e.Error(), "lol9") {
@@ -139,41 +81,12 @@ func TestGzipBombStopsAtMaxUncompressed(t *testing.T) {
 	wantClass(t, err, classify.ClassExtractMemory)
 }
 
-// hugePDF writes a valid PDF of n empty pages, every page object real.
-func hugePDF(t *testing.T, n int) string {
-	t.Helper()
-	var out bytes.Buffer
-	var offsets []int
-	obj := func(body string) {
-		offsets = append(offsets, out.Len())
-		fmt.Fprintf(&out, "%d 0 obj\n%s\nendobj\n", len(offsets), body)
-	}
-	out.WriteString("%PDF-1.4\n")
-	obj("<< /Type /Catalog /Pages 2 0 R >>")
-	var kids strings.Builder
-	for i := range n {
-		fmt.Fprintf(&kids, "%d 0 R ", i+3)
-	}
-	obj(fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids.String(), n))
-	for range n {
-		obj("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>")
-	}
-	xref := out.Len()
-	fmt.Fprintf(&out, "xref\n0 %d\n0000000000 65535 f \n", len(offsets)+1)
-	for _, o := range offsets {
-		fmt.Fprintf(&out, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&out, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(offsets)+1, xref)
-	path := filepath.Join(t.TempDir(), "huge.pdf")
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestPDFPageCountOverLimitIsTooLarge(t *testing.T) {
 	t.Parallel()
-	path := hugePDF(t, 100_000)
+	path := filepath.Join(t.TempDir(), "huge.pdf")
+	if err := os.WriteFile(path, hostiletest.ManyPagesPDF(100_000), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, err := extract.Extract(context.Background(), extract.Source{Path: path}, extract.FormatPDF, extract.Limits{})
 	e := wantClass(t, err, classify.ClassTooLarge)
 	if !strings.Contains(e.Detail, "100000 pages") {
@@ -187,14 +100,7 @@ func TestPDFPageCountOverLimitIsTooLarge(t *testing.T) {
 func TestPDFTimeoutKillsTheTool(t *testing.T) {
 	t.Parallel()
 	big := filepath.Join(t.TempDir(), "big.pdf")
-	args := []string{"--empty", "--pages"}
-	for range 1000 {
-		args = append(args, filepath.Join("testdata", "pages.pdf"))
-	}
-	args = append(args, "--", big)
-	if out, err := exec.Command("qpdf", args...).CombinedOutput(); err != nil {
-		t.Fatalf("qpdf: %v: %s", err, out)
-	}
+	hostiletest.LongPDF(t, big, 1000)
 	start := time.Now()
 	_, err := extract.Extract(context.Background(), extract.Source{Path: big}, extract.FormatPDF, extract.Limits{Timeout: 100 * time.Millisecond})
 	wantClass(t, err, classify.ClassExtractTimeout)
