@@ -10,7 +10,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 
@@ -119,15 +118,9 @@ func writeBombParts(zw *zip.Writer) error {
 // writeBoundPDF joins four copies of pages.pdf into BoundPDF under dir
 // with qpdf.
 func writeBoundPDF(dir string) error {
-	args := []string{"--empty", "--pages"}
-	for range 4 {
-		args = append(args, scantest.PagesPDF())
-	}
-	args = append(args, "--", filepath.Join(dir, BoundPDF))
-	if out, err := exec.Command("qpdf", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("join %s with qpdf (make extract-tools installs it): %v: %s", BoundPDF, err, out)
-	}
-	return nil
+	pdf := scantest.PagesPDF()
+	_, err := scantest.Merge(filepath.Join(dir, filepath.Dir(BoundPDF)), filepath.Base(BoundPDF), pdf, pdf, pdf, pdf)
+	return err
 }
 
 // filed is what became of the document files, as PostgreSQL and a search

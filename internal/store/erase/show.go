@@ -57,8 +57,8 @@ func (d Document) Serving() string {
 		return ""
 	}
 	if d.Status == string(manifest.DocFailed) {
-		return fmt.Sprintf("search serves version %d: version %d failed (sluice dlq ls --source %s), and the served version stays until a version succeeds",
-			*d.LiveVersion, d.Version, d.SourceID)
+		return fmt.Sprintf("search serves version %d: version %d failed and waits in its dead letter, and the served version stays until a version succeeds",
+			*d.LiveVersion, d.Version)
 	}
 	return fmt.Sprintf("search serves version %d until version %d is stored", *d.LiveVersion, d.Version)
 }

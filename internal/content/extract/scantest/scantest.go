@@ -232,12 +232,22 @@ func ImagePDF(t testing.TB, pages ...image.Image) []byte {
 // MergePDFs joins the pages of the PDFs with qpdf.
 func MergePDFs(t testing.TB, dir, name string, pdfs ...string) string {
 	t.Helper()
+	out, err := Merge(dir, name, pdfs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Merge joins the pages of the PDFs with qpdf into dir/name and returns
+// its path, for the tools that make PDFs outside a test (the demo).
+func Merge(dir, name string, pdfs ...string) (string, error) {
 	out := filepath.Join(dir, name)
 	args := append([]string{"--empty", "--pages"}, pdfs...)
 	if msg, err := exec.Command("qpdf", append(args, "--", out)...).CombinedOutput(); err != nil {
-		t.Fatalf("qpdf: %v: %s", err, msg)
+		return "", fmt.Errorf("join %s with qpdf (make extract-tools installs it): %v: %s", name, err, bytes.TrimSpace(msg))
 	}
-	return out
+	return out, nil
 }
 
 // TIFFBomb returns a TIFF whose pages declare width × height pixels, in
