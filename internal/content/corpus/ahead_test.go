@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,10 +83,18 @@ func TestExtractWorkersReadAheadInWalkOrder(t *testing.T) {
 func TestAStoppedWalkLeavesNoExtractionRunning(t *testing.T) {
 	t.Parallel()
 	root := pdfTree(t)
+	ahead := make(chan struct{}) // closed once a second file is being read
+	var once sync.Once
 	x := &slowExtractor{wait: func(ctx context.Context, path string) {
-		if filepath.Base(path) != "p1.pdf" {
-			<-ctx.Done() // the first file is read at once, the others hang
+		if filepath.Base(path) == "p1.pdf" {
+			select { // the first file returns once another is read ahead
+			case <-ahead:
+			case <-time.After(10 * time.Second):
+			}
+			return
 		}
+		once.Do(func() { close(ahead) })
+		<-ctx.Done() // the others hang until the walk stops them
 	}}
 	r, err := NewReader(Config{Inputs: []string{root}, Extractor: x, ExtractWorkers: 3})
 	if err != nil {
