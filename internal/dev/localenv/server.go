@@ -96,11 +96,16 @@ var handedOut = struct {
 }{ports: make(map[int]bool)}
 
 // freePort asks the kernel for a free loopback TCP port, never one it has
-// already returned in this process.
+// already returned in this process. The kernel picks at random among the
+// free ports of its ephemeral range (half of it, 14,000 on Linux's
+// default), fewer when a loaded machine holds many in TIME_WAIT, so
+// after a few thousand ports handed out most offers repeat one: it asks
+// until one does not, within a bound that only a range nearly used up
+// reaches.
 func freePort() (int, error) {
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for range 100 {
+	for range 10000 {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return 0, fmt.Errorf("find a free port: %w", err)

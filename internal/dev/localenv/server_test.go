@@ -12,7 +12,7 @@ import (
 func TestFreeAddrNeverRepeats(t *testing.T) {
 	t.Parallel()
 	seen := make(map[string]bool)
-	for range 3000 {
+	for range 1000 {
 		addr, err := localenv.FreeAddr()
 		if err != nil {
 			t.Fatal(err)
