@@ -76,9 +76,14 @@ UNRACED_TESTS := TestDocsCorpusShape TestGenerateReuseCorpus TestQuickRunReports
 empty :=
 space := $(empty) $(empty)
 MODULE := github.com/sluicehq/sluice
+# GOTEST runs go test -json, prints the results and the whole output of
+# what failed, keeps the event stream in TEST_LOGS and ends with the
+# slowest packages and tests (internal/dev/testlog).
+GOTEST := GO=$(GO) $(GO) run ./internal/dev/testlog/cmd/gotest
+TEST_LOGS ?= $(BIN)/test-logs
 test-go: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) chromium extract-tools
-	$(GO) test -race -count=1 -timeout 20m $(filter-out $(addprefix $(MODULE)/,$(PURE_PKGS)),$(shell $(GO) list ./...))
-	$(GO) test -count=1 -timeout 10m $(addprefix ./,$(PURE_PKGS))
+	$(GOTEST) -log $(TEST_LOGS)/race.json -- -race -count=1 -timeout 20m $(filter-out $(addprefix $(MODULE)/,$(PURE_PKGS)),$(shell $(GO) list ./...))
+	$(GOTEST) -log $(TEST_LOGS)/pure.json -- -count=1 -timeout 10m $(addprefix ./,$(PURE_PKGS))
 	$(GO) test -count=1 -timeout 10m -run '^($(subst $(space),|,$(UNRACED_TESTS)))$$' $(addprefix ./,$(UNRACED_PKGS))
 	cd bench && $(GO) test -count=1 ./...
 
