@@ -29,6 +29,12 @@ func TestBudgetMembersJoinButCannotAdministerTheBucket(t *testing.T) {
 		if err := m.Join(short(t)); err != nil {
 			t.Fatalf("%s joins the fleet budget: %v", role, err)
 		}
+		// Its heartbeats keep the entry past the bucket's TTL, however
+		// long the checks below take on a loaded machine.
+		beat, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); m.Run(beat) }()
+		t.Cleanup(func() { stop(); <-done })
 		if _, err := c.js.CreateOrUpdateConsumer(short(t), broker.BudgetStream, jetstream.ConsumerConfig{}); err == nil {
 			t.Fatalf("%s created a consumer on the budget's bucket", role)
 		}
