@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -89,19 +92,22 @@ func (s *server) close(sig syscall.Signal, grace time.Duration) error {
 // port's listener is closed before its server binds it, so the kernel may
 // offer the same port again in between; two of our own servers must not
 // be given it (a service then fails to bind, while a readiness check on
-// its address is answered by the other one).
+// its address is answered by the other one). Each port is also reserved
+// against the other processes that use this package, such as the test
+// binaries go test runs side by side: see reserve.
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
+	held  []*os.File // the reservations, kept open until the process exits
 }{ports: make(map[int]bool)}
 
 // freePort asks the kernel for a free loopback TCP port, never one it has
-// already returned in this process. The kernel picks at random among the
-// free ports of its ephemeral range (half of it, 14,000 on Linux's
-// default), fewer when a loaded machine holds many in TIME_WAIT, so
-// after a few thousand ports handed out most offers repeat one: it asks
-// until one does not, within a bound that only a range nearly used up
-// reaches.
+// already returned in this process nor one another process reserved. The
+// kernel picks at random among the free ports of its ephemeral range
+// (half of it, 14,000 on Linux's default), fewer when a loaded machine
+// holds many in TIME_WAIT, so after a few thousand ports handed out most
+// offers repeat one: it asks until one does not, within a bound that
+// only a range nearly used up reaches.
 func freePort() (int, error) {
 	handedOut.Lock()
 	defer handedOut.Unlock()
@@ -112,12 +118,36 @@ func freePort() (int, error) {
 		}
 		port := l.Addr().(*net.TCPAddr).Port
 		_ = l.Close()
-		if !handedOut.ports[port] {
+		if !handedOut.ports[port] && reserve(port) {
 			handedOut.ports[port] = true
 			return port, nil
 		}
 	}
 	return 0, errors.New("find a free port: the kernel offered only ports already handed out")
+}
+
+// reserve takes an exclusive lock on the port's file in a directory all
+// processes share, and keeps it until this process exits, when the
+// kernel releases it: another process whose kernel probe is offered the
+// same port before our server binds it passes it over. A port is
+// reserved without the lock when the directory cannot be written: the
+// kernel's offer is then all there is to go by.
+func reserve(port int) bool {
+	dir := filepath.Join(os.TempDir(), "sluice-ports")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return true
+	}
+	_ = os.Chmod(dir, 0o777) // shared by every user that runs tests
+	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_CREATE|os.O_RDONLY, 0o666)
+	if err != nil {
+		return true
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return false
+	}
+	handedOut.held = append(handedOut.held, f)
+	return true
 }
 
 // FreeAddr asks the kernel for a free loopback address, host:port, for a
