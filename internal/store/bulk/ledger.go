@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,6 +56,9 @@ func (l *Ledger) Admit(ctx context.Context, tx pgx.Tx, members []Member) error {
 		return &RefusedError{Refused: refused}
 	}
 	now := l.deps.Now()
+	if err := lockLines(ctx, tx, lines); err != nil {
+		return fmt.Errorf("bulk: admit: %w", err)
+	}
 	// Lines that wait already are joined before any open batch is locked:
 	// a poller settling one of those batches may be admitting to it.
 	fresh, err := l.join(ctx, tx, lines, now)
@@ -120,10 +124,36 @@ func (l *Ledger) lines(members []Member) ([]*line, []Refusal, error) {
 	return kept, refused, nil
 }
 
+// lineLockClass is the first key of the advisory locks on request lines.
+const lineLockClass = 0x5b1d
+
+// lockLines takes, until tx ends, a lock on each of lines' texts, in one
+// order for every admission so that two never wait on each other. Two
+// admissions of one text are then one after the other, and the second
+// finds the first's line and joins it: unlocked, each would miss the
+// other's uncommitted member and send the text again.
+func lockLines(ctx context.Context, tx pgx.Tx, lines []*line) error {
+	keys := make([]string, len(lines))
+	for i, ln := range lines {
+		keys[i] = strconv.Itoa(ln.generation) + ":" + ln.id
+	}
+	if _, err := tx.Exec(ctx, `
+		SELECT count(pg_advisory_xact_lock($1, k))
+		FROM (SELECT DISTINCT hashtext(x) AS k FROM unnest($2::text[]) AS x ORDER BY 1) AS s`, int32(lineLockClass), keys); err != nil {
+		return fmt.Errorf("lock request lines: %w", err)
+	}
+	return nil
+}
+
 // join adds the members of the lines already waiting in an unfinished
 // batch of their generation to that batch, and returns the lines that
-// wait nowhere. A batch being moved by a poller is passed over (its line
-// is sent again) rather than waited for.
+// wait nowhere. A batch the provider has completed is unfinished until
+// its poller begins to apply its files: a member that joined then
+// would find its line's result applied already, and be owed work when
+// the batch settles. A batch being moved by a poller is passed over (its
+// line is sent again) rather than waited for: the poller applies a slice
+// of results holding the batch's row, so a member joins a completed
+// batch either before the first slice or not at all.
 func (l *Ledger) join(ctx context.Context, tx pgx.Tx, lines []*line, now time.Time) ([]*line, error) {
 	if len(lines) == 0 {
 		return nil, nil
@@ -137,7 +167,8 @@ func (l *Ledger) join(ctx context.Context, tx pgx.Tx, lines []*line, now time.Ti
 		FROM unnest($1::int[], $2::text[]) AS u(g, l)
 		JOIN bulk_members m ON m.generation = u.g AND m.line_id = u.l AND m.state = 'pending'
 		JOIN bulk_batches b ON b.batch_id = m.batch_id
-		WHERE b.state IN ('open', 'sealed', 'uploaded', 'created', 'validating', 'in_progress')
+		WHERE (b.state IN ('open', 'sealed', 'uploaded', 'created', 'validating', 'in_progress', 'finalizing')
+		       OR (b.state = 'completed' AND b.output_lines_done = 0 AND b.error_lines_done = 0))
 		  AND b.cancel_requested_at IS NULL AND b.input_deleted_at IS NULL
 		ORDER BY m.batch_id
 		FOR SHARE OF b SKIP LOCKED`, gens, ids)
@@ -188,19 +219,14 @@ func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, lines []
 	if err != nil {
 		return err
 	}
-	// Another admission may have added a line to the open batch since
-	// join looked.
-	there, err := l.held(ctx, tx, b.id, lines)
-	if err != nil {
+	// While join looked, another admission may have held the open batch,
+	// added a line to it and sealed it: that batch is free now.
+	if lines, err = l.join(ctx, tx, lines, now); err != nil {
 		return err
 	}
 	var pending []*line
 	isNew := map[*line]bool{}
 	for _, ln := range lines {
-		if there[ln.id] {
-			pending = append(pending, ln)
-			continue
-		}
 		if !fits(b.size, ln.s, l.cfg.Limits) {
 			if err := l.insert(ctx, tx, b.id, pending, isNew, now); err != nil {
 				return err
@@ -211,7 +237,7 @@ func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, lines []
 			if b, err = l.open(ctx, tx, k, now); err != nil {
 				return err
 			}
-			pending, there = pending[:0], map[string]bool{}
+			pending = pending[:0]
 		}
 		pending, isNew[ln] = append(pending, ln), true
 		b.size = b.size.plus(ln.s)
@@ -223,27 +249,6 @@ func (l *Ledger) admitGroup(ctx context.Context, tx pgx.Tx, k groupKey, lines []
 		return l.seal(ctx, tx, b.id, now)
 	}
 	return nil
-}
-
-// held reports which of lines have a pending member in batch id.
-func (l *Ledger) held(ctx context.Context, tx pgx.Tx, id int64, lines []*line) (map[string]bool, error) {
-	ids := make([]string, len(lines))
-	for i, ln := range lines {
-		ids[i] = ln.id
-	}
-	rows, err := tx.Query(ctx, `SELECT DISTINCT line_id FROM bulk_members WHERE batch_id = $1 AND line_id = ANY($2) AND state = 'pending'`, id, ids)
-	if err != nil {
-		return nil, fmt.Errorf("read the open batch's lines: %w", err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("read the open batch's lines: %w", err)
-	}
-	out := make(map[string]bool, len(got))
-	for _, g := range got {
-		out[g] = true
-	}
-	return out, nil
 }
 
 // open returns the source's open batch, opening one if there is none,

@@ -1,11 +1,17 @@
 package bulk_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/internal/dev/embedsim"
+	"github.com/sluicehq/sluice/internal/dev/testenv"
 	"github.com/sluicehq/sluice/internal/provider/batchapi"
 	"github.com/sluicehq/sluice/internal/store/bulk"
 )
@@ -98,5 +104,127 @@ func (tb *testBundle) providerBatchList(t *testing.T) []batchapi.Batch {
 			return out
 		}
 		after = page.LastID
+	}
+}
+
+// A text admitted once the batch holding its line has completed at the
+// provider, but before any of its results are applied, joins that line
+// and takes its answer. Once the poller has applied a slice of the
+// batch's results, a twin goes into a new line: none is left unanswered
+// in the batch, to be owed when it settles.
+func TestTwinsJoinACompletedBatchUntilItsResultsApply(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 4}, SliceSize: 1})
+	wiki, twins := corpus("wiki", 4, plain), corpus("docs", 4, plain)
+	tb.admit(t, wiki) // a full batch, sealed at once
+	b := tb.builder(t, nil)
+	// A poller whose applier refuses leaves the batch completed with
+	// nothing applied, as one killed before its first slice does.
+	refusing, err := bulk.NewPoller(tb.pool, tb.client, refusingApplier{}, requeuer{tb}, tb.cfg, tb.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; tb.state(t, 1) != "completed"; i++ {
+		if i == 20 {
+			t.Fatalf("batch 1 is %s after 20 rounds, want completed", tb.state(t, 1))
+		}
+		if err := b.Pass(tb.ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := refusing.Pass(tb.ctx); err != nil && !errors.Is(err, errRefused) {
+			t.Fatal(err)
+		}
+		tb.clock.Advance(4 * time.Minute)
+	}
+	tb.admit(t, twins[:2])
+	if got := tb.batches(t); len(got) != 1 {
+		t.Fatalf("batches %+v after twins of a completed batch's lines, want them joined to it", got)
+	}
+
+	slice, hit := crashAt(bulk.CrashSliceApplied)
+	if err := tb.poller(t, slice).Pass(tb.ctx); !*hit || !errors.Is(err, errCrash) {
+		t.Fatalf("poller pass = %v, want it killed after its first slice", err)
+	}
+	tb.admit(t, twins[2:])
+	if got := tb.batches(t); len(got) != 2 || got[1].Requests != 2 {
+		t.Fatalf("batches %+v after twins of a batch being applied, want a second one of 2 lines", got)
+	}
+	tb.converge(t, b, tb.poller(t, nil))
+
+	var unanswered int
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT unanswered FROM bulk_batches WHERE batch_id = 1`).Scan(&unanswered); err != nil || unanswered != 0 {
+		t.Errorf("batch 1 left %d unanswered (%v), want 0", unanswered, err)
+	}
+	for k, v := range tb.outcomes(t, append(slices.Clone(wiki), twins...)) {
+		if v != "stored" {
+			t.Errorf("%s: %s, want stored", k, v)
+		}
+	}
+	if got := tb.memberStates(t); got["requeued"] != 0 {
+		t.Errorf("members %v, want none requeued", got)
+	}
+}
+
+// errRefused is refusingApplier's answer.
+var errRefused = errors.New("the applier refuses")
+
+// refusingApplier applies nothing, as a store that is down.
+type refusingApplier struct{}
+
+func (refusingApplier) Apply(context.Context, pgx.Tx, []bulk.Result) error { return errRefused }
+
+// Two admissions of one text at the same moment send it once: from two
+// sources, whose open batches differ, the second waits for the first's
+// line; from one source, while a third admission holds the open batch
+// and seals it, the second finds the line in the batch sealed meanwhile.
+func TestConcurrentAdmissionsOfATextShareItsLine(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// before is committed first; held is admitted in a transaction
+		// left open while twin is admitted beside it.
+		before, held []bulk.Member
+		twin         bulk.Member
+	}{
+		{"two sources", nil, corpus("wiki", 1, plain), corpus("docs", 1, plain)[0]},
+		{"a batch sealed meanwhile", corpus("wiki", 1, plain), corpus("wiki", 4, plain)[1:], member("wiki", 9, plain(0))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 4}})
+			if tc.before != nil {
+				tb.admit(t, tc.before)
+			}
+			tx := mustBegin(t, tb)
+			if err := tb.ledger.Admit(tb.ctx, tx, tc.held); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				done <- pgx.BeginFunc(tb.ctx, tb.pool, func(tx pgx.Tx) error {
+					return tb.ledger.Admit(tb.ctx, tx, []bulk.Member{tc.twin})
+				})
+			}()
+			testenv.Eventually(t, 10*time.Second, "the twin's admission to wait on the held one", func() bool {
+				var waiting int
+				err := tb.owner.QueryRow(tb.ctx, `SELECT count(*) FROM pg_stat_activity
+					WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+				return err == nil && waiting > 0
+			})
+			if err := tx.Commit(tb.ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			var lines, members int
+			if err := tb.owner.QueryRow(tb.ctx, `SELECT sum(requests), sum(members) FROM bulk_batches`).Scan(&lines, &members); err != nil {
+				t.Fatal(err)
+			}
+			want := len(tc.before) + len(tc.held)
+			if lines != want || members != want+1 {
+				t.Errorf("%d request lines for %d members, want %d lines for %d", lines, members, want, want+1)
+			}
+		})
 	}
 }
