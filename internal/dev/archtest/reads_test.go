@@ -40,10 +40,6 @@ var readersBesideOwner = map[string]map[string]string{
 		"ingest_manifest": "not yet moved",
 		"ingest_runs":     "not yet moved",
 	},
-	"internal/ingest/publish": {
-		"documents":       "not yet moved",
-		"ingest_manifest": "not yet moved",
-	},
 	"internal/ops/reconcile": {
 		"chunk_embeddings": "not yet moved",
 		"dead_letters":     "not yet moved",

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -160,13 +159,10 @@ func (s *Sweeper) Sweep(ctx context.Context, source string, grace time.Duration)
 	if err != nil {
 		return total, err
 	}
-	query := unconfirmedSQL
-	if !created.Equal(s.checked) {
-		query = lostSQL
-	}
-	after := key{}
+	lost := !created.Equal(s.checked)
+	var after manifest.Owed
 	for {
-		jobs, last, err := s.owedBatch(ctx, query, source, grace, created, after)
+		jobs, last, err := s.owedBatch(ctx, lost, source, grace, created, after)
 		if err != nil || len(jobs) == 0 {
 			return total, err
 		}
@@ -187,7 +183,7 @@ func (s *Sweeper) Sweep(ctx context.Context, source string, grace time.Duration)
 			return total, nil
 		}
 		if len(jobs) < s.cfg.BatchSize {
-			if query == lostSQL && len(total.Failed) == 0 {
+			if lost && len(total.Failed) == 0 {
 				s.checked = created
 			}
 			return total, nil
@@ -208,58 +204,23 @@ func (s *Sweeper) streamCreated(ctx context.Context) (time.Time, error) {
 	return stream.CachedInfo().Created, nil
 }
 
-type key struct {
-	docID string
-	index int32
-}
-
-// The owed-row queries take the same parameters: $1 the grace in seconds,
-// $2 when INGEST was created, $3 a source or ” for all, $4 and $5 the
-// keyset position, $6 the batch size. unconfirmedSQL reads the partial
-// index of unconfirmed rows; lostSQL also reads confirmations older than
-// the stream, which needs a scan of every pending row, so it runs only
-// when the stream is new to this sweeper.
-const (
-	owedSelect = `
-		SELECT m.doc_id, m.chunk_index, m.version, m.publish_gen, d.source_id, m.job
-		FROM ingest_manifest m JOIN documents d USING (doc_id)
-		WHERE m.status = ` + manifest.SQLPending + ` AND `
-	owedRest = `
-		  AND ($3 = '' OR d.source_id = $3)
-		  AND (m.doc_id, m.chunk_index) > ($4, $5)
-		ORDER BY m.doc_id, m.chunk_index
-		LIMIT $6`
-	unconfirmedSQL = owedSelect + `m.published_at IS NULL AND m.updated_at < now() - make_interval(secs => $1)
-		  AND $2::timestamptz IS NOT NULL` + owedRest
-	lostSQL = owedSelect + `((m.published_at IS NULL AND m.updated_at < now() - make_interval(secs => $1))
-		       OR m.published_at < $2)` + owedRest
-)
-
-// owedBatch reads the next batch of owed rows after the given key.
-func (s *Sweeper) owedBatch(ctx context.Context, query, source string, grace time.Duration, created time.Time, after key) ([]Job, key, error) {
-	rows, err := s.pub.pool.Query(ctx, query, grace.Seconds(), created, source, after.docID, after.index, s.cfg.BatchSize)
-	if err != nil {
-		return nil, after, fmt.Errorf("read owed chunks: %w", err)
+// owedBatch reads the next batch of owed rows after the given one, with
+// the rows confirmed before INGEST's creation when lost.
+func (s *Sweeper) owedBatch(ctx context.Context, lost bool, source string, grace time.Duration, created time.Time, after manifest.Owed) ([]Job, manifest.Owed, error) {
+	page, err := manifest.OwedPage(ctx, s.pub.pool, manifest.OwedQuery{Grace: grace, StreamCreated: created, Lost: lost,
+		Source: source, AfterDoc: after.DocID, AfterIndex: after.Index, Limit: s.cfg.BatchSize})
+	if err != nil || len(page) == 0 {
+		return nil, after, err
 	}
-	var jobs []Job
-	var j Job
-	var index int32
-	if _, err := pgx.ForEachRow(rows, []any{&j.DocID, &index, &j.Version, &j.Gen, &j.Source, &j.Raw}, func() error {
-		j.Index = int(index)
-		jobs = append(jobs, j)
-		after = key{j.DocID, index}
-		return nil
-	}); err != nil {
-		return nil, after, fmt.Errorf("read owed chunks: %w", err)
+	jobs := make([]Job, len(page))
+	for i, c := range page {
+		jobs[i] = Job{DocID: c.DocID, Index: c.Index, Version: c.Version, Gen: c.Gen, Source: c.Source, Raw: c.Job}
 	}
-	return jobs, after, nil
+	return jobs, page[len(page)-1], nil
 }
 
 func (s *Sweeper) gauge(ctx context.Context) {
-	var all, overdue int64
-	err := s.pub.pool.QueryRow(ctx, `
-		SELECT count(*), count(*) FILTER (WHERE updated_at < now() - make_interval(secs => $1))
-		FROM ingest_manifest WHERE status = `+manifest.SQLPending+` AND published_at IS NULL`, s.cfg.Grace.Seconds()).Scan(&all, &overdue)
+	all, overdue, err := manifest.CountUnconfirmed(ctx, s.pub.pool, s.cfg.Grace)
 	if err == nil {
 		s.owed.WithLabelValues("unconfirmed").Set(float64(all))
 		s.owed.WithLabelValues("overdue").Set(float64(overdue))
