@@ -4,17 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/failsafe-go/failsafe-go"
 	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/sluicehq/sluice/internal/ingest/pipeline"
 	"github.com/sluicehq/sluice/internal/platform/broker"
+	"github.com/sluicehq/sluice/internal/platform/wait"
 )
 
 // Gate blocks while the embedder cannot take work: until its breaker is
@@ -252,11 +255,31 @@ func (c *Consumer) workContext(ctx context.Context) (context.Context, context.Ca
 // unreachable, the batch is held (its heartbeat keeps JetStream from
 // redelivering it, so no delivery is spent), every loop stops pulling,
 // and the batch runs again once PostgreSQL answers.
+//
+// A transaction PostgreSQL aborted to break a deadlock, or for a
+// serialization conflict, is no fault of the batch's chunks: the batch
+// runs again in place, after a pause that grows and is jittered so that
+// the two sides do not meet again, up to maxConflicts times; redelivered
+// instead, the same messages would meet the same conflict and spend
+// their deliveries until parked.
 func (c *Consumer) process(ctx context.Context, proc Processor, jobs []*pipeline.Job) error {
+	conflicts := 0
 	for {
 		attempt, cancel := context.WithTimeout(ctx, c.cfg.BatchDeadline)
 		err := proc.Process(attempt, jobs)
 		cancel()
+		if lockConflict(err) && conflicts < maxConflicts && ctx.Err() == nil {
+			conflicts++
+			c.log.Warn().Err(err).Int("messages", len(jobs)).Int("conflicts", conflicts).
+				Msg("the batch's transaction lost a lock conflict: running it again in place")
+			if !wait.Sleep(ctx, time.Duration(conflicts)*conflictPause+rand.N(2*conflictPause), nil) {
+				return err
+			}
+			for _, j := range jobs {
+				j.Reset()
+			}
+			continue
+		}
 		if err == nil || c.cfg.Ping == nil || ctx.Err() != nil || c.pingOK(ctx) {
 			return err
 		}
@@ -271,6 +294,21 @@ func (c *Consumer) process(ctx context.Context, proc Processor, jobs []*pipeline
 			j.Reset()
 		}
 	}
+}
+
+// maxConflicts is how many lock conflicts in a row a batch runs again
+// in place before its messages go back to JetStream; conflictPause is
+// the unit of the pause before each run.
+const (
+	maxConflicts  = 8
+	conflictPause = 100 * time.Millisecond
+)
+
+// lockConflict reports whether err is a transaction PostgreSQL aborted
+// to break a deadlock (40P01) or for a serialization failure (40001).
+func lockConflict(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 func (c *Consumer) pingOK(ctx context.Context) bool {

@@ -63,6 +63,8 @@ type options struct {
 	log io.Writer
 	// ledger admits the jobs of bulk-mode sources; nil embeds all live.
 	ledger pipeline.Ledger
+	// wrap, when set, stands between the consumer and its pipeline.
+	wrap func(consumer.Processor) consumer.Processor
 }
 
 func setup(t *testing.T, o options) *bundle {
@@ -111,7 +113,11 @@ func (b *bundle) startConsumer(o options) *embedder.Resilient {
 	b.pipe = pipe
 	// The service's heartbeat: a quarter of the durables' AckWait.
 	cfg := consumer.Config{BatchSize: max(o.batchSize, 1), FetchWait: 50 * time.Millisecond, AckWait: b.topo.AckWait, Heartbeat: b.topo.AckWait / 4}
-	c := consumer.New(cfg, consumer.Deps{JS: b.js, Pipeline: pipe, Gate: emb, Log: log, Registry: b.reg})
+	var proc consumer.Processor = pipe
+	if o.wrap != nil {
+		proc = o.wrap(pipe)
+	}
+	c := consumer.New(cfg, consumer.Deps{JS: b.js, Pipeline: proc, Gate: emb, Log: log, Registry: b.reg})
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	t.Cleanup(func() {
