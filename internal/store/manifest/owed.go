@@ -42,8 +42,8 @@ type OwedQuery struct {
 }
 
 // The owed-chunk queries take the same parameters: $1 the grace in
-// seconds, $2 when INGEST was created, $3 a source or '' for all, $4 and
-// $5 the keyset position, $6 the page's size.
+// seconds, $2 when INGEST was created, $3 a source or the empty string
+// for all, $4 and $5 the keyset position, $6 the page's size.
 const (
 	owedSelect = `
 		SELECT m.doc_id, m.chunk_index, m.version, m.publish_gen, d.source_id, m.job
