@@ -205,7 +205,7 @@ func (p *Poller) settle(ctx context.Context, id int64) error {
 	final := settledAs(state)
 	if _, err := tx.Exec(ctx, `
 		UPDATE bulk_batches SET state = $2, requeued = requeued + $3, unanswered = unanswered + $3, outcome = $5,
-		       settled_at = $4, updated_at = $4, finished_at = coalesce(finished_at, $4)
+		       settled_at = $4, updated_at = $4, finished_at = coalesce(finished_at, $4), members = `+countMembers+`
 		WHERE batch_id = $1`, id, final, len(members), now, outcome); err != nil {
 		return fmt.Errorf("settle: %w", err)
 	}

@@ -93,3 +93,8 @@ func withLock(ctx context.Context, pool *pgxpool.Pool, id int64, fn func() error
 func recordError(ctx context.Context, q Querier, id int64, now time.Time, err error) {
 	_, _ = q.Exec(ctx, `UPDATE bulk_batches SET last_error = $2, updated_at = $3 WHERE batch_id = $1`, id, err.Error(), now)
 }
+
+// countMembers is a batch's members counted afresh, for the UPDATE of
+// its row whose batch_id is $1: admissions that join a line the batch
+// holds do not count themselves (see Ledger.insert).
+const countMembers = `(SELECT count(*) FROM bulk_members m WHERE m.batch_id = $1)`

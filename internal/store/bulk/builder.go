@@ -158,7 +158,7 @@ func (b *Builder) upload(ctx context.Context, bt *batch) error {
 	now := b.deps.Now()
 	if _, err := b.pool.Exec(ctx, `
 		UPDATE bulk_batches SET state = 'uploaded', input_file_id = $2, uploaded_at = $3, updated_at = $3, last_error = NULL,
-		       requests = $4, inputs = $4, upload_requested_at = CASE WHEN $5 THEN upload_requested_at END
+		       requests = $4, inputs = $4, upload_requested_at = CASE WHEN $5 THEN upload_requested_at END, members = `+countMembers+`
 		WHERE batch_id = $1 AND state = 'sealed'`, bt.id, file.ID, now, lines, unsure); err != nil {
 		return fmt.Errorf("record upload: %w", err)
 	}

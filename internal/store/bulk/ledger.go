@@ -278,8 +278,12 @@ func (l *Ledger) open(ctx context.Context, tx pgx.Tx, k groupKey, now time.Time)
 
 // insert records the members of lines in batch id, skipping those already
 // pending in a batch of their generation, and adds to its counts the
-// members recorded and the lines in isNew (new request lines of the
-// batch; the others join a line it holds).
+// lines in isNew (new request lines of the batch, which is the open one
+// the caller holds) and their members. Members that join a line the
+// batch holds leave its row alone: two admissions joining lines of one
+// batch would otherwise each hold it shared and wait on the other to
+// update it, a deadlock. The builder and the poller count them
+// (countMembers) as they move the batch.
 func (l *Ledger) insert(ctx context.Context, tx pgx.Tx, id int64, lines []*line, isNew map[*line]bool, now time.Time) error {
 	if len(lines) == 0 {
 		return nil
@@ -316,7 +320,7 @@ func (l *Ledger) insert(ctx context.Context, tx pgx.Tx, id int64, lines []*line,
 		), moved AS (
 			UPDATE bulk_batches SET requests = requests + $14, inputs = inputs + $15, bytes = bulk_batches.bytes + $16,
 			                        tokens = bulk_batches.tokens + $17, members = members + n, updated_at = $13
-			FROM counted WHERE batch_id = $1
+			FROM counted WHERE batch_id = $1 AND $14 > 0
 		)
 		SELECT n FROM counted`,
 		id, customIDs, lineIDs, gens, sources, docs, chunks, versions, hashes, texts, toks, bytes, now,

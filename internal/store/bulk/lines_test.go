@@ -218,7 +218,7 @@ func TestConcurrentAdmissionsOfATextShareItsLine(t *testing.T) {
 				t.Fatal(err)
 			}
 			var lines, members int
-			if err := tb.owner.QueryRow(tb.ctx, `SELECT sum(requests), sum(members) FROM bulk_batches`).Scan(&lines, &members); err != nil {
+			if err := tb.owner.QueryRow(tb.ctx, `SELECT (SELECT sum(requests) FROM bulk_batches), (SELECT count(*) FROM bulk_members)`).Scan(&lines, &members); err != nil {
 				t.Fatal(err)
 			}
 			want := len(tc.before) + len(tc.held)
@@ -226,5 +226,39 @@ func TestConcurrentAdmissionsOfATextShareItsLine(t *testing.T) {
 				t.Errorf("%d request lines for %d members, want %d lines for %d", lines, members, want, want+1)
 			}
 		})
+	}
+}
+
+// Admissions that join lines of one batch at the same moment do not wait
+// on each other and both join: joining leaves the batch's row alone, and
+// its members are counted when it next moves.
+func TestJoinsToOneBatchNeitherWaitNorSendAgain(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, embedsim.Config{}, bulk.Config{Limits: batchapi.Limits{MaxRequests: 4}})
+	tb.admit(t, corpus("wiki", 4, plain)) // a full batch, sealed
+	first := mustBegin(t, tb)
+	if err := tb.ledger.Admit(tb.ctx, first, []bulk.Member{member("docs", 0, plain(0))}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(tb.ctx, 5*time.Second)
+	defer cancel()
+	if err := pgx.BeginFunc(ctx, tb.pool, func(tx pgx.Tx) error {
+		return tb.ledger.Admit(ctx, tx, []bulk.Member{member("news", 0, plain(1))})
+	}); err != nil {
+		t.Fatalf("a second admission joining the same batch: %v", err)
+	}
+	if err := first.Commit(tb.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tb.batches(t); len(got) != 1 || got[0].Requests != 4 {
+		t.Fatalf("batches %+v, want the one of 4 lines, both twins joined", got)
+	}
+	tb.converge(t, tb.builder(t, nil), tb.poller(t, nil))
+	var members, counted int
+	if err := tb.owner.QueryRow(tb.ctx, `SELECT members, (SELECT count(*) FROM bulk_members) FROM bulk_batches`).Scan(&members, &counted); err != nil {
+		t.Fatal(err)
+	}
+	if members != 6 || counted != 6 {
+		t.Errorf("the settled batch counts %d members, the ledger holds %d, want 6", members, counted)
 	}
 }

@@ -241,7 +241,8 @@ func (p *Poller) poll(ctx context.Context, bt *batch) (*batch, error) {
 	if _, err := p.pool.Exec(ctx, `
 		UPDATE bulk_batches SET state = $2, output_file_id = nullif($3, ''), error_file_id = nullif($4, ''),
 		       finished_at = CASE WHEN $5 THEN $6::timestamptz END, last_error = nullif($7, ''), updated_at = $6,
-		       error_code = coalesce(nullif($9, ''), error_code), error_message = coalesce(nullif($10, ''), error_message)
+		       error_code = coalesce(nullif($9, ''), error_code), error_message = coalesce(nullif($10, ''), error_message),
+		       members = `+countMembers+`
 		WHERE batch_id = $1 AND state = $8`,
 		bt.id, next, bt.outputFileID, bt.errorFileID, ended(next), now, detail, bt.state, code, message); err != nil {
 		return nil, fmt.Errorf("record status %s: %w", next, err)

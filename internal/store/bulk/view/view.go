@@ -34,7 +34,9 @@ type BatchView struct {
 	// the provider's limits: its request lines, one per distinct text.
 	Requests int `json:"requests"`
 	// Members counts the chunks admitted to the batch; those that share
-	// a text wait on one request line.
+	// a text wait on one request line. A chunk that joined a line the
+	// batch already held is counted when the batch next moves (its
+	// upload, each state the provider reports, its settlement).
 	Members int   `json:"members"`
 	Inputs  int   `json:"inputs"`
 	Bytes   int64 `json:"bytes"`
