@@ -97,29 +97,19 @@ func (p *Pipeline) admit(ctx context.Context, send []*Job, tw twins) ([]*Job, er
 }
 
 // admitHeld admits jobs to the ledger in one transaction, and returns
-// those no batch could take, which go live. The others are Batched, or
-// Superseded when their document was deleted.
+// those no batch could take, which go live. The others are Batched,
+// Superseded when their document was deleted, or left Undecided with the
+// vector a batch stored for their text meanwhile.
 func (p *Pipeline) admitHeld(ctx context.Context, jobs []*Job) (map[*Job]bool, error) {
 	refused := map[*Job]bool{}
 	for len(jobs) > 0 {
-		var admitted []*Job
+		var held heldJobs
 		err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-			deleted, err := manifest.Deleted(ctx, tx, distinctDocs(jobs))
-			if err != nil {
+			var err error
+			if held, err = p.sortHeld(ctx, tx, jobs); err != nil || len(held.members) == 0 {
 				return err
 			}
-			admitted = admitted[:0]
-			members := make([]bulk.Member, 0, len(jobs))
-			for _, j := range jobs {
-				if deleted[j.chunk.DocID] {
-					continue
-				}
-				c := &j.chunk
-				members = append(members, bulk.Member{Generation: p.gen, SourceID: c.SourceID, DocID: c.DocID,
-					ChunkIndex: c.ChunkIndex, Version: c.DocVersion, ContentHash: c.ContentHash, Text: c.Text})
-				admitted = append(admitted, j)
-			}
-			return p.ledger.Admit(ctx, tx, members)
+			return p.ledger.Admit(ctx, tx, held.members)
 		})
 		var re *bulk.RefusedError
 		if errors.As(err, &re) {
@@ -129,18 +119,65 @@ func (p *Pipeline) admitHeld(ctx context.Context, jobs []*Job) (map[*Job]bool, e
 		if err != nil {
 			return nil, fmt.Errorf("admit to the bulk ledger: %w", err)
 		}
-		in := make(map[*Job]bool, len(admitted))
-		for _, j := range admitted {
-			j.Outcome, in[j] = Batched, true
-		}
 		for _, j := range jobs {
-			if !in[j] {
+			switch vec, ok := held.reused[j]; {
+			case held.admitted[j]:
+				j.Outcome = Batched
+			case ok:
+				j.vector = vec
+				p.reused.Inc()
+			default:
 				j.Outcome = Superseded
 			}
 		}
 		return refused, nil
 	}
 	return refused, nil
+}
+
+// heldJobs is how an admission sorts its jobs: the ledger's members of
+// those it admits, and the vectors stored for others' texts.
+type heldJobs struct {
+	members  []bulk.Member
+	admitted map[*Job]bool
+	reused   map[*Job][]float32
+}
+
+// sortHeld locks jobs' documents and sorts the jobs: a deleted
+// document's are admitted nowhere; those whose text a batch has stored
+// since the pipeline looked (the documents' locks wait out a poller
+// applying a batch of theirs) take its vector; the others become the
+// ledger's members.
+func (p *Pipeline) sortHeld(ctx context.Context, tx pgx.Tx, jobs []*Job) (heldJobs, error) {
+	deleted, err := manifest.Deleted(ctx, tx, distinctDocs(jobs))
+	if err != nil {
+		return heldJobs{}, err
+	}
+	h := heldJobs{admitted: map[*Job]bool{}, reused: map[*Job][]float32{}}
+	var stored map[vectorstore.TextHash][]float32
+	if r, ok := p.store.(vectorstore.Reuser); ok {
+		hashes := make([]vectorstore.TextHash, 0, len(jobs))
+		for _, j := range jobs {
+			hashes = append(hashes, j.textHash)
+		}
+		if stored, err = r.Reusable(ctx, tx, p.cfg.Model, hashes); err != nil {
+			return heldJobs{}, fmt.Errorf("reuse stored vectors: %w", err)
+		}
+	}
+	for _, j := range jobs {
+		if deleted[j.chunk.DocID] {
+			continue
+		}
+		if vec, ok := stored[j.textHash]; ok {
+			h.reused[j] = vec
+			continue
+		}
+		c := &j.chunk
+		h.members = append(h.members, bulk.Member{Generation: p.gen, SourceID: c.SourceID, DocID: c.DocID,
+			ChunkIndex: c.ChunkIndex, Version: c.DocVersion, ContentHash: c.ContentHash, Text: c.Text})
+		h.admitted[j] = true
+	}
+	return h, nil
 }
 
 // withoutRefused moves the jobs of the members the ledger refused into
