@@ -53,7 +53,7 @@ bench: build extract-tools
 	$(BIN)/sluice-bench --bin-dir $(BIN) $(BENCH_FLAGS)
 	cd bench && $(GO) run ./cmd/benchdoc
 
-## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, a short chaos convergence, then short fuzz runs (about 15 minutes on 2 cores)
+## test: unit and integration tests against real NATS and PostgreSQL, with the race detector, a short chaos convergence, then short fuzz runs (about 16 minutes on 2 idle cores)
 test: test-go fuzz
 
 # The tests build nothing as root themselves: test-go builds the pgvector
