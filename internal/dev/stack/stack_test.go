@@ -3,6 +3,7 @@ package stack_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sluicehq/sluice/internal/dev/localenv"
 	"github.com/sluicehq/sluice/internal/dev/stack"
 	"github.com/sluicehq/sluice/internal/dev/testenv"
 )
@@ -64,7 +66,9 @@ func TestStackPersistsAcrossRestarts(t *testing.T) {
 	}
 	shell(t, dir, bin, "producer", "producer --source kept "+docs)
 	ownerURL := ownerURL(t, dir)
-	testenv.Eventually(t, 30*time.Second, "the document stored", func() bool { return readyDocs(t, ownerURL) == 1 })
+	if !localenv.Poll(90*time.Second, func() bool { return readyDocs(t, ownerURL) == 1 }) {
+		t.Fatalf("the document was not stored within 90s; the services' logs:\n%s", logTails(t, dir))
+	}
 
 	if err := stack.Down(ctx, dir, os.Stderr); err != nil {
 		t.Fatalf("down: %v", err)
@@ -126,4 +130,20 @@ func readyDocs(t *testing.T, url string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// logTails returns the last lines of each of the stack's service logs.
+func logTails(t *testing.T, dir string) string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	var b strings.Builder
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		fmt.Fprintf(&b, "== %s\n%s\n", filepath.Base(p), strings.Join(lines[max(len(lines)-15, 0):], "\n"))
+	}
+	return b.String()
 }
