@@ -133,13 +133,7 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	if cfg.BackfillWorkers > 0 {
 		planner := backfill.NewPlanner(backfill.Config{Backlog: cfg.BackfillBacklog, ReplayDelay: cfg.ParkRetryDelay, MaxReplays: cfg.MaxReplays},
 			backfill.Deps{Pool: rt.Pool, JS: rt.JS, Log: rt.Log, Registry: rt.Registry})
-		planCtx, stopPlanning := context.WithCancel(ctx)
-		planned := make(chan struct{})
-		go func() {
-			defer close(planned)
-			planner.Run(planCtx)
-		}()
-		defer func() { stopPlanning(); <-planned }()
+		defer background(ctx, planner.Run)()
 	}
 	if b := cfg.Bulk(); b != nil {
 		stop, err := runBulk(ctx, rt, cfg.Embedder, b, byGeneration{live: pipe, later: cfg.Backfill()})
@@ -148,11 +142,24 @@ func Run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}
 		defer stop()
 	}
+	defer background(ctx, pipe.SweepClaims)()
 	rt.Started()
 	rt.Log.Info().Int("workers", cfg.Workers).Int("batch_size", cfg.BatchSize).Str("embedder", cfg.Embedder.URL).Msg("consumer started")
 	err = c.Run(ctx)
 	rt.Log.Info().Msg("consumer stopped")
 	return err
+}
+
+// background runs fn in a goroutine until the returned stop is called,
+// which cancels fn's context and waits for it to return.
+func background(ctx context.Context, fn func(context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn(ctx)
+	}()
+	return func() { cancel(); <-done }
 }
 
 // runBulk runs bulk mode's builder, which sends sealed batches to the

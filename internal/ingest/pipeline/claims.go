@@ -27,9 +27,6 @@ import (
 const (
 	firstClaimPoll = 20 * time.Millisecond
 	lastClaimPoll  = 500 * time.Millisecond
-	// claimSweepEvery is how often a pipeline deletes the claims past
-	// their time to live, its own and any other process's.
-	claimSweepEvery = time.Minute
 	// claimQuietBatches is how many batches in a row that met no
 	// repeated text a pipeline runs before it stops claiming: claims
 	// cost two statements a batch, and a corpus that does not repeat
@@ -170,13 +167,34 @@ func (p *Pipeline) releaseClaims(ctx context.Context, jobs []*Job) {
 	}
 }
 
+// SweepClaims deletes the claims on texts past their time to live, its
+// own and any other process's, every ClaimSweepEvery until ctx ends. A
+// batch sweeps as it claims; this sweeps a quiet pipeline too, so that a
+// claim whose release failed (its connection reset as the batch ended)
+// is gone within a minute of expiring though no batch comes after it.
+func (p *Pipeline) SweepClaims(ctx context.Context) {
+	if _, ok := p.store.(vectorstore.Claimer); !ok {
+		return
+	}
+	tick := time.NewTicker(p.cfg.ClaimSweepEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			p.sweepClaims(ctx)
+		}
+	}
+}
+
 // sweepClaims deletes the claims past their time to live, at most once
-// per claimSweepEvery by this pipeline's clock. A failed sweep is
+// per ClaimSweepEvery by this pipeline's clock. A failed sweep is
 // retried at the next.
 func (p *Pipeline) sweepClaims(ctx context.Context) {
 	now := p.now().UnixNano()
 	last := p.lastClaimSweep.Load()
-	if now-last < int64(claimSweepEvery) || !p.lastClaimSweep.CompareAndSwap(last, now) {
+	if now-last < int64(p.cfg.ClaimSweepEvery) || !p.lastClaimSweep.CompareAndSwap(last, now) {
 		return
 	}
 	if _, err := vectorstore.SweepTextClaims(ctx, p.pool, p.cfg.ClaimTTL); err != nil {

@@ -303,3 +303,37 @@ func TestClaimsOnlyWhileTextsRepeat(t *testing.T) {
 		t.Errorf("a repeated text another process claims was sent %d times, want none: a repeat turns claims on", n)
 	}
 }
+
+// A claim whose release failed (its connection reset as its batch
+// ended) is deleted by the pipeline's sweep once it is past its time to
+// live, though no batch comes after it; a claim within its time to live
+// is left alone.
+func TestAQuietPipelineSweepsExpiredClaims(t *testing.T) {
+	t.Parallel()
+	b := setupProcess(t)
+	claimer := b.store.(vectorstore.Claimer)
+	const ttl = time.Second
+	stale := []vectorstore.TextHash{vectorstore.HashText(passage(0)), vectorstore.HashText(passage(1))}
+	if _, err := claimer.ClaimTexts(t.Context(), b.db.Pool, "a batch whose release failed", "", stale, ttl); err != nil {
+		t.Fatal(err)
+	}
+	p := b.otherProcess(pipeline.Config{ClaimTTL: ttl, ClaimSweepEvery: 100 * time.Millisecond}, b.client())
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.SweepClaims(ctx)
+	}()
+	defer func() { stop(); <-done }()
+	time.Sleep(ttl / 2)
+	if n := b.count(`SELECT count(*) FROM text_claims`); n != len(stale) {
+		t.Fatalf("%d claims within their time to live, want %d left alone", n, len(stale))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.count(`SELECT count(*) FROM text_claims`) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("claims past their time to live still held %s later, with no batch run", 10*time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -65,6 +65,10 @@ type Config struct {
 	// batches; shorter recovers sooner from a claimer that died. Defaults
 	// to DefaultClaimTTL.
 	ClaimTTL time.Duration
+	// ClaimSweepEvery is how often the pipeline deletes the claims past
+	// their time to live, its own and any other process's. Defaults to
+	// DefaultClaimSweepEvery.
+	ClaimSweepEvery time.Duration
 	// HaltRejectionRatio halts a run once the parked share of its settled
 	// chunks exceeds it, after HaltMinChunks have settled. Defaults to 0:
 	// never halt.
@@ -94,6 +98,9 @@ const (
 	// and ends before a message a dead claimer held is redelivered after
 	// the default ACK_WAIT (60s).
 	DefaultClaimTTL = 15 * time.Second
+	// DefaultClaimSweepEvery keeps a claim whose release failed at most
+	// a minute past its time to live.
+	DefaultClaimSweepEvery = time.Minute
 	// DefaultBackoffMax caps a redelivery's delay: shorter than
 	// classify.DefaultBackoffMax, because a chunk waiting in INGEST holds
 	// its run open.
@@ -132,6 +139,9 @@ func (c *Config) applyDefaults() {
 	if c.ClaimTTL == 0 {
 		c.ClaimTTL = DefaultClaimTTL
 	}
+	if c.ClaimSweepEvery == 0 {
+		c.ClaimSweepEvery = DefaultClaimSweepEvery
+	}
 	if c.Backoff.Base == 0 {
 		c.Backoff.Base = classify.DefaultBackoffBase
 	}
@@ -168,6 +178,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClaimTTL < 0 {
 		errs = append(errs, fmt.Errorf("claim time to live %s: use a positive duration", c.ClaimTTL))
+	}
+	if c.ClaimSweepEvery < 0 {
+		errs = append(errs, fmt.Errorf("claim sweep interval %s: use a positive duration", c.ClaimSweepEvery))
 	}
 	if c.SoftTimeLimit < 0 {
 		errs = append(errs, fmt.Errorf("soft time limit %s: use a positive duration", c.SoftTimeLimit))
