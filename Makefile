@@ -114,10 +114,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(or $(FUZZTIME),100000x) ./internal/content/chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzScan$$' -fuzztime $(or $(FUZZTIME),80000x) ./internal/content/secrets/
 
-## chaos: the fault suite at length, with the race detector: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, the cluster scenarios (the leader killed twice, a minute apart), and the long scenarios built only with -tags chaos (a fleet sharing one quota, model and chunking changes under load, deletes under outages)
+## chaos: the fault suite at length, with the race detector: live load while every service, nats-server, PostgreSQL and the embedder fail at random (CHAOS_DURATION, default 90s), each network fault with a 20s blackhole, the cluster scenarios (the leader killed twice, a minute apart, and the demo on a 3-node cluster), and the long scenarios built only with -tags chaos (a fleet sharing one quota, model and chunking changes under load, deletes under outages)
 CHAOS_DURATION ?= 90s
 chaos: $(NATS_BIN) $(PROMTOOL_BIN) $(VERSITYGW_BIN) $(PGVECTOR_SETUP) extract-tools
 	$(GO) test -race -tags chaos -count=1 -timeout 40m -v ./tests/chaos/ -args -chaos.duration=$(CHAOS_DURATION) -chaos.blackhole=20s -chaos.leader-gap=1m
+	$(GO) test -race -tags chaos -count=1 -timeout 20m -run '^TestDemoOnCluster$$' ./internal/dev/demo/
 
 ## test-deploy: docker-compose.yml on a real Docker engine, and the testcontainers path, with images built locally (deploy/local/test-deploy.sh; as root, to install and start Docker)
 COMPOSE_VERSION := v2.40.3
@@ -128,9 +129,9 @@ test-deploy:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags chaos ./tests/chaos/
+	$(GO) vet -tags chaos ./tests/chaos/ ./internal/dev/demo/
 	$(GO) tool staticcheck ./...
-	$(GO) tool staticcheck -tags chaos ./tests/chaos/
+	$(GO) tool staticcheck -tags chaos ./tests/chaos/ ./internal/dev/demo/
 	cd bench && $(GO) vet ./...
 
 clean:
