@@ -27,19 +27,31 @@ import (
 // model through the CLI (see checkMigration), passes the fault drill run
 // against its running processes afterwards, and while it runs
 // every service's /metrics carries the series operators and alerts
-// depend on, with the ones the demo must move above zero.
-func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
+// depend on, with the ones the demo must move above zero. Kept running
+// (--keep), it has dropped the model change it rolled back, so a
+// document ingested into it gets exactly one vector per chunk, from the
+// served generation, and no other generation is kept up to date behind
+// the user's back; and the commands its report prints to key in the low
+// scan's text store the keyed text.
+func TestDemoConvergesExportsMetricsAndKeepsAUsableStack(t *testing.T) {
 	t.Parallel()
 	bin := testenv.Binaries(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var stdout, stderr bytes.Buffer
+	var kept error
 	scraped := map[string]string{}
-	err := demo.Run(context.Background(), demo.Config{
-		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute, Drill: true,
+	err := demo.Run(ctx, demo.Config{
+		BinDir: bin, Documents: 60, Outage: 6 * time.Second, Timeout: 3 * time.Minute, Drill: true, Keep: true,
 		Stdout: &stdout, Stderr: &stderr,
 		OnConverged: func(addrs map[string]string) {
 			for name, addr := range addrs {
 				scraped[name] = scrape(t, addr)
 			}
+		},
+		OnKept: func(k demo.Kept) {
+			defer cancel()
+			kept = errors.Join(ingestOnce(t, ctx, k, stdout.String()), keyScan(t, ctx, k, stdout.String()))
 		},
 	})
 	if err != nil {
@@ -47,6 +59,12 @@ func TestDemoConvergesAndServicesExportMetrics(t *testing.T) {
 	}
 	report := stdout.String()
 	t.Log(report)
+	if kept != nil {
+		t.Error(kept)
+	}
+	if !strings.Contains(report, "dropped       generation 2, ") {
+		t.Errorf("report lacks the drop of the rolled-back generation:\n%s", report)
+	}
 	for _, want := range []string{"0 leaked, 0 duplicated", "deleted       3 (removed at the source, then a sync run): 0 vectors, 0 text rows, 0 payloads left", "escalations   1", "unsupported_format 1", "context_length_exceeded 1", "policy_violation 1", "ocr_low_confidence 1",
 		"encrypted 1", "extract_memory 1", "files         " + demo.BombDOCX + ": parked as extract_memory\n", demo.LockedPDF + ": parked as encrypted\n",
 		demo.ReportPDF + ": document ready\n", demo.BoundPDF + ": document ready\n", demo.MinutesDOCX + ": document ready\n",
@@ -194,37 +212,6 @@ func sum(body, series string) (float64, bool) {
 		found = true
 	}
 	return total, found
-}
-
-// After a demo with --keep, the model change it rolled back is dropped,
-// so a document ingested into the running system gets exactly one vector
-// per chunk, from the served generation, and no other generation is kept
-// up to date behind the user's back; and the commands the report prints
-// to key in the low scan's text store the keyed text.
-func TestDemoKeptEmbedsNewDocumentsOnceAndKeysScans(t *testing.T) {
-	t.Parallel()
-	bin := testenv.Binaries(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	var kept error
-	err := demo.Run(ctx, demo.Config{
-		BinDir: bin, Documents: 20, Outage: 2 * time.Second, Timeout: 3 * time.Minute, Keep: true,
-		Stdout: &stdout, Stderr: &stderr,
-		OnKept: func(k demo.Kept) {
-			defer cancel()
-			kept = errors.Join(ingestOnce(t, ctx, k, stdout.String()), keyScan(t, ctx, k, stdout.String()))
-		},
-	})
-	if err != nil {
-		t.Fatalf("demo: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	if kept != nil {
-		t.Fatal(kept)
-	}
-	if !strings.Contains(stdout.String(), "dropped       generation 2, ") {
-		t.Errorf("report lacks the drop of the rolled-back generation:\n%s", stdout.String())
-	}
 }
 
 // ingestOnce runs the command the kept demo printed to ingest a folder,
