@@ -65,14 +65,15 @@ PGVECTOR_SETUP := $(if $(PGVECTOR_DATABASE_URL),,$(if $(filter 0,$(shell id -u))
 # 2-core machine (tests/chaos: 3 to 6 minutes), so that a slow machine
 # fails on a defect, not on time. The packages of pure computation
 # (PURE_PKGS: no goroutine, no sync, which archtest checks) and the corpus
-# generators' shape tests and the benchmark's quick runs (UNRACED_TESTS,
+# generators' shape tests, the benchmark's quick runs and the demo's
+# bomb inflated to the default limit (UNRACED_TESTS,
 # in files built with !race, which archtest checks) run without the race
 # detector, which slows their tokenizing tenfold and their measured
 # pipeline several fold, and has nothing to find in them; their
 # concurrent use is raced in their callers' and their packages' tests.
 PURE_PKGS := internal/content/chunk internal/content/compliance internal/content/secrets
-UNRACED_PKGS := internal/dev/bench
-UNRACED_TESTS := TestDocsCorpusShape TestGenerateReuseCorpus TestQuickRunReportsEverySection TestQuickQuotaRunStaysWithinTheQuota
+UNRACED_PKGS := internal/dev/bench internal/dev/demo
+UNRACED_TESTS := TestDocsCorpusShape TestGenerateReuseCorpus TestQuickRunReportsEverySection TestQuickQuotaRunStaysWithinTheQuota TestDocumentFilesExtractAsPoisonExpects
 empty :=
 space := $(empty) $(empty)
 MODULE := github.com/sluicehq/sluice
